@@ -1,0 +1,3 @@
+from engram_mcp.server import main
+
+raise SystemExit(main())

@@ -1,0 +1,48 @@
+"""Wiring: a Store and the server flags become the protocol's ServerSpec."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from engram_mcp import __version__
+from engram_mcp.outcome import protocol_tool_error
+from engram_mcp.prompts import PROMPTS
+from engram_mcp.resources import resources
+from engram_mcp.tools import WRITE_TOOLS, build_tools
+from engram_mcp.tools.base import Flags
+from protocol.spec import ServerSpec
+from store.store import Store
+
+SERVER_NAME: Final = "engram"
+INSTRUCTIONS: Final = (
+    "engram is this project's memory: its rules, decisions, conventions and gotchas. Before work, call "
+    "engram_load with the task (or engram_search / engram_route) and follow what it returns. After work, "
+    "propose lasting project knowledge with engram_save; show the preview to the human. engram_commit "
+    "writes memory and needs the human's explicit approval: never call it on your own."
+)
+assert len(INSTRUCTIONS) <= 512
+
+
+def unknown_tool(read_only: bool) -> object:
+    def hint(name: str) -> str:
+        if read_only and name in WRITE_TOOLS:
+            return f"Unknown tool: {name}: this server runs read-only (--read-only or ENGRAM_READ_ONLY=1)"
+        return f"Unknown tool: {name}"
+
+    return hint
+
+
+def server_spec(store: Store, flags: Flags, *, elicitation_timeout: float = 60.0) -> ServerSpec:
+    return ServerSpec(
+        name=SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=build_tools(store, flags),
+        resources=resources(store),
+        prompts=PROMPTS,
+        tool_error=protocol_tool_error,
+        unknown_tool_hint=unknown_tool(flags.read_only),  # type: ignore[arg-type]
+        state_binding=str(store.workspace),
+        elicitation=flags.elicitation,
+        elicitation_timeout=elicitation_timeout,
+    )

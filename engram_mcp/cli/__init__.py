@@ -1,0 +1,2 @@
+def main() -> int:  # placeholder replaced below
+    return 0

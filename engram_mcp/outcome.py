@@ -1,0 +1,46 @@
+"""The result every tool and CLI command produces: human text + the structured envelope.
+
+`structuredContent` is `{contract_version: 1, ok, data, diagnostics}` (SPEC §5); `ok: false`
+means `isError: true` on the wire and exit code 1 in the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from protocol.spec import ToolResult
+
+CONTRACT_VERSION: Final = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    ok: bool
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    diagnostics: tuple[tuple[str, str], ...] = ()
+
+    def envelope(self) -> dict[str, Any]:
+        return {
+            "contract_version": CONTRACT_VERSION,
+            "ok": self.ok,
+            "data": self.data,
+            "diagnostics": [{"code": code, "message": message} for code, message in self.diagnostics],
+        }
+
+    def tool_result(self) -> ToolResult:
+        return ToolResult(text=self.text, structured=self.envelope(), is_error=not self.ok)
+
+
+def failure(code: str, message: str, *, written: bool | None = None) -> Outcome:
+    """An error outcome; `written=False` adds the promise that nothing changed."""
+    suffix = " Nothing was written." if written is False else ""
+    return Outcome(ok=False, text=f"{code}: {message}{suffix}", diagnostics=((code, message + suffix),))
+
+
+def protocol_tool_error(code: str, message: str) -> ToolResult:
+    """The execution-plane error for the protocol layer (invalid arguments, handler faults)."""
+    if code == "VALIDATION":
+        return failure("ENGRAM_VALIDATION", message).tool_result()
+    return failure("ENGRAM_INTERNAL", message + "; the server logged it and keeps serving", written=False).tool_result()

@@ -1,0 +1,89 @@
+"""`engram-mcp`: the stdio MCP server. Flags are documented in `--help` and the README."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+USAGE = """\
+usage: engram-mcp [--workspace DIR] [--read-only] [--no-elicitation] [--always-load]
+
+Serve engram memory over MCP on stdin/stdout (both protocol eras). Logs go to stderr.
+
+options:
+  --workspace DIR    use DIR as the workspace (default: $ENGRAM_WORKSPACE, else the nearest
+                     folder holding .engram/, else the git root, else the current folder)
+  --read-only        list no write tools and count no usage (also ENGRAM_READ_ONLY=1)
+  --no-elicitation   never ask in the host's dialog; always use the approval-token flow
+  --always-load      mark engram_load with _meta["anthropic/alwaysLoad"] for Claude Code
+  --version          print the version and exit
+  -h, --help         print this help and exit
+
+environment: ENGRAM_WORKSPACE, ENGRAM_HOME, ENGRAM_READ_ONLY, ENGRAM_SESSION_OBJECTIVE, ENGRAM_LOG
+"""
+
+_TRUE = ("1", "true", "yes", "on")
+
+
+def _parse(argv: Sequence[str]) -> dict[str, object]:
+    options: dict[str, object] = {}
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg in ("-h", "--help"):
+            options["help"] = True
+        elif arg == "--version":
+            options["version"] = True
+        elif arg in ("--read-only", "--no-elicitation", "--always-load"):
+            options[arg[2:].replace("-", "_")] = True
+        elif arg == "--workspace" and args:
+            options["workspace"] = args.pop(0)
+        elif arg.startswith("--workspace="):
+            options["workspace"] = arg.split("=", 1)[1]
+        else:
+            print(f"engram-mcp: ignoring unknown option {arg!r} (see --help)", file=sys.stderr)
+    return options
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = _parse(sys.argv[1:] if argv is None else argv)
+    if options.get("help"):
+        print(USAGE, end="")
+        return 0
+    if options.get("version"):
+        from engram_mcp import __version__
+
+        print(f"engram-mcp {__version__}")
+        return 0
+    level = os.environ.get("ENGRAM_LOG", "WARNING").upper()
+    logging.basicConfig(
+        stream=sys.stderr, level=getattr(logging, level, logging.WARNING), format="engram-mcp %(levelname)s %(message)s"
+    )
+    from engram_mcp.app import server_spec
+    from engram_mcp.tools.base import Flags
+    from protocol.server import Server
+    from protocol.stdio import claim_stdio
+    from store.store import Store
+    from store.workspace import find_workspace
+
+    read_only = bool(options.get("read_only")) or os.environ.get("ENGRAM_READ_ONLY", "").lower() in _TRUE
+    workspace = find_workspace(Path.cwd(), options.get("workspace"))  # type: ignore[arg-type]
+    flags = Flags(
+        always_load=bool(options.get("always_load")),
+        elicitation=not options.get("no_elicitation"),
+        read_only=read_only,
+    )
+    store = Store(workspace, read_only=read_only)
+    wire_in, wire_out = claim_stdio()
+    try:
+        Server(server_spec(store, flags)).serve(wire_in, wire_out)
+    finally:
+        store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Settings: workspace `.engram/config.json` over `$ENGRAM_HOME/config.json` over defaults (SPEC §9).
+
+Each file is validated with a JSON Schema; an invalid file is ignored as a whole and reported
+as a diagnostic naming the key and the allowed range, so engram still runs on the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+_SLUG: Final = "^[a-z0-9][a-z0-9-]{0,63}$"
+
+
+def _int(low: int, high: int) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
+def _unit() -> dict[str, Any]:
+    return {"type": "number", "minimum": 0, "maximum": 1}
+
+
+_WORDS: Final = {"type": "array", "items": {"type": "string", "maxLength": 64}, "maxItems": 200}
+
+SCHEMA: Final[dict[str, Any]] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "load": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "budget_tokens": _int(100, 32000),
+                "full_cap_tokens": _int(1000, 200000),
+                "working_ttl_days": _int(1, 365),
+            },
+        },
+        "mcp": {"type": "object", "additionalProperties": False, "properties": {"resource_limit": _int(0, 200)}},
+        "dedup": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"duplicate": _unit(), "related": _unit()},
+        },
+        "routes": {
+            "type": "object",
+            "propertyNames": {"pattern": _SLUG},
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"keywords": _WORDS, "tags": _WORDS, "types": _WORDS},
+            },
+        },
+        "role": {"type": "string", "pattern": _SLUG},
+        "rule_variant": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "mode": {"enum": ["base", "fixed", "rotate"]},
+                "variant": {"type": "string", "maxLength": 64},
+                "ids": {"type": "object"},
+            },
+        },
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    budget_tokens: int = 2000
+    full_cap_tokens: int = 20000
+    working_ttl_days: int = 7
+    resource_limit: int = 20
+    dedup_duplicate: float = 0.9
+    dedup_related: float = 0.6
+    routes: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    role: str = "default"
+    rule_variant: dict[str, Any] = field(default_factory=lambda: {"mode": "base"})
+    diagnostics: tuple[tuple[str, str], ...] = ()
+
+
+def _describe(error: Any, label: str) -> str:
+    where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+    schema = error.schema
+    if error.validator in ("minimum", "maximum"):
+        return (
+            f"{label}: {where} = {error.instance!r} is out of range "
+            f"(allowed {schema.get('minimum')} to {schema.get('maximum')})"
+        )
+    if error.validator == "additionalProperties":
+        allowed = ", ".join(sorted(schema.get("properties", {}))) or "none"
+        return f"{label}: {where}: {error.message} (allowed keys: {allowed})"
+    return f"{label}: {where}: {error.message}"
+
+
+def read_config_file(path: Path, label: str) -> tuple[dict[str, Any], list[str]]:
+    """The file's settings, or ({}, problems) when it is unreadable or invalid."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}, []
+    except OSError as exc:
+        return {}, [f"{label}: cannot be read ({exc.strerror})"]
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return {}, [f"{label}: not valid JSON ({exc}); fix the file or delete it to use defaults"]
+    from jsonschema import Draft202012Validator
+
+    errors = sorted(Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
+    if errors:
+        return {}, [_describe(e, label) + "; the file is ignored until fixed" for e in errors]
+    assert isinstance(data, dict)
+    return data, []
+
+
+def merge_config(layers: list[dict[str, Any]], problems: list[str]) -> Config:
+    """Later layers win key by key; `routes` merge per class."""
+    values: dict[str, Any] = {}
+    routes: dict[str, dict[str, list[str]]] = {}
+    for layer in layers:
+        for section, keys in (("load", ("budget_tokens", "full_cap_tokens", "working_ttl_days")),):
+            for key in keys:
+                with contextlib.suppress(KeyError, TypeError):
+                    values[key] = layer[section][key]
+        with contextlib.suppress(KeyError, TypeError):
+            values["resource_limit"] = layer["mcp"]["resource_limit"]
+        with contextlib.suppress(KeyError, TypeError):
+            values["dedup_duplicate"] = layer["dedup"]["duplicate"]
+        with contextlib.suppress(KeyError, TypeError):
+            values["dedup_related"] = layer["dedup"]["related"]
+        for name, spec in (layer.get("routes") or {}).items():
+            routes[name] = {k: list(v) for k, v in spec.items()}
+        if "role" in layer:
+            values["role"] = layer["role"]
+        if "rule_variant" in layer:
+            values["rule_variant"] = dict(layer["rule_variant"])
+    return Config(**values, routes=routes, diagnostics=tuple(("ENGRAM_CONFIG", p) for p in problems))
+
+
+def load_config(user_path: Path, project_path: Path) -> Config:
+    layers: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for path, label in ((user_path, "$ENGRAM_HOME/config.json"), (project_path, ".engram/config.json")):
+        data, found = read_config_file(path, label)
+        layers.append(data)
+        problems.extend(found)
+    return merge_config(layers, problems)

@@ -1,0 +1,64 @@
+"""The one atomic write (temp file in the same folder, fsync, rename) and the workspace lock."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from store.errors import Busy
+
+LOCK_TIMEOUT_SECONDS: Final = 5.0
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> str:
+    """Write `data` so a crash leaves either the old file or the new one; return its sha256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as tmp:
+            tmp.write(data)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        if mode is not None:
+            os.chmod(tmp_name, mode)
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(path.parent)
+    return hashlib.sha256(data).hexdigest()
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def workspace_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+    """Hold the cross-process lock of one `.engram/` folder; Busy when not obtained in time."""
+    from filelock import FileLock, Timeout
+
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise Busy(
+            f"the workspace is busy (lock held for more than {timeout:g} s by another engram process); "
+            "nothing was changed and retrying is safe"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()

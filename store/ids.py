@@ -1,0 +1,49 @@
+"""Memory ids: `[a-z0-9][a-z0-9-]{0,63}`. Ids are file names, so nothing else gets near a path."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final
+
+from store.errors import InvalidId
+
+ID_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,63}$"
+_ID_RE: Final = re.compile(ID_PATTERN)
+MAX_ID_LENGTH: Final = 64
+
+
+def is_valid_id(value: object) -> bool:
+    return isinstance(value, str) and _ID_RE.fullmatch(value) is not None
+
+
+def check_id(value: object) -> str:
+    """Return `value` if it is a valid id; otherwise raise InvalidId (no path is ever built)."""
+    if not is_valid_id(value):
+        shown = repr(value)[:80]
+        raise InvalidId(
+            f"{shown} is not a memory id: ids are 1-64 characters of a-z, 0-9 and '-', "
+            "starting with a letter or digit"
+        )
+    assert isinstance(value, str)
+    return value
+
+
+def slugify(title: str) -> str:
+    """The id a title suggests: ASCII-folded, lower-case, words joined by '-'."""
+    folded = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")[:MAX_ID_LENGTH].rstrip("-")
+    return slug or "memory"
+
+
+def unique_id(base: str, taken: set[str]) -> str:
+    """`base`, or `base-2`, `base-3`… — the first not in `taken`, always within 64 characters."""
+    if base not in taken:
+        return base
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        candidate = base[: MAX_ID_LENGTH - len(suffix)].rstrip("-") + suffix
+        if candidate not in taken:
+            return candidate
+        n += 1

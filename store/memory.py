@@ -1,0 +1,186 @@
+"""The memory file format: strict YAML front matter + markdown body (SPEC §2).
+
+Timestamps and dates stay strings (no implicit YAML timestamps), YAML aliases are refused
+(no billion-laughs), sizes are bounded, and unknown keys are kept for round-trips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+import yaml
+
+from store.errors import CorruptMemory
+from store.ids import is_valid_id
+
+DURABLE_TYPES: Final = ("rule", "decision", "convention", "fact", "procedure", "gotcha", "preference")
+NOTE_TYPE: Final = "note"
+STATUSES: Final = ("active", "superseded")
+MAX_FILE_BYTES: Final = 1024 * 1024
+MAX_FRONT_MATTER_BYTES: Final = 64 * 1024
+MAX_TITLE: Final = 200
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader without implicit timestamps and without aliases."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "YAML aliases are not allowed", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One parsed memory file. `meta` is the whole front matter, unknown keys included."""
+
+    id: str
+    scope: str
+    tier: str
+    meta: dict[str, Any]
+    body: str
+    hash: str
+
+    @property
+    def type(self) -> str:
+        return str(self.meta.get("type", ""))
+
+    @property
+    def title(self) -> str:
+        return str(self.meta.get("title", ""))
+
+    @property
+    def tags(self) -> list[str]:
+        return _strings(self.meta.get("tags"))
+
+    @property
+    def paths(self) -> list[str]:
+        return _strings(self.meta.get("paths"))
+
+    @property
+    def roles(self) -> list[str]:
+        return _strings(self.meta.get("roles"))
+
+    @property
+    def always(self) -> bool:
+        return self.meta.get("always") is True
+
+    @property
+    def status(self) -> str:
+        return str(self.meta.get("status", "active"))
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    @property
+    def objective(self) -> str:
+        return str(self.meta.get("objective") or "")
+
+    @property
+    def valid_until(self) -> str:
+        return str(self.meta.get("valid_until") or "")
+
+    @property
+    def variants(self) -> dict[str, str]:
+        raw = self.meta.get("variants")
+        return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+    @property
+    def card(self) -> str:
+        return f"- [{self.type}] {self.title} ({self.id})"
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value if v is not None]
+    if isinstance(value, str) and value:
+        return [value]
+    return []
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """Return (front matter, body); raise CorruptMemory unless it is a closed YAML mapping."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        raise CorruptMemory("a memory file must start with a '---' front-matter line")
+    end = text.find("\n---\n", 3)
+    if end == -1:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise CorruptMemory("the front matter is not closed by a '---' line")
+    block = text[4 : end + 1]
+    if len(block.encode()) > MAX_FRONT_MATTER_BYTES:
+        raise CorruptMemory(f"the front matter exceeds {MAX_FRONT_MATTER_BYTES // 1024} KiB")
+    try:
+        meta = yaml.load(block, Loader=_Loader) if block.strip() else {}  # noqa: S506 - safe loader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CorruptMemory(f"the front matter is not valid YAML{where}: {problem}") from None
+    if not isinstance(meta, dict):
+        raise CorruptMemory("the front matter must be a YAML mapping of keys to values")
+    body = text[end + 5 :] if end + 5 <= len(text) else ""
+    return meta, body
+
+
+def content_hash(meta: dict[str, Any], body: str) -> str:
+    """sha256 of the canonical form: front matter with sorted keys, body with \\n line ends."""
+    canonical = orjson.dumps(meta, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return hashlib.sha256(canonical + b"\n" + body.replace("\r\n", "\n").encode()).hexdigest()
+
+
+def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str) -> Memory:
+    """Parse one file's bytes; the file name gives the id. Raises CorruptMemory."""
+    if len(data) > MAX_FILE_BYTES:
+        raise CorruptMemory(f"the file exceeds {MAX_FILE_BYTES // (1024 * 1024)} MiB and is not loaded")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CorruptMemory("the file is not valid UTF-8") from None
+    meta, body = split_front_matter(text)
+    _check_meta(meta, file_id, tier)
+    return Memory(file_id, scope, tier, meta, body, content_hash(meta, body))
+
+
+def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
+    declared = meta.get("id", file_id)
+    if declared != file_id:
+        raise CorruptMemory(f"front-matter id {str(declared)!r} differs from the file name {file_id!r}")
+    kind = meta.get("type")
+    allowed = (NOTE_TYPE,) if tier == "working" else DURABLE_TYPES
+    if kind not in allowed:
+        raise CorruptMemory(f"type {kind!r} is not one of: {', '.join(allowed)}")
+    title = meta.get("title")
+    if not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE:
+        raise CorruptMemory(f"title must be a non-empty string of at most {MAX_TITLE} characters")
+    if meta.get("status", "active") not in STATUSES:
+        raise CorruptMemory(f"status must be one of: {', '.join(STATUSES)}")
+    for key in ("tags", "paths", "roles", "supersedes"):
+        value = meta.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise CorruptMemory(f"{key} must be a list of strings")
+    if "always" in meta and not isinstance(meta["always"], bool):
+        raise CorruptMemory("always must be true or false")
+    superseded_by = meta.get("superseded_by")
+    if superseded_by is not None and not is_valid_id(superseded_by):
+        raise CorruptMemory("superseded_by must be a memory id")
+
+
+def render_memory(meta: dict[str, Any], body: str) -> bytes:
+    """The file bytes for a memory: front matter in the given key order, then the body."""
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000)
+    text = f"---\n{front}---\n{body if body.endswith(chr(10)) or not body else body + chr(10)}"
+    return text.encode("utf-8")

@@ -1,0 +1,185 @@
+"""Routing (SPEC §3.2): a task class, then memories in load order — core, class, relevant, path."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+from store.memory import DURABLE_TYPES, Memory
+from store.tokenize import tokenize
+
+BUILTIN_CLASSES: Final[dict[str, dict[str, list[str]]]] = {
+    "bugfix": {
+        "keywords": ["bug", "fix", "fixes", "error", "crash", "fails", "failing", "broken", "regression",
+                     "exception", "traceback", "flaky", "wrong"],
+        "tags": ["debugging", "bugs"],
+        "types": ["gotcha"],
+    },
+    "feature": {
+        "keywords": ["add", "implement", "feature", "new", "support", "build", "create", "introduce"],
+        "tags": ["api", "frontend"],
+        "types": ["convention", "decision"],
+    },
+    "refactor": {
+        "keywords": ["refactor", "rename", "cleanup", "restructure", "simplify", "extract", "reorganize"],
+        "tags": ["style"],
+        "types": ["convention"],
+    },
+    "test": {
+        "keywords": ["test", "tests", "testing", "pytest", "coverage", "fixture", "assert", "e2e", "unit"],
+        "tags": ["testing", "tests"],
+        "types": [],
+    },
+    "docs": {
+        "keywords": ["doc", "docs", "documentation", "readme", "docstring", "guide", "tutorial"],
+        "tags": ["docs"],
+        "types": [],
+    },
+    "review": {
+        "keywords": ["review", "pr", "approve", "feedback", "audit", "critique"],
+        "tags": ["review"],
+        "types": ["rule", "preference"],
+    },
+    "release": {
+        "keywords": ["release", "publish", "changelog", "version", "bump", "tag", "ship"],
+        "tags": ["release"],
+        "types": ["procedure"],
+    },
+    "ops": {
+        "keywords": ["deploy", "deployment", "ci", "pipeline", "infra", "docker", "kubernetes", "monitoring",
+                     "rollback", "production", "incident"],
+        "tags": ["ops", "ci", "deploy"],
+        "types": ["procedure"],
+    },
+}
+GENERAL: Final = "general"
+RELEVANCE_SHARE: Final = 0.3
+"""A BM25 hit is relevant when it scores at least this share of the best hit."""
+MAX_RELEVANT: Final = 20
+_TYPE_ORDER: Final = {t: i for i, t in enumerate(DURABLE_TYPES)}
+_PATH_RE: Final = re.compile(r"(?:[\w.\-]+/)+[\w.\-]*|[\w\-]+\.[A-Za-z0-9]{1,8}\b")
+
+
+@dataclass(frozen=True, slots=True)
+class RouteEntry:
+    memory: Memory
+    score: float
+    tier: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoutePlan:
+    task_class: str
+    entries: tuple[RouteEntry, ...]
+
+
+def task_classes(extra: Mapping[str, Mapping[str, list[str]]]) -> dict[str, dict[str, list[str]]]:
+    """Built-in classes merged with config `routes` (lists are extended; new classes added)."""
+    merged = {name: {k: list(v) for k, v in spec.items()} for name, spec in BUILTIN_CLASSES.items()}
+    for name, spec in extra.items():
+        target = merged.setdefault(name, {"keywords": [], "tags": [], "types": []})
+        for key in ("keywords", "tags", "types"):
+            target[key] = list(dict.fromkeys([*target.get(key, []), *spec.get(key, [])]))
+    return merged
+
+
+def classify(task: str, classes: Mapping[str, Mapping[str, list[str]]]) -> str:
+    """The class whose keywords occur most often in the task; ties go to the earlier class."""
+    words = set(tokenize(task))
+    lowered = " ".join(task.lower().split())
+    best, best_hits = GENERAL, 0
+    for name, spec in classes.items():
+        hits = sum(1 for k in spec.get("keywords", []) if (k in words if " " not in k else k in lowered))
+        if hits > best_hits:
+            best, best_hits = name, hits
+    return best
+
+
+@lru_cache(maxsize=1024)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    return _glob_regex(pattern).fullmatch(path.removeprefix("./")) is not None
+
+
+def named_paths(task: str) -> list[str]:
+    return list(dict.fromkeys(m.group().rstrip(".") for m in _PATH_RE.finditer(task)))
+
+
+def for_role(memory: Memory, role: str) -> bool:
+    return not memory.roles or role in memory.roles
+
+
+def route(
+    task: str,
+    memories: Iterable[Memory],
+    *,
+    role: str,
+    classes: Mapping[str, Mapping[str, list[str]]],
+    scores: Callable[[str], dict[str, float]],
+) -> RoutePlan:
+    """Active durable memories for `task`, in load order; each id appears once, first tier wins."""
+    pool = sorted((m for m in memories if m.active), key=lambda m: m.id)
+    task_class = classify(task, classes) if task.strip() else GENERAL
+    bm25 = scores(task) if task.strip() else {}
+    entries: dict[str, RouteEntry] = {}
+
+    def add(memory: Memory, tier: str, reason: str) -> None:
+        if memory.id not in entries:
+            entries[memory.id] = RouteEntry(memory, bm25.get(memory.id, 0.0), tier, reason)
+
+    core = [m for m in pool if m.always and for_role(m, role)]
+    for memory in sorted(core, key=lambda m: (_TYPE_ORDER.get(m.type, 99), m.id)):
+        add(memory, "core", "core: always loaded" + (f" for role {role}" if memory.roles else ""))
+
+    spec = classes.get(task_class, {})
+    tags, types = set(spec.get("tags", [])), set(spec.get("types", []))
+    if task_class != GENERAL:
+        matched = []
+        for memory in pool:
+            if not for_role(memory, role):
+                continue
+            shared = sorted(tags.intersection(memory.tags))
+            if shared:
+                matched.append((memory, f"class {task_class}: tag {', '.join(shared)}"))
+            elif memory.type in types:
+                matched.append((memory, f"class {task_class}: type {memory.type}"))
+        for memory, reason in sorted(matched, key=lambda pair: (-bm25.get(pair[0].id, 0.0), pair[0].id)):
+            add(memory, "class", reason)
+
+    if bm25:
+        floor = max(bm25.values()) * RELEVANCE_SHARE
+        ranked = sorted((m for m in pool if bm25.get(m.id, 0.0) >= floor > 0), key=lambda m: (-bm25[m.id], m.id))
+        for memory in ranked[:MAX_RELEVANT]:
+            add(memory, "relevant", f"relevant: bm25 {bm25[memory.id]:.2f}")
+
+    for path in named_paths(task):
+        for memory in pool:
+            pattern = next((p for p in memory.paths if glob_match(path, p)), None)
+            if pattern is not None:
+                add(memory, "path", f"path: {path} matches {pattern}")
+
+    return RoutePlan(task_class, tuple(entries.values()))

@@ -1,0 +1,295 @@
+"""The store's read path as one object: both scopes, config, search, route, load, verify, status."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from store.catalog import Catalog, Problem, Snapshot, memory_key
+from store.config import Config, load_config
+from store.errors import NotFound
+from store.ids import check_id
+from store.load import LoadResult, Selected, single, tiered
+from store.memory import Memory
+from store.route import RoutePlan, route, task_classes
+from store.search import SearchIndex, snippet
+from store.usage import Usage
+from store.variants import variant_text
+from store.workspace import ScopeDir, init_scope, project_dir, user_dir
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What reads see at one instant: durable memories by id (project shadows user), live notes."""
+
+    durable: dict[str, Memory]
+    notes: dict[str, Memory]
+    problems: tuple[Problem, ...]
+    snapshots: tuple[Snapshot, ...]
+
+    def everything(self) -> list[Memory]:
+        return [*self.durable.values(), *self.notes.values()]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchEntry:
+    id: str
+    type: str
+    scope: str
+    score: float
+    title: str
+    snippet: str
+
+
+def display_id(memory: Memory) -> str:
+    """How a memory is named in reports: its id; user-scope and notes carry a prefix."""
+    if memory.tier == "working":
+        return f"note:{memory.id}"
+    return memory.id if memory.scope == "project" else f"user:{memory.id}"
+
+
+class Store:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        env: Mapping[str, str] = os.environ,
+        read_only: bool = False,
+        today: Callable[[], date] = lambda: datetime.now(UTC).date(),
+    ) -> None:
+        self.workspace = workspace
+        self.project: ScopeDir = project_dir(workspace)
+        self.user: ScopeDir = user_dir(env)
+        self.read_only = read_only
+        self.objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
+        self._today = today
+        self._catalogs = (Catalog(self.project, persist=not read_only), Catalog(self.user, persist=not read_only))
+        self._search = SearchIndex()
+        self.usage = Usage(self.project, enabled=not read_only)
+        self._config_lock = threading.Lock()
+        self._config_key: tuple[Any, ...] = ()
+        self._config = Config()
+
+    # --- state -----------------------------------------------------------------------------
+    def config(self) -> Config:
+        key = tuple(_stamp(p) for p in (self.user.config_path, self.project.config_path))
+        with self._config_lock:
+            if key != self._config_key:
+                self._config = load_config(self.user.config_path, self.project.config_path)
+                self._config_key = key
+            return self._config
+
+    def view(self) -> View:
+        snapshots = tuple(c.refresh() for c in self._catalogs)
+        today = self._today().isoformat()
+        durable: dict[str, Memory] = {}
+        notes: dict[str, Memory] = {}
+        for snapshot in reversed(snapshots):  # user first, so project overwrites (shadows) it
+            for memory in snapshot.memories:
+                if memory.tier == "durable":
+                    durable[memory.id] = memory
+                elif memory.valid_until[:10] >= today:  # a note without a valid date has expired
+                    notes[memory.id] = memory
+        problems = tuple(p for s in snapshots for p in s.problems)
+        return View(durable, notes, problems, snapshots)
+
+    def init(self) -> list[str]:
+        return init_scope(self.project)
+
+    def close(self) -> None:
+        self.usage.flush()
+
+    # --- lookups ---------------------------------------------------------------------------
+    def get(self, memory_id: object, view: View | None = None) -> Memory:
+        """The memory with that id (durable first, then a live note); InvalidId / NotFound."""
+        wanted = check_id(memory_id)
+        view = view or self.view()
+        found = view.durable.get(wanted) or view.notes.get(wanted)
+        if found is None:
+            raise NotFound(f"no memory with id {wanted!r}: search with engram_search to find ids")
+        return found
+
+    def fetch(self, memory_id: object) -> Memory:
+        """`get` that counts as a fetch in usage.json."""
+        memory = self.get(memory_id)
+        self.usage.record(memory.id)
+        return memory
+
+    def _scores(self, view: View) -> Callable[[str], dict[str, float]]:
+        active = [m for m in view.durable.values() if m.active]
+
+        def scores(query: str) -> dict[str, float]:
+            self._search.prepare(sorted(view.everything(), key=memory_key))
+            return {h.memory.id: h.score for h in self._search.search(query) if h.memory in active}
+
+        return scores
+
+    # --- search ----------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        types: Sequence[str] = (),
+        scope: str | None = None,
+        include_notes: bool = True,
+        include_superseded: bool = False,
+    ) -> list[SearchEntry]:
+        view = self.view()
+        self._search.prepare(sorted(view.everything(), key=memory_key))
+        entries: list[SearchEntry] = []
+        for hit in self._search.search(query):
+            memory = hit.memory
+            if memory.tier == "working" and not include_notes:
+                continue
+            if not memory.active and not include_superseded:
+                continue
+            if types and memory.type not in types:
+                continue
+            if scope and memory.scope != scope:
+                continue
+            entries.append(
+                SearchEntry(memory.id, memory.type, memory.scope, hit.score, memory.title, snippet(memory.body, query))
+            )
+            if len(entries) >= limit:
+                break
+        return entries
+
+    # --- route and load --------------------------------------------------------------------
+    def route(self, task: str, view: View | None = None) -> RoutePlan:
+        view = view or self.view()
+        config = self.config()
+        return route(
+            task,
+            view.durable.values(),
+            role=config.role,
+            classes=task_classes(config.routes),
+            scores=self._scores(view),
+        )
+
+    def load(
+        self,
+        query: str = "",
+        *,
+        memory_id: str | None = None,
+        budget: int | None = None,
+        disclosure: str = "tiered",
+        full: bool = False,
+        objective: str | None = None,
+    ) -> tuple[LoadResult, str]:
+        """(result, task class). `memory_id` loads that body only and counts as a fetch."""
+        config = self.config()
+        objective = (objective if objective is not None else self.objective).strip()
+        if memory_id is not None:
+            memory = self.fetch(memory_id)
+            text, why = variant_text(memory, config.rule_variant, objective)
+            result = single(memory, text)
+            if why:
+                result.reasons[memory.id] += f"; {why}"
+            return result, "by-id"
+        view = self.view()
+        plan = self.route(query or objective, view)
+        selected = []
+        for entry in plan.entries:
+            text, why = variant_text(entry.memory, config.rule_variant, objective)
+            selected.append(Selected(entry.memory, entry.reason + (f"; {why}" if why else ""), text))
+        if full:
+            chosen = {s.memory.id for s in selected}
+            rest = sorted((m for m in view.durable.values() if m.active and m.id not in chosen), key=lambda m: m.id)
+            for memory in rest:
+                text, why = variant_text(memory, config.rule_variant, objective)
+                selected.append(Selected(memory, "full: every active memory" + (f"; {why}" if why else ""), text))
+            budget, disclosure = config.full_cap_tokens, "bodies"
+        budget = budget or config.budget_tokens
+        wanted = " ".join(objective.lower().split())
+        notes = [n for n in view.notes.values() if wanted and " ".join(n.objective.lower().split()) == wanted]
+        title = f"task class {plan.task_class}, budget {budget} tokens"
+        return tiered(selected, budget=budget, disclosure=disclosure, title=title, note_cards=notes), plan.task_class
+
+    # --- health ----------------------------------------------------------------------------
+    def index_hash(self, view: View | None = None) -> str:
+        view = view or self.view()
+        lines = sorted(f"{m.scope}/{memory_key(m)}:{m.hash}" for s in view.snapshots for m in s.memories)
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+    def verify(self) -> dict[str, Any]:
+        """Files against what engram recorded: hand edits, vanished and unrecorded files."""
+        view = self.view()
+        mismatched: list[str] = []
+        missing: list[str] = []
+        unindexed: list[str] = []
+        checked = 0
+        for catalog, snapshot in zip(self._catalogs, view.snapshots, strict=True):
+            stored, problem = catalog.read_index()
+            present = {memory_key(m): m for m in snapshot.memories}
+            checked += len(present)
+            for key, memory in present.items():
+                sealed = stored.get(key, {}).get("sealed") if isinstance(stored.get(key), dict) else None
+                if sealed is None:
+                    unindexed.append(display_id(memory))
+                elif sealed != memory.hash:
+                    mismatched.append(display_id(memory))
+            for key, record in stored.items():
+                if key not in present and isinstance(record, dict) and record.get("sealed"):
+                    prefix = "" if catalog.scope.scope == "project" else "user:"
+                    missing.append(prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1])
+        problems = list(view.problems)
+        return {
+            "ok": not mismatched and not missing and not problems,
+            "checked": checked,
+            "mismatched": sorted(mismatched),
+            "missing": sorted(missing),
+            "unindexed": sorted(unindexed),
+            "pending": self.pending_count(),
+            "problems": problems,
+        }
+
+    def accept(self) -> None:
+        """Record the current files as reviewed (`engram verify --accept`)."""
+        for catalog in self._catalogs:
+            catalog.seal(catalog.refresh())
+
+    def pending_count(self) -> int:
+        try:
+            data = orjson.loads(self.project.pending_path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return 0
+        proposals = data.get("proposals") if isinstance(data, dict) else None
+        return len(proposals) if isinstance(proposals, dict | list) else 0
+
+    def status(self) -> dict[str, Any]:
+        view = self.view()
+        config = self.config()
+        durable = list(view.durable.values())
+        return {
+            "workspace": str(self.workspace),
+            "initialized": self.project.root.is_dir(),
+            "counts": {
+                "project": sum(1 for m in durable if m.scope == "project" and m.active),
+                "user": sum(1 for m in durable if m.scope == "user" and m.active),
+                "superseded": sum(1 for m in durable if not m.active),
+                "notes": len(view.notes),
+                "invalid": len(view.problems),
+            },
+            "role": config.role,
+            "rule_variant": config.rule_variant.get("mode", "base"),
+            "pending_proposals": self.pending_count(),
+            "index": {"hash": self.index_hash(view)[:12], "memories": sum(len(s.memories) for s in view.snapshots)},
+            "read_only": self.read_only,
+        }
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
