@@ -1,2 +1,0 @@
-def main() -> int:  # placeholder replaced below
-    return 0

@@ -1,0 +1,44 @@
+"""Every test gets a private HOME and ENGRAM_HOME; nothing touches a real store or host config."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """HOME and ENGRAM_HOME point into tmp_path; engram's own variables are cleared."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ENGRAM_HOME", str(home / ".config" / "engram"))
+    for name in ("ENGRAM_WORKSPACE", "ENGRAM_READ_ONLY", "ENGRAM_SESSION_OBJECTIVE", "ENGRAM_LOG"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def engram_home(private_home: Path) -> Path:
+    return private_home / ".config" / "engram"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, engram_home: Path) -> Path:
+    """A copy of fixtures/workspace, with fixtures/home as the user scope."""
+    target = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "workspace", target)
+    shutil.copytree(FIXTURES / "home", engram_home)
+    return target
+
+
+@pytest.fixture
+def empty_workspace(tmp_path: Path) -> Path:
+    """A folder with no .engram/ at all."""
+    target = tmp_path / "empty"
+    target.mkdir()
+    return target
