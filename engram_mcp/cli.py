@@ -88,7 +88,9 @@ def _load(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="engram", description="Local, git-friendly memory for coding agents.")
+    parser = argparse.ArgumentParser(
+        prog="engram", description="Local, git-friendly memory for coding agents."
+    )
     parser.add_argument("--version", action="version", version=f"engram {__version__}")
     parser.add_argument("--workspace", metavar="DIR", help="the workspace (default: discovered from the cwd)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

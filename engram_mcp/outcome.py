@@ -43,4 +43,6 @@ def protocol_tool_error(code: str, message: str) -> ToolResult:
     """The execution-plane error for the protocol layer (invalid arguments, handler faults)."""
     if code == "VALIDATION":
         return failure("ENGRAM_VALIDATION", message).tool_result()
-    return failure("ENGRAM_INTERNAL", message + "; the server logged it and keeps serving", written=False).tool_result()
+    return failure(
+        "ENGRAM_INTERNAL", message + "; the server logged it and keeps serving", written=False
+    ).tool_result()

@@ -16,7 +16,10 @@ def store_diagnostics(store: Store, problems: Any = None) -> tuple[tuple[str, st
     found: list[tuple[str, str]] = []
     if not store.project.root.is_dir():
         found.append(
-            ("ENGRAM_EMPTY", "no .engram/ folder in this workspace yet: reads see an empty store; run `engram init`")
+            (
+                "ENGRAM_EMPTY",
+                "no .engram/ folder in this workspace yet: reads see an empty store; run `engram init`",
+            )
         )
     found.extend(store.config().diagnostics)
     problems = store.view().problems if problems is None else problems
@@ -47,7 +50,14 @@ def search(store: Store, args: dict[str, Any]) -> Outcome:
         include_superseded=args.get("include_superseded", False),
     )
     rows = [
-        {"id": e.id, "type": e.type, "scope": e.scope, "score": e.score, "title": e.title, "snippet": e.snippet}
+        {
+            "id": e.id,
+            "type": e.type,
+            "scope": e.scope,
+            "score": e.score,
+            "title": e.title,
+            "snippet": e.snippet,
+        }
         for e in entries
     ]
     lines = [f"{len(rows)} result(s) for {query!r} (bm25):"]
@@ -56,7 +66,9 @@ def search(store: Store, args: dict[str, Any]) -> Outcome:
         lines.append(f"   {e.snippet}")
     if not rows:
         lines.append("No match. Try other words, or engram_route for a task description.")
-    return Outcome(True, "\n".join(lines), {"entries": rows, "backends_used": ["bm25"]}, store_diagnostics(store))
+    return Outcome(
+        True, "\n".join(lines), {"entries": rows, "backends_used": ["bm25"]}, store_diagnostics(store)
+    )
 
 
 def route(store: Store, args: dict[str, Any]) -> Outcome:
@@ -105,7 +117,9 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
 def verify(store: Store) -> Outcome:
     report = store.verify()
     problems = report.pop("problems")
-    lines = [f"engram verify: {report['checked']} memory files checked, {report['pending']} pending proposals."]
+    lines = [
+        f"engram verify: {report['checked']} memory files checked, {report['pending']} pending proposals."
+    ]
     if report["mismatched"]:
         lines.append("Edited outside engram since last recorded: " + ", ".join(report["mismatched"]))
     if report["missing"]:
@@ -125,7 +139,8 @@ def status(store: Store) -> Outcome:
     data = store.status()
     counts = data["counts"]
     lines = [
-        f"workspace: {data['workspace']}" + ("" if data["initialized"] else " (no .engram/ yet: run `engram init`)"),
+        f"workspace: {data['workspace']}"
+        + ("" if data["initialized"] else " (no .engram/ yet: run `engram init`)"),
         f"memories: {counts['project']} project, {counts['user']} user, {counts['superseded']} superseded, "
         f"{counts['notes']} working notes, {counts['invalid']} unusable files",
         f"role: {data['role']}; rule variant: {data['rule_variant']}; pending proposals: {data['pending_proposals']}",

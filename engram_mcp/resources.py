@@ -72,4 +72,4 @@ def resources(store: Store) -> Resources:
             return None
         return [{"uri": uri, "mimeType": MIME, "text": single(memory).text}]
 
-    return Resources(list=listing, templates=TEMPLATES, read=read)
+    return Resources(listing=listing, templates=TEMPLATES, read=read)

@@ -26,7 +26,13 @@ def text(description: str, max_length: int, min_length: int = 0) -> dict[str, An
 
 
 def integer(description: str, low: int, high: int, default: int) -> dict[str, Any]:
-    return {"type": "integer", "description": description, "minimum": low, "maximum": high, "default": default}
+    return {
+        "type": "integer",
+        "description": description,
+        "minimum": low,
+        "maximum": high,
+        "default": default,
+    }
 
 
 def flag(description: str, default: bool = False) -> dict[str, Any]:

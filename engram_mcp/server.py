@@ -60,7 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     level = os.environ.get("ENGRAM_LOG", "WARNING").upper()
     logging.basicConfig(
-        stream=sys.stderr, level=getattr(logging, level, logging.WARNING), format="engram-mcp %(levelname)s %(message)s"
+        stream=sys.stderr,
+        level=getattr(logging, level, logging.WARNING),
+        format="engram-mcp %(levelname)s %(message)s",
     )
     from engram_mcp.app import server_spec
     from engram_mcp.tools.base import Flags

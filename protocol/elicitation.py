@@ -81,7 +81,9 @@ def elicitation_params(question: Elicit, *, with_mode: bool) -> dict[str, Any]:
 def parse_answer(raw: Any) -> ElicitAnswer:
     """A client's `ElicitResult`, checked; anything malformed is -32602."""
     if not isinstance(raw, dict) or raw.get("action") not in _WIRE_ACTIONS:
-        raise InvalidParams("each inputResponses entry must be an ElicitResult with action accept|decline|cancel")
+        raise InvalidParams(
+            "each inputResponses entry must be an ElicitResult with action accept|decline|cancel"
+        )
     content = raw.get("content")
     if content is not None and not isinstance(content, dict):
         raise InvalidParams("inputResponses content must be an object")

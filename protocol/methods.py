@@ -20,7 +20,7 @@ from protocol.elicitation import (
     form_capable,
     parse_answer,
 )
-from protocol.eras import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIONS, Era, at_least
+from protocol.eras import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIONS, at_least
 from protocol.errors import InvalidParams, ResourceNotFound
 from protocol.spec import CallContext, Elicit, ElicitAnswer, ServerSpec, Tool, ToolResult
 from protocol.validation import Problems, compile_validator
@@ -185,7 +185,7 @@ class Methods:
     # --- resources -------------------------------------------------------------------------
     def list_resources(self, params: dict[str, Any], version: str) -> dict[str, Any]:
         _no_cursor(params)
-        resources = [_strip_titles(r, version) for r in self.spec.resources.list()]
+        resources = [_strip_titles(r, version) for r in self.spec.resources.listing()]
         return _cacheable({"resources": resources}, version, 0, "private")
 
     def list_templates(self, params: dict[str, Any], version: str) -> dict[str, Any]:
@@ -210,9 +210,14 @@ class Methods:
         _no_cursor(params)
         prompts = []
         for prompt in self.spec.prompts:
-            entry: dict[str, Any] = {"name": prompt.name, "title": prompt.title, "description": prompt.description}
+            entry: dict[str, Any] = {
+                "name": prompt.name,
+                "title": prompt.title,
+                "description": prompt.description,
+            }
             entry["arguments"] = [
-                {"name": a.name, "description": a.description, "required": a.required} for a in prompt.arguments
+                {"name": a.name, "description": a.description, "required": a.required}
+                for a in prompt.arguments
             ]
             prompts.append(_strip_titles(entry, version))
         return _cacheable({"prompts": prompts}, version, LIST_TTL_MS, "public")

@@ -41,7 +41,7 @@ from protocol.errors import (
 )
 from protocol.methods import Methods, capabilities, decorate_modern, discover_result
 from protocol.spec import CallContext, Elicit, ElicitAnswer, ServerSpec
-from protocol.stdio import OVERSIZED, MAX_LINE_BYTES, Writer, read_lines
+from protocol.stdio import MAX_LINE_BYTES, OVERSIZED, Writer, read_lines
 
 log = logging.getLogger("engram.protocol")
 
@@ -89,7 +89,9 @@ class Server:
         self.methods = Methods(spec, StateSealer(spec.state_binding))
         self.session: LegacySession | None = None
         self._concurrent = concurrent
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="engram-call") if concurrent else None
+        self._pool = (
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="engram-call") if concurrent else None
+        )
         self._writer: Writer | None = None
         self._lock = threading.Lock()
         self._inflight: dict[Any, _InFlight] = {}
@@ -157,11 +159,15 @@ class Server:
             if has_id and ("result" in message or "error" in message):
                 self._response(message)
             else:
-                self._send(_error(id_ if _valid_id(id_) else None, InvalidRequest("Not a request or response")))
+                self._send(
+                    _error(id_ if _valid_id(id_) else None, InvalidRequest("Not a request or response"))
+                )
             return
         if not isinstance(method, str):
             if has_id:
-                self._send(_error(id_ if _valid_id(id_) else None, InvalidRequest('"method" must be a string')))
+                self._send(
+                    _error(id_ if _valid_id(id_) else None, InvalidRequest('"method" must be a string'))
+                )
             return
         if not has_id:
             self._notification(method, message.get("params"))
@@ -384,15 +390,27 @@ class Server:
             return
         replies: list[Reply] = []
         for item in batch:
-            if not isinstance(item, dict) or item.get("jsonrpc") != "2.0" or not isinstance(item.get("method"), str):
+            if (
+                not isinstance(item, dict)
+                or item.get("jsonrpc") != "2.0"
+                or not isinstance(item.get("method"), str)
+            ):
                 replies.append(_error(None, InvalidRequest("Invalid batch element")))
                 continue
             if "id" not in item:
                 self._notification(item["method"], item.get("params"))
                 continue
             if not _valid_id(item["id"]) or item["method"] == "initialize":
-                replies.append(_error(item["id"] if _valid_id(item["id"]) else None, InvalidRequest(
-                    "initialize may not be batched" if item["method"] == "initialize" else "Invalid id")))
+                replies.append(
+                    _error(
+                        item["id"] if _valid_id(item["id"]) else None,
+                        InvalidRequest(
+                            "initialize may not be batched"
+                            if item["method"] == "initialize"
+                            else "Invalid id"
+                        ),
+                    )
+                )
                 continue
             context = CallContext(era=Era.LEGACY, version="", client_capabilities={})
             replies.append(self.answer(item["id"], item["method"], item.get("params"), context))

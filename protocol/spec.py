@@ -103,7 +103,7 @@ class Prompt:
 class Resources:
     """The resource surface: a listing, templates, and a reader (None = not found)."""
 
-    list: Callable[[], list[dict[str, Any]]]
+    listing: Callable[[], list[dict[str, Any]]]
     templates: Sequence[dict[str, Any]]
     read: Callable[[str], list[dict[str, Any]] | None]
 

@@ -8,7 +8,7 @@ name the argument and the allowed range; it never raises for bad input.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -66,14 +66,18 @@ def _range(schema: dict[str, Any]) -> str:
 
 
 def _describe(error: ValidationError) -> str:
-    name, kind, schema = _name(error), error.validator, error.schema
+    name, kind = _name(error), error.validator
+    schema = cast(dict[str, Any], error.schema)
     label = f"argument '{name}'" if name else "arguments"
     if kind == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
-        extra = sorted(set(error.instance) - set(allowed))
-        return f"unknown argument {', '.join(repr(e) for e in extra)} (allowed: {', '.join(allowed) or 'none'})"
+        instance = cast(dict[str, Any], error.instance)
+        extra = sorted(set(instance) - set(allowed))
+        return (
+            f"unknown argument {', '.join(repr(e) for e in extra)} (allowed: {', '.join(allowed) or 'none'})"
+        )
     if kind == "required":
-        missing = sorted(set(schema.get("required", [])) - set(error.instance))
+        missing = sorted(set(schema.get("required", [])) - set(cast(dict[str, Any], error.instance)))
         return "missing required argument " + ", ".join(repr(m) for m in missing)
     if kind == "type":
         wanted = schema.get("type")

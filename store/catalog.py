@@ -109,9 +109,13 @@ class Catalog:
             path = Path(entry.path)
             shown = self.scope.display(path)
             if entry.is_symlink():
-                found.append((path, Problem("ENGRAM_REFUSED", shown, "symbolic links are not followed; skipped")))
+                found.append(
+                    (path, Problem("ENGRAM_REFUSED", shown, "symbolic links are not followed; skipped"))
+                )
             elif not is_valid_id(name[:-3]):
-                found.append((path, Problem("ENGRAM_VALIDATION", shown, "file name is not a memory id; skipped")))
+                found.append(
+                    (path, Problem("ENGRAM_VALIDATION", shown, "file name is not a memory id; skipped"))
+                )
             elif entry.is_file(follow_symlinks=False):
                 found.append((path, None))
         return found
@@ -129,7 +133,9 @@ class Catalog:
         problem: Problem | None = None
         shown = self.scope.display(path)
         if stat.st_size > 1024 * 1024:
-            problem = Problem("ENGRAM_CORRUPT", shown, "larger than 1 MiB; skipped (split it into smaller memories)")
+            problem = Problem(
+                "ENGRAM_CORRUPT", shown, "larger than 1 MiB; skipped (split it into smaller memories)"
+            )
         else:
             try:
                 memory = parse_memory(path.read_bytes(), file_id=path.stem, scope=self.scope.scope, tier=tier)
@@ -162,14 +168,22 @@ class Catalog:
         except FileNotFoundError:
             return {}, None
         except (OSError, orjson.JSONDecodeError):
-            return {}, Problem("ENGRAM_CORRUPT", self.scope.display(path), "unreadable; rebuilt from the files")
-        if not isinstance(data, dict) or data.get("version") != INDEX_VERSION or not isinstance(
-            data.get("memories"), dict
+            return {}, Problem(
+                "ENGRAM_CORRUPT", self.scope.display(path), "unreadable; rebuilt from the files"
+            )
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != INDEX_VERSION
+            or not isinstance(data.get("memories"), dict)
         ):
-            return {}, Problem("ENGRAM_CORRUPT", self.scope.display(path), "unknown format; rebuilt from the files")
+            return {}, Problem(
+                "ENGRAM_CORRUPT", self.scope.display(path), "unknown format; rebuilt from the files"
+            )
         return data["memories"], None
 
-    def _write_index(self, snapshot: Snapshot, seal: set[str] | None = None, unseal: set[str] | None = None) -> None:
+    def _write_index(
+        self, snapshot: Snapshot, seal: set[str] | None = None, unseal: set[str] | None = None
+    ) -> None:
         digest = hashlib.sha256(
             orjson.dumps([[memory_key(m), m.hash] for m in snapshot.memories])
         ).hexdigest()
@@ -183,7 +197,8 @@ class Catalog:
                 records: dict[str, Any] = {}
                 for memory in snapshot.memories:
                     key = memory_key(memory)
-                    previous = stored.get(key) if isinstance(stored.get(key), dict) else {}
+                    found = stored.get(key)
+                    previous: dict[str, Any] = found if isinstance(found, dict) else {}
                     record = _record(memory, snapshot.files[key])
                     if seal is not None and key in seal:
                         record["sealed"] = memory.hash
@@ -217,4 +232,3 @@ def _record(memory: Memory, file: str) -> dict[str, Any]:
         "status": memory.status,
         "always": memory.always,
     }
-

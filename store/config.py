@@ -40,7 +40,11 @@ SCHEMA: Final[dict[str, Any]] = {
                 "working_ttl_days": _int(1, 365),
             },
         },
-        "mcp": {"type": "object", "additionalProperties": False, "properties": {"resource_limit": _int(0, 200)}},
+        "mcp": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"resource_limit": _int(0, 200)},
+        },
         "dedup": {
             "type": "object",
             "additionalProperties": False,

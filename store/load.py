@@ -116,7 +116,13 @@ def tiered(
 
 
 def _render(
-    header: str, bodies: list[str], cards: list[str], notes: Sequence[Memory], result: LoadResult, *, empty: bool
+    header: str,
+    bodies: list[str],
+    cards: list[str],
+    notes: Sequence[Memory],
+    result: LoadResult,
+    *,
+    empty: bool,
 ) -> str:
     counts = f"{len(bodies)} bodies, {len(cards)} cards, {len(result.omitted_ids)} omitted"
     if notes:

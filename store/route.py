@@ -13,8 +13,21 @@ from store.tokenize import tokenize
 
 BUILTIN_CLASSES: Final[dict[str, dict[str, list[str]]]] = {
     "bugfix": {
-        "keywords": ["bug", "fix", "fixes", "error", "crash", "fails", "failing", "broken", "regression",
-                     "exception", "traceback", "flaky", "wrong"],
+        "keywords": [
+            "bug",
+            "fix",
+            "fixes",
+            "error",
+            "crash",
+            "fails",
+            "failing",
+            "broken",
+            "regression",
+            "exception",
+            "traceback",
+            "flaky",
+            "wrong",
+        ],
         "tags": ["debugging", "bugs"],
         "types": ["gotcha"],
     },
@@ -49,8 +62,19 @@ BUILTIN_CLASSES: Final[dict[str, dict[str, list[str]]]] = {
         "types": ["procedure"],
     },
     "ops": {
-        "keywords": ["deploy", "deployment", "ci", "pipeline", "infra", "docker", "kubernetes", "monitoring",
-                     "rollback", "production", "incident"],
+        "keywords": [
+            "deploy",
+            "deployment",
+            "ci",
+            "pipeline",
+            "infra",
+            "docker",
+            "kubernetes",
+            "monitoring",
+            "rollback",
+            "production",
+            "incident",
+        ],
         "tags": ["ops", "ci", "deploy"],
         "types": ["procedure"],
     },
@@ -172,7 +196,9 @@ def route(
 
     if bm25:
         floor = max(bm25.values()) * RELEVANCE_SHARE
-        ranked = sorted((m for m in pool if bm25.get(m.id, 0.0) >= floor > 0), key=lambda m: (-bm25[m.id], m.id))
+        ranked = sorted(
+            (m for m in pool if bm25.get(m.id, 0.0) >= floor > 0), key=lambda m: (-bm25[m.id], m.id)
+        )
         for memory in ranked[:MAX_RELEVANT]:
             add(memory, "relevant", f"relevant: bm25 {bm25[memory.id]:.2f}")
 

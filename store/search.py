@@ -70,7 +70,9 @@ class SearchIndex:
         if model is None or not terms:
             return []
         scores = model.get_scores(terms)
-        hits = [Hit(doc, round(float(score), 4)) for doc, score in zip(docs, scores, strict=True) if score > 0]
+        hits = [
+            Hit(doc, round(float(score), 4)) for doc, score in zip(docs, scores, strict=True) if score > 0
+        ]
         hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier))
         return hits
 

@@ -71,7 +71,10 @@ class Store:
         self.read_only = read_only
         self.objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
         self._today = today
-        self._catalogs = (Catalog(self.project, persist=not read_only), Catalog(self.user, persist=not read_only))
+        self._catalogs = (
+            Catalog(self.project, persist=not read_only),
+            Catalog(self.user, persist=not read_only),
+        )
         self._search = SearchIndex()
         self.usage = Usage(self.project, enabled=not read_only)
         self._config_lock = threading.Lock()
@@ -157,7 +160,9 @@ class Store:
             if scope and memory.scope != scope:
                 continue
             entries.append(
-                SearchEntry(memory.id, memory.type, memory.scope, hit.score, memory.title, snippet(memory.body, query))
+                SearchEntry(
+                    memory.id, memory.type, memory.scope, hit.score, memory.title, snippet(memory.body, query)
+                )
             )
             if len(entries) >= limit:
                 break
@@ -203,16 +208,22 @@ class Store:
             selected.append(Selected(entry.memory, entry.reason + (f"; {why}" if why else ""), text))
         if full:
             chosen = {s.memory.id for s in selected}
-            rest = sorted((m for m in view.durable.values() if m.active and m.id not in chosen), key=lambda m: m.id)
+            rest = sorted(
+                (m for m in view.durable.values() if m.active and m.id not in chosen), key=lambda m: m.id
+            )
             for memory in rest:
                 text, why = variant_text(memory, config.rule_variant, objective)
-                selected.append(Selected(memory, "full: every active memory" + (f"; {why}" if why else ""), text))
+                selected.append(
+                    Selected(memory, "full: every active memory" + (f"; {why}" if why else ""), text)
+                )
             budget, disclosure = config.full_cap_tokens, "bodies"
         budget = budget or config.budget_tokens
         wanted = " ".join(objective.lower().split())
         notes = [n for n in view.notes.values() if wanted and " ".join(n.objective.lower().split()) == wanted]
         title = f"task class {plan.task_class}, budget {budget} tokens"
-        return tiered(selected, budget=budget, disclosure=disclosure, title=title, note_cards=notes), plan.task_class
+        return tiered(
+            selected, budget=budget, disclosure=disclosure, title=title, note_cards=notes
+        ), plan.task_class
 
     # --- health ----------------------------------------------------------------------------
     def index_hash(self, view: View | None = None) -> str:
@@ -240,7 +251,9 @@ class Store:
             for key, record in stored.items():
                 if key not in present and isinstance(record, dict) and record.get("sealed"):
                     prefix = "" if catalog.scope.scope == "project" else "user:"
-                    missing.append(prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1])
+                    missing.append(
+                        prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1]
+                    )
         problems = list(view.problems)
         return {
             "ok": not mismatched and not missing and not problems,
@@ -282,7 +295,10 @@ class Store:
             "role": config.role,
             "rule_variant": config.rule_variant.get("mode", "base"),
             "pending_proposals": self.pending_count(),
-            "index": {"hash": self.index_hash(view)[:12], "memories": sum(len(s.memories) for s in view.snapshots)},
+            "index": {
+                "hash": self.index_hash(view)[:12],
+                "memories": sum(len(s.memories) for s in view.snapshots),
+            },
             "read_only": self.read_only,
         }
 

@@ -18,7 +18,9 @@ FLUSH_INTERVAL_SECONDS: Final = 1.0
 
 
 class Usage:
-    def __init__(self, scope: ScopeDir, *, enabled: bool, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, scope: ScopeDir, *, enabled: bool, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._scope = scope
         self._enabled = enabled
         self._clock = clock
@@ -32,7 +34,9 @@ class Usage:
             stored = orjson.loads(self._scope.usage_path.read_bytes())
         except (OSError, orjson.JSONDecodeError):
             stored = {}
-        counts = Counter({k: v for k, v in stored.items() if isinstance(v, int)} if isinstance(stored, dict) else {})
+        counts = Counter(
+            {k: v for k, v in stored.items() if isinstance(v, int)} if isinstance(stored, dict) else {}
+        )
         with self._lock:
             counts.update(self._pending)
         return dict(counts)

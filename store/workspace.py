@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Final
 
 ENGRAM_DIR: Final = ".engram"
-GITIGNORE_LINES: Final = ("working/", "index.json", "usage.json", "pending-approvals.json", "*.lock", ".*.tmp")
+GITIGNORE_LINES: Final = (
+    "working/",
+    "index.json",
+    "usage.json",
+    "pending-approvals.json",
+    "*.lock",
+    ".*.tmp",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,10 +77,16 @@ class WireSession:
             if reply.get("id") == id_ and "method" not in reply:
                 return reply
 
-    def initialize(self, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    def initialize(
+        self, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         reply = self.request(
             "initialize",
-            {"protocolVersion": version, "capabilities": capabilities or {}, "clientInfo": {"name": "t", "version": "1"}},
+            {
+                "protocolVersion": version,
+                "capabilities": capabilities or {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
         )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply

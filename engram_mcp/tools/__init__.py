@@ -8,7 +8,14 @@ from protocol.spec import Tool
 from store.store import Store
 
 WRITE_TOOLS = frozenset(
-    {"engram_save", "engram_save_session", "engram_commit", "engram_set_role", "engram_set_rule_variant", "engram_note"}
+    {
+        "engram_save",
+        "engram_save_session",
+        "engram_commit",
+        "engram_set_role",
+        "engram_set_rule_variant",
+        "engram_note",
+    }
 )
 """Names reserved for the write path; absent in read-only mode (and until implemented)."""
 

@@ -26,7 +26,8 @@ _SCORE = {"type": "number"}
 LOAD_INPUT = obj(
     {
         "query": text("The task or question to load memory for; empty loads the core tier", 2000),
-        "id": MEMORY_ID | {"description": "Load exactly this memory's body (budget ignored; counts as a fetch)"},
+        "id": MEMORY_ID
+        | {"description": "Load exactly this memory's body (budget ignored; counts as a fetch)"},
         "budget_tokens": integer("Token budget for the answer (tokens = ceil(chars/4))", 100, 32000, 2000),
         "disclosure": {
             "type": "string",
@@ -94,7 +95,8 @@ SEARCH_OUTPUT = envelope(
             "entries": {
                 "type": "array",
                 "items": data(
-                    _ENTRY_BASE | {"score": _SCORE, "title": {"type": "string"}, "snippet": {"type": "string"}},
+                    _ENTRY_BASE
+                    | {"score": _SCORE, "title": {"type": "string"}, "snippet": {"type": "string"}},
                     ("id", "type", "scope", "score", "title", "snippet"),
                 ),
             },
@@ -127,7 +129,9 @@ STATUS_OUTPUT = envelope(
             "role": {"type": "string"},
             "rule_variant": {"type": "string"},
             "pending_proposals": {"type": "integer", "minimum": 0},
-            "index": data({"hash": {"type": "string"}, "memories": {"type": "integer"}}, ("hash", "memories")),
+            "index": data(
+                {"hash": {"type": "string"}, "memories": {"type": "integer"}}, ("hash", "memories")
+            ),
         },
         ("workspace", "counts", "role", "rule_variant", "pending_proposals", "index"),
     )
