@@ -131,7 +131,7 @@ def verify(store: Store) -> Outcome:
     if report["mismatched"] or report["missing"] or report["unindexed"]:
         lines.append("Review the changes, then run `engram verify --accept` to record them as reviewed.")
     if report["ok"]:
-        lines.append("OK: every recorded memory matches its file.")
+        lines.append("OK: every memory file matches what engram recorded.")
     return Outcome(True, "\n".join(lines), report, store_diagnostics(store, problems))
 
 

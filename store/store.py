@@ -256,7 +256,7 @@ class Store:
                     )
         problems = list(view.problems)
         return {
-            "ok": not mismatched and not missing and not problems,
+            "ok": not mismatched and not missing and not unindexed and not problems,
             "checked": checked,
             "mismatched": sorted(mismatched),
             "missing": sorted(missing),

@@ -1,0 +1,138 @@
+"""Routing (SPEC §3.2): task classes and the load order core → class → relevant → path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from store.route import classify, glob_match, named_paths, task_classes
+from store.store import Store
+from tests.store.helpers import write_memory
+
+TIER_RANK = {"core": 0, "class": 1, "relevant": 2, "path": 3}
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        ("fix the crash in the invoice export", "bugfix"),
+        ("add pytest coverage for the tax module", "test"),
+        ("publish the release and update the changelog", "release"),
+        ("deploy the docker image to production", "ops"),
+        ("think about lunch", "general"),
+        ("", "general"),
+        ("write an alembic schema migration for invoices", "migration"),
+    ],
+)
+def test_tasks_are_classified(workspace: Path, task: str, expected: str) -> None:
+    """Built-in classes and the config's `migration` class are recognised."""
+    store = Store(workspace)
+    assert store.route(task).task_class == expected
+
+
+def test_config_routes_extend_the_builtin_classes() -> None:
+    """A config class is added next to the built-ins; lists of a built-in are extended."""
+    merged = task_classes({"migration": {"keywords": ["alembic"]}, "bugfix": {"keywords": ["oops"]}})
+    assert merged["migration"]["keywords"] == ["alembic"]
+    assert "oops" in merged["bugfix"]["keywords"] and "crash" in merged["bugfix"]["keywords"]
+    assert classify("oops", merged) == "bugfix"
+
+
+def test_entries_come_in_load_order_core_class_relevant_path(workspace: Path) -> None:
+    """Tiers never go backwards, and each entry's reason names its tier."""
+    plan = Store(workspace).route("fix the crash in api/billing/tax.py rounding of invoice lines")
+    tiers = [e.tier for e in plan.entries]
+    assert tiers == sorted(tiers, key=TIER_RANK.__getitem__)
+    assert set(tiers) == {"core", "class", "relevant", "path"}
+    for entry in plan.entries:
+        prefix = {"core": "core:", "class": "class bugfix:", "relevant": "relevant: bm25", "path": "path:"}
+        assert entry.reason.startswith(prefix[entry.tier])
+
+
+def test_core_holds_the_always_memories(workspace: Path) -> None:
+    """Every always:true memory for the role is in core, and only those."""
+    plan = Store(workspace).route("think about lunch")
+    core = {e.memory.id for e in plan.entries if e.tier == "core"}
+    assert core == {
+        "money-is-integer-cents",
+        "never-edit-applied-migrations",
+        "no-secrets-in-repo",
+        "run-make-check-before-pushing",
+        "answer-briefly-show-diffs",
+    }
+
+
+def test_reviewer_only_memories_stay_out_of_core_and_class_for_the_default_role(workspace: Path) -> None:
+    """roles [reviewer] keeps a memory out of core and class unless the role is reviewer."""
+    write_memory(workspace, "reviewer-always", title="Reviewer core rule", always=True, roles=["reviewer"])
+    default = Store(workspace).route("review this pr and give feedback")
+    assert default.task_class == "review"
+    early = {e.memory.id for e in default.entries if e.tier in ("core", "class")}
+    assert "reviewer-always" not in early
+    assert "prefer-small-focused-prs" not in early
+    assert "reviewers-check-migration-locks" not in early
+
+    config = workspace / ".engram" / "config.json"
+    data = orjson.loads(config.read_bytes())
+    config.write_bytes(orjson.dumps({**data, "role": "reviewer"}))
+    reviewer = Store(workspace).route("review this pr and give feedback")
+    tiers = {e.memory.id: e.tier for e in reviewer.entries}
+    assert tiers["reviewer-always"] == "core"
+    assert tiers["prefer-small-focused-prs"] == "class"
+
+
+def test_duplicates_keep_their_first_position(workspace: Path) -> None:
+    """A memory matching several tiers appears once, in the earliest tier."""
+    plan = Store(workspace).route("add pytest tests for tests/test_tax.py")
+    ids = [e.memory.id for e in plan.entries]
+    assert len(ids) == len(set(ids))
+    tiers = {e.memory.id: e.tier for e in plan.entries}
+    assert tiers["run-make-check-before-pushing"] == "core"  # also tagged testing (class test)
+    assert tiers["test-layout-and-markers"] == "class"  # also matches tests/** (path)
+
+
+def test_superseded_memories_are_not_routed(workspace: Path) -> None:
+    """Only active memories are routed."""
+    plan = Store(workspace).route("lock python dependencies with pip-tools pip-compile")
+    assert "use-pip-tools-for-locking" not in [e.memory.id for e in plan.entries]
+
+
+def test_the_path_tier_matches_globs_against_named_paths(empty_workspace: Path) -> None:
+    """`api/billing/tax.py` matches `api/billing/**` and `**/*.py`, not `web/**`."""
+    write_memory(empty_workspace, "billing-glob", title="Quarter one", paths=["api/billing/**"])
+    write_memory(empty_workspace, "python-glob", title="Quarter two", paths=["**/*.py"])
+    write_memory(empty_workspace, "web-glob", title="Quarter three", paths=["web/**"])
+    plan = Store(empty_workspace).route("look at api/billing/tax.py")
+    entries = {e.memory.id: e for e in plan.entries}
+    assert set(entries) == {"billing-glob", "python-glob"}
+    assert entries["billing-glob"].tier == "path"
+    assert entries["billing-glob"].reason == "path: api/billing/tax.py matches api/billing/**"
+    assert entries["python-glob"].reason == "path: api/billing/tax.py matches **/*.py"
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern", "matches"),
+    [
+        ("api/billing/tax.py", "api/billing/**", True),
+        ("api/billing/tax.py", "**/*.py", True),
+        ("tax.py", "**/*.py", True),
+        ("./api/billing/tax.py", "api/**/*.py", True),
+        ("api/billing/tax.py", "api/*.py", False),
+        ("api/billing/tax.py", "web/**", False),
+        ("api/billing/tax.pyc", "**/*.py", False),
+    ],
+)
+def test_glob_matching(path: str, pattern: str, matches: bool) -> None:
+    """`**` spans folders, `*` stays within one."""
+    assert glob_match(path, pattern) is matches
+
+
+def test_paths_named_in_a_task_are_found() -> None:
+    """Paths and file names are picked out of free text."""
+    assert named_paths("fix api/billing/tax.py and README.md, then web/src/") == [
+        "api/billing/tax.py",
+        "README.md",
+        "web/src/",
+    ]
