@@ -35,8 +35,9 @@ class Outcome:
 
 def failure(code: str, message: str, *, written: bool | None = None) -> Outcome:
     """An error outcome; `written=False` adds the promise that nothing changed."""
-    suffix = " Nothing was written." if written is False else ""
-    return Outcome(ok=False, text=f"{code}: {message}{suffix}", diagnostics=((code, message + suffix),))
+    if written is False and "nothing was" not in message.lower():
+        message = message.rstrip(". ") + ". Nothing was written."
+    return Outcome(ok=False, text=f"{code}: {message}", diagnostics=((code, message),))
 
 
 def protocol_tool_error(code: str, message: str) -> ToolResult:

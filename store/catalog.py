@@ -215,10 +215,13 @@ class Catalog:
         except (Busy, OSError):
             return  # derived data: the next refresh writes it
 
-    def seal(self, snapshot: Snapshot) -> None:
-        """Record every current hash as reviewed (engram's own writes, `verify --accept`)."""
+    def seal(self, snapshot: Snapshot, keys: set[str] | None = None) -> None:
+        """Record current hashes as reviewed: `keys` (engram's own writes), or all (`verify --accept`)."""
         self._indexed_digest = ""
-        self._write_index(snapshot, seal={memory_key(m) for m in snapshot.memories}, unseal=set())
+        if keys is None:
+            self._write_index(snapshot, seal={memory_key(m) for m in snapshot.memories}, unseal=set())
+        else:
+            self._write_index(snapshot, seal=keys)
 
 
 def _record(memory: Memory, file: str) -> dict[str, Any]:

@@ -6,9 +6,10 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from store.errors import Busy
 
@@ -44,15 +45,30 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+_locks: dict[str, Any] = {}
+_locks_guard = threading.Lock()
+
+
+def _file_lock(lock_path: Path) -> Any:
+    """One FileLock per path in this process: re-entrant in a thread, exclusive across threads."""
+    from filelock import FileLock
+
+    with _locks_guard:
+        lock = _locks.get(str(lock_path))
+        if lock is None:
+            lock = _locks[str(lock_path)] = FileLock(str(lock_path), thread_local=True)
+        return lock
+
+
 @contextlib.contextmanager
 def workspace_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
     """Hold the cross-process lock of one `.engram/` folder; Busy when not obtained in time."""
-    from filelock import FileLock, Timeout
+    from filelock import Timeout
 
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(lock_path), timeout=timeout)
+    lock = _file_lock(lock_path)
     try:
-        lock.acquire()
+        lock.acquire(timeout=timeout)
     except Timeout:
         raise Busy(
             f"the workspace is busy (lock held for more than {timeout:g} s by another engram process); "

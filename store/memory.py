@@ -179,8 +179,20 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
         raise CorruptMemory("superseded_by must be a memory id")
 
 
+class _Dumper(yaml.SafeDumper):
+    """Block mappings, flow lists (`tags: [a, b]`), as people write front matter by hand."""
+
+
+_Dumper.add_representer(
+    list, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
+)
+_Dumper.add_representer(
+    dict, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=False)
+)
+
+
 def render_memory(meta: dict[str, Any], body: str) -> bytes:
     """The file bytes for a memory: front matter in the given key order, then the body."""
-    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000)
+    front = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
     text = f"---\n{front}---\n{body if body.endswith(chr(10)) or not body else body + chr(10)}"
     return text.encode("utf-8")

@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from store.catalog import Catalog, Problem, Snapshot, memory_key
 from store.config import Config, load_config
@@ -63,14 +62,17 @@ class Store:
         *,
         env: Mapping[str, str] = os.environ,
         read_only: bool = False,
-        today: Callable[[], date] = lambda: datetime.now(UTC).date(),
+        today: Callable[[], date] | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.workspace = workspace
         self.project: ScopeDir = project_dir(workspace)
         self.user: ScopeDir = user_dir(env)
         self.read_only = read_only
         self.objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
-        self._today = today
+        fixed = _fixed_clock(env.get("ENGRAM_NOW", ""))
+        self.now: Callable[[], float] = clock or fixed or time.time
+        self._today = today or (lambda: datetime.fromtimestamp(self.now(), UTC).date())
         self._catalogs = (
             Catalog(self.project, persist=not read_only),
             Catalog(self.user, persist=not read_only),
@@ -103,6 +105,41 @@ class Store:
                     notes[memory.id] = memory
         problems = tuple(p for s in snapshots for p in s.problems)
         return View(durable, notes, problems, snapshots)
+
+    @property
+    def journal_path(self) -> Path:
+        return self.project.root / "journal.json"
+
+    def recover(self) -> None:
+        """Finish a commit a crash interrupted (at start; every write does it too)."""
+        if self.read_only or not self.journal_path.exists():
+            return
+        from store.fsutil import workspace_lock
+        from store.journal import recover
+
+        with workspace_lock(self.project.lock_path):
+            recover(self.journal_path)
+
+    def similar_pool(self, text: str) -> list[Memory]:
+        """The active durable memories most like `text` (BM25), for verdicts."""
+        view = self.view()
+        self._search.prepare(sorted(view.everything(), key=memory_key))
+        hits = [h.memory for h in self._search.search(text) if h.memory.tier == "durable" and h.memory.active]
+        return [m for m in hits if view.durable.get(m.id) is m][:20]
+
+    def seal_paths(self, paths: Sequence[Path]) -> None:
+        """Record the files engram itself just wrote as reviewed, so verify stays clean."""
+        for catalog in self._catalogs:
+            keys = set()
+            for path in paths:
+                for tier, folder in (
+                    ("durable", catalog.scope.memory_dir),
+                    ("working", catalog.scope.working_dir),
+                ):
+                    if path.parent == folder:
+                        keys.add(f"{tier}/{path.stem}")
+            if keys:
+                catalog.seal(catalog.refresh(), keys)
 
     def init(self) -> list[str]:
         return init_scope(self.project)
@@ -271,12 +308,10 @@ class Store:
             catalog.seal(catalog.refresh())
 
     def pending_count(self) -> int:
-        try:
-            data = orjson.loads(self.project.pending_path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            return 0
-        proposals = data.get("proposals") if isinstance(data, dict) else None
-        return len(proposals) if isinstance(proposals, dict | list) else 0
+        """Proposals still waiting for approval (not used, declined or expired)."""
+        from store.approvals import Pending
+
+        return Pending.read(self.project.pending_path).open_count(self.now())
 
     def status(self) -> dict[str, Any]:
         view = self.view()
@@ -301,6 +336,17 @@ class Store:
             },
             "read_only": self.read_only,
         }
+
+
+def _fixed_clock(value: str) -> Callable[[], float] | None:
+    """ENGRAM_NOW (epoch seconds or ISO 8601) fixes engram's clock, for tests and replays."""
+    if not value:
+        return None
+    try:
+        moment = float(value)
+    except ValueError:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    return lambda: moment
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

@@ -33,7 +33,9 @@ def test_always_load_marks_engram_load_in_tools_list(workspace: Path) -> None:
         s.initialize()
         tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
     assert tools["engram_load"]["_meta"] == {"anthropic/alwaysLoad": True}
-    assert all("_meta" not in t for name, t in tools.items() if name != "engram_load")
+    assert all(
+        "anthropic/alwaysLoad" not in t.get("_meta", {}) for name, t in tools.items() if name != "engram_load"
+    )
 
 
 def test_read_only_writes_nothing_and_refuses_write_tools_by_name(workspace: Path) -> None:

@@ -28,9 +28,41 @@ def _tools(workspace: Path, **flags: bool) -> dict[str, Any]:
     return {t.name: t for t in server_spec(Store(workspace), Flags(**flags)).tools}
 
 
-def test_only_implemented_read_tools_are_listed(workspace: Path) -> None:
-    """Spec-mandated: no write tool is listed until it is implemented."""
-    assert sorted(_tools(workspace)) == sorted(READ_TOOLS)
+WRITE_TOOLS = [
+    "engram_save",
+    "engram_save_session",
+    "engram_commit",
+    "engram_note",
+    "engram_set_role",
+    "engram_set_rule_variant",
+]
+
+
+def test_all_eleven_tools_are_listed_and_read_only_mode_drops_the_writers(workspace: Path) -> None:
+    """Spec-mandated: eleven tools; with --read-only the writing tools are not listed at all."""
+    assert sorted(_tools(workspace)) == sorted(READ_TOOLS + WRITE_TOOLS)
+    assert sorted(_tools(workspace, read_only=True)) == sorted(READ_TOOLS)
+
+
+def test_commit_demands_the_human_and_writers_are_not_read_only(workspace: Path) -> None:
+    """Spec-mandated annotations: engram_commit is destructive and requires user interaction."""
+    tools = _tools(workspace)
+    commit = tools["engram_commit"]
+    assert commit.meta == {"anthropic/requiresUserInteraction": True}
+    assert commit.annotations["destructiveHint"] is True
+    assert all(tools[name].annotations["readOnlyHint"] is False for name in WRITE_TOOLS)
+    assert tools["engram_save"].annotations["destructiveHint"] is False
+    assert tools["engram_set_role"].annotations["idempotentHint"] is True
+    assert "destructiveHint" not in tools["engram_note"].annotations
+
+
+@pytest.mark.parametrize("name", WRITE_TOOLS)
+def test_write_tool_schemas_are_valid_and_closed(workspace: Path, name: str) -> None:
+    """Spec-mandated: every write tool publishes valid, closed schemas."""
+    tool = _tools(workspace)[name]
+    Draft202012Validator.check_schema(tool.input_schema)
+    Draft202012Validator.check_schema(tool.output_schema)
+    assert tool.input_schema["additionalProperties"] is False
 
 
 @pytest.mark.parametrize("name", READ_TOOLS)
@@ -65,7 +97,7 @@ def test_always_load_marks_only_engram_load(workspace: Path) -> None:
     """Spec-mandated: --always-load sets _meta["anthropic/alwaysLoad"] on engram_load."""
     tools = _tools(workspace, always_load=True)
     assert tools["engram_load"].meta == {"anthropic/alwaysLoad": True}
-    assert all(t.meta is None for n, t in tools.items() if n != "engram_load")
+    assert all(not (t.meta or {}).get("anthropic/alwaysLoad") for n, t in tools.items() if n != "engram_load")
     assert _tools(workspace)["engram_load"].meta is None
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engram_mcp.tools import reads
+from engram_mcp.tools import reads, writes
 from engram_mcp.tools.base import Flags
 from protocol.spec import Tool
 from store.store import Store
@@ -17,8 +17,8 @@ WRITE_TOOLS = frozenset(
         "engram_note",
     }
 )
-"""Names reserved for the write path; absent in read-only mode (and until implemented)."""
+"""The write tools: absent from tools/list in read-only mode."""
 
 
 def build_tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
-    return (*reads.tools(store, flags),)
+    return (*reads.tools(store, flags), *writes.tools(store, flags))

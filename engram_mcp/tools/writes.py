@@ -1,0 +1,260 @@
+"""The write tools: engram_save, engram_save_session, engram_commit, engram_note,
+engram_set_role, engram_set_rule_variant (SPEC §4, §5). None is listed in read-only mode."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+from engram_mcp import writes
+from engram_mcp.outcome import Outcome, failure
+from engram_mcp.schemas import MEMORY_ID, SCOPES, data, envelope, obj, text
+from engram_mcp.tools.base import Flags
+from protocol.spec import CallContext, Elicit, ElicitAnswer, Tool, ToolResult, ToolReturn
+from store import mining, notes, writer
+from store.errors import StoreError
+from store.memory import DURABLE_TYPES
+from store.store import Store
+
+_SLUG = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,63}$", "maxLength": 64}
+CANDIDATE = obj(
+    {
+        "type": {"type": "string", "enum": list(DURABLE_TYPES)},
+        "title": text("One-line title", 200, 1),
+        "body": text("The knowledge itself, in markdown", 20000, 1),
+        "scope": {"type": "string", "enum": list(SCOPES), "default": "project"},
+        "tags": {"type": "array", "items": text("A tag", 64, 1), "maxItems": 20, "uniqueItems": True},
+        "paths": {"type": "array", "items": text("A path glob", 200, 1), "maxItems": 20},
+        "id": MEMORY_ID | {"description": "The id to use, or an existing id to update"},
+        "supersedes": MEMORY_ID | {"description": "The id of the memory this one replaces"},
+    },
+    ("type", "title", "body"),
+)
+SAVE_INPUT = obj(
+    {"candidates": {"type": "array", "items": CANDIDATE, "minItems": 1, "maxItems": 20}},
+    ("candidates",),
+)
+SAVE_SESSION_INPUT = obj(
+    {"text": text("Session text (notes, transcript) to mine for explicit knowledge lines", 200000, 1)},
+    ("text",),
+)
+COMMIT_INPUT = obj(
+    {
+        "approval_token": text("The approval_token of the preview the human approved", 200, 1),
+        "approve": {
+            "description": 'The approved candidates: "all" or 1-based numbers',
+            "anyOf": [
+                {"type": "string", "enum": ["all"]},
+                {
+                    "type": "array",
+                    "items": {"type": "integer", "minimum": 1, "maximum": 20},
+                    "minItems": 1,
+                    "maxItems": 20,
+                    "uniqueItems": True,
+                },
+            ],
+        },
+    },
+    ("approval_token", "approve"),
+)
+NOTE_INPUT = obj(
+    {
+        "text": text("The note: what you found or are in the middle of", 2000, 1),
+        "objective": text("The session objective this note belongs to", 500),
+        "type": {
+            "type": "string",
+            "enum": list(DURABLE_TYPES),
+            "description": "Its durable type if promoted",
+        },
+        "scope": {"type": "string", "enum": ["project"], "default": "project"},
+    },
+    ("text",),
+)
+ROLE_INPUT = obj(
+    {"role": _SLUG | {"description": "The active role, e.g. reviewer; 'default' resets"}}, ("role",)
+)
+VARIANT_INPUT = obj(
+    {
+        "mode": {"type": "string", "enum": ["base", "fixed", "rotate"]},
+        "variant": text("The variant name for mode fixed", 64, 1),
+        "id": MEMORY_ID | {"description": "Limit the setting to this rule"},
+    },
+    ("mode",),
+)
+_ROWS = {"type": "array", "items": {"type": "object"}}
+PROPOSAL_OUTPUT = envelope(
+    data(
+        {
+            "approval_token": {"type": "string"},
+            "expires_at": {"type": "string"},
+            "candidates": _ROWS,
+            "redactions": {"type": "integer", "minimum": 0},
+            "written": _ROWS,
+            "deferred": _ROWS,
+            "declined": {"type": "boolean"},
+        },
+        ("candidates", "redactions"),
+    )
+)
+COMMIT_OUTPUT = envelope(data({"written": _ROWS, "deferred": _ROWS}, ("written", "deferred")))
+NOTE_OUTPUT = envelope(
+    data(
+        {
+            "id": {"type": "string"},
+            "file": {"type": "string"},
+            "valid_until": {"type": "string"},
+            "approval_token": {"type": "string"},
+            "declined": {"type": "boolean"},
+        },
+        (),
+    )
+)
+SETTING_OUTPUT = envelope(
+    data({"previous": {"type": "string"}, "current": {"type": "string"}}, ("previous", "current"))
+)
+Start = Callable[[dict[str, Any]], "writes.Flow | Outcome"]
+
+
+def flow_handler(start: Start) -> Callable[[dict[str, Any], CallContext], ToolReturn]:
+    """Adapt an operation that may ask the human (a Flow) to the protocol's handler shape."""
+
+    def handle(arguments: dict[str, Any], context: CallContext) -> ToolReturn:
+        try:
+            begun = start(arguments)
+        except StoreError as exc:
+            return failure(exc.code, exc.message, written=False).tool_result()
+        if isinstance(begun, Outcome):
+            return begun.tool_result()
+        return _adapt(begun)
+
+    return handle
+
+
+def _adapt(flow: writes.Flow) -> Generator[Elicit, ElicitAnswer, ToolResult]:
+    try:
+        question = next(flow)
+        while True:
+            answer = yield question
+            question = flow.send(answer)
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+        return outcome.tool_result()
+    except StoreError as exc:
+        return failure(exc.code, exc.message, written=False).tool_result()
+
+
+def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
+    if flags.read_only:
+        return ()
+
+    def save(args: dict[str, Any]) -> writes.Flow:
+        entries, redactions = writer.draft(store, args["candidates"])
+        return writes.proposal_flow(store, entries, redactions, "save")
+
+    def save_session(args: dict[str, Any]) -> writes.Flow | Outcome:
+        raw = mining.extract_candidates(args["text"])
+        if not raw:
+            return failure(
+                "ENGRAM_VALIDATION",
+                "no explicit knowledge lines found (decisions, rules with always/never/must, gotchas, "
+                "'remember …'); call engram_save with candidates instead",
+                written=False,
+            )
+        entries, redactions = writer.draft(store, raw)
+        return writes.proposal_flow(store, entries, redactions, "save_session")
+
+    def note(args: dict[str, Any]) -> writes.Flow:
+        draft = notes.draft_note(store, args["text"], args.get("objective", ""), args.get("type"))
+        return writes.note_flow(store, draft)
+
+    proposal_annotations = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
+    return (
+        Tool(
+            name="engram_save",
+            title="Propose memories",
+            description=(
+                "Propose 1-20 memories (rules, decisions, conventions, gotchas, procedures, facts, preferences). "
+                "Writes nothing: returns a numbered preview with a verdict per candidate and an approval_token "
+                "(or asks the human in the host's dialog). Show the preview to the human."
+            ),
+            input_schema=SAVE_INPUT,
+            output_schema=PROPOSAL_OUTPUT,
+            annotations={"title": "Propose memories", **proposal_annotations},
+            handler=flow_handler(save),
+        ),
+        Tool(
+            name="engram_save_session",
+            title="Propose memories from session text",
+            description=(
+                "Mine session text for explicit knowledge lines (decisions, always/never rules, gotchas, "
+                "'remember …') and propose them like engram_save. Writes nothing."
+            ),
+            input_schema=SAVE_SESSION_INPUT,
+            output_schema=PROPOSAL_OUTPUT,
+            annotations={"title": "Propose memories from session text", **proposal_annotations},
+            handler=flow_handler(save_session),
+        ),
+        Tool(
+            name="engram_commit",
+            title="Commit approved memories",
+            description=(
+                "Write the candidates of a proposal the human explicitly approved. Never call this before the "
+                'human has approved the displayed candidates. approve: "all" or 1-based numbers.'
+            ),
+            input_schema=COMMIT_INPUT,
+            output_schema=COMMIT_OUTPUT,
+            annotations={
+                "title": "Commit approved memories",
+                "readOnlyHint": False,
+                "destructiveHint": True,
+                "idempotentHint": False,
+                "openWorldHint": False,
+            },
+            meta={"anthropic/requiresUserInteraction": True},
+            handler=flow_handler(lambda a: writes.commit(store, a["approval_token"], a["approve"])),
+        ),
+        Tool(
+            name="engram_note",
+            title="Save a working note",
+            description=(
+                "Save a short working note for this task (expires after load.working_ttl_days). Secrets are "
+                "redacted; instruction-like lines are refused. Asks the human once (dialog or approval_token)."
+            ),
+            input_schema=NOTE_INPUT,
+            output_schema=NOTE_OUTPUT,
+            annotations={"title": "Save a working note", "readOnlyHint": False, "openWorldHint": False},
+            handler=flow_handler(note),
+        ),
+        Tool(
+            name="engram_set_role",
+            title="Set the active role",
+            description="Set the workspace's active role (memories with roles load in core/class tiers only for it).",
+            input_schema=ROLE_INPUT,
+            output_schema=SETTING_OUTPUT,
+            annotations={
+                "title": "Set the active role",
+                "readOnlyHint": False,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+            handler=flow_handler(lambda a: writes.set_role(store, a["role"])),
+        ),
+        Tool(
+            name="engram_set_rule_variant",
+            title="Set the rule-variant mode",
+            description="Choose which wording of rules load shows: base (the body), fixed (a named variant) or rotate.",
+            input_schema=VARIANT_INPUT,
+            output_schema=SETTING_OUTPUT,
+            annotations={
+                "title": "Set the rule-variant mode",
+                "readOnlyHint": False,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+            handler=flow_handler(
+                lambda a: writes.set_rule_variant(store, a["mode"], a.get("variant"), a.get("id"))
+            ),
+        ),
+    )

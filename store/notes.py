@@ -1,0 +1,168 @@
+"""Working notes (SPEC §4.4): short task notes that expire, kept apart from durable memory."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from store import journal
+from store.errors import StoreError
+from store.ids import slugify, unique_id
+from store.memory import render_memory
+from store.redact import redact
+from store.writer import iso, write_lock
+
+if TYPE_CHECKING:
+    from store.store import Store
+
+_INSTRUCTION_LIKE: Final = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|earlier|above|all|any|your)\b.{0,20}"
+        r"\b(instructions?|rules?|prompts?|guidelines|directions)\b",
+        r"\byou (must|shall|have to|are required to|should always|should never)\b",
+        r"^\s*(system|assistant|developer)\s*:",
+        r"</?\s*(system|tool_call|function_call|tool_use|instructions?)\b",
+        r"\{\s*\"(name|tool|function|tool_name)\"\s*:",
+        r"\b(new|updated) instructions\b",
+        r"\bact as\b|\bpretend to be\b",
+    )
+)
+MAX_TITLE: Final = 80
+
+
+class Refused(StoreError):
+    code = "ENGRAM_REFUSED"
+
+
+@dataclass(frozen=True, slots=True)
+class NoteDraft:
+    id: str
+    title: str
+    text: str
+    objective: str
+    kind: str | None
+    scope: str
+    redactions: int
+
+
+def instruction_line(text: str) -> tuple[int, str] | None:
+    """The first line that reads like an instruction to the agent, with its 1-based number."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if any(p.search(line) for p in _INSTRUCTION_LIKE):
+            return number, line.strip()
+    return None
+
+
+def draft_note(
+    store: Store, text: str, objective: str = "", kind: str | None = None, scope: str = "project"
+) -> NoteDraft:
+    """Redact, refuse instruction-like lines, choose an id; writes nothing."""
+    clean, redactions = redact(text)
+    clean = clean.strip()
+    if not clean:
+        raise Refused("the note is empty after redaction; nothing was saved")
+    found = instruction_line(clean)
+    if found is not None:
+        number, line = found
+        raise Refused(
+            f"line {number} reads like an instruction to the agent, not a note: {line[:120]!r}; "
+            "rephrase it as an observation. Nothing was saved."
+        )
+    first = clean.splitlines()[0]
+    title = first if len(first) <= MAX_TITLE else first[: MAX_TITLE - 1].rstrip() + "…"
+    view = store.view()
+    taken = set(view.durable) | {m.id for s in view.snapshots for m in s.memories if m.tier == "working"}
+    note_id = unique_id(slugify(title), taken)
+    return NoteDraft(note_id, title, clean, objective.strip(), kind, scope, redactions)
+
+
+def save_note(store: Store, draft: NoteDraft) -> dict[str, Any]:
+    """Write `working/<id>.md` with its expiry; never touches durable memory."""
+    with write_lock(store):
+        path, data, result = note_write(store, draft)
+        journal.run(store.journal_path, [(path, data)])
+        store.seal_paths([path])
+    return result
+
+
+def note_write(store: Store, draft: NoteDraft) -> tuple[Path, bytes, dict[str, Any]]:
+    """The file a note becomes; the caller holds the lock and writes it."""
+    now = store.now()
+    stamp = iso(now)
+    ttl = store.config().working_ttl_days
+    valid_until = (datetime.fromtimestamp(now, UTC).date() + timedelta(days=ttl)).isoformat()
+    meta: dict[str, Any] = {
+        "id": draft.id,
+        "type": "note",
+        "title": draft.title,
+        "tier": "working",
+        "scope": draft.scope,
+        "objective": draft.objective,
+        "valid_until": valid_until,
+        "status": "active",
+        "created": stamp,
+        "updated": stamp,
+        "source": "note",
+    }
+    if draft.kind:
+        meta["kind"] = draft.kind
+    path = store.project.working_dir / f"{draft.id}.md"
+    if path.exists():
+        raise Refused(f"a note {draft.id!r} was saved meanwhile; nothing was saved, try again")
+    result = {"id": draft.id, "file": store.project.display(path), "valid_until": valid_until}
+    return path, render_memory(meta, draft.text + "\n"), result
+
+
+def gc(store: Store) -> list[str]:
+    """Remove expired notes; return their ids."""
+    today = datetime.fromtimestamp(store.now(), UTC).date().isoformat()
+    with write_lock(store):
+        view = store.view()
+        expired = [
+            m
+            for s in view.snapshots
+            for m in s.memories
+            if m.tier == "working" and m.scope == "project" and m.valid_until[:10] < today
+        ]
+        writes: list[journal.Write] = [(store.project.working_dir / f"{m.id}.md", None) for m in expired]
+        if writes:
+            journal.run(store.journal_path, writes)
+    return sorted(m.id for m in expired)
+
+
+def draft_from_record(draft: dict[str, Any]) -> NoteDraft:
+    """A NoteDraft from its pending-proposal form (token path)."""
+    return NoteDraft(
+        id=draft["id"],
+        title=draft["title"],
+        text=draft["text"],
+        objective=draft["objective"],
+        kind=draft.get("kind"),
+        scope=draft.get("scope", "project"),
+        redactions=draft.get("redactions", 0),
+    )
+
+
+def promote(store: Store, note_id: object, kind: str | None = None) -> Any:
+    """Propose a live note as durable memory (through the usual verdicts); returns the Preview."""
+    from store import writer
+    from store.errors import NotFound
+    from store.ids import check_id
+    from store.memory import DURABLE_TYPES
+
+    wanted = check_id(note_id)
+    note = store.view().notes.get(wanted)
+    if note is None:
+        raise NotFound(
+            f"no live working note {wanted!r}: `engram status` counts notes; expired ones are gone"
+        )
+    chosen = kind or str(note.meta.get("kind") or "fact")
+    if chosen not in DURABLE_TYPES:
+        chosen = "fact"
+    raw = [{"type": chosen, "title": note.title, "body": note.body, "tags": note.tags, "scope": note.scope}]
+    entries, redactions = writer.draft(store, raw, notes=[note.id])
+    return writer.store_proposal(store, entries, redactions, "promote")
