@@ -14,11 +14,14 @@ from typing import Any
 
 import orjson
 
-from engram_mcp import __version__, reads
-from engram_mcp.outcome import Outcome
+from engram_mcp import __version__, reads, writes
+from engram_mcp.outcome import Outcome, failure
 from engram_mcp.reads import guarded
 from engram_mcp.tools.reads import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
+from engram_mcp.tools.writes import NOTE_INPUT
 from protocol.validation import compile_validator
+from store import mining, notes, writer
+from store.errors import StoreError
 from store.store import Store
 from store.workspace import find_workspace
 
@@ -87,6 +90,66 @@ def _load(args: argparse.Namespace, store: Store) -> Outcome:
     return reads.load(store, arguments)
 
 
+def _read_text(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text("utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {source}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{source} is not UTF-8 text") from None
+
+
+def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
+    if args.text is None:
+        raise UsageError("pass --text FILE (or - for stdin); --query-level needs host transcript mining")
+    raw = mining.extract_candidates(_read_text(args.text))
+    if not raw:
+        return failure("ENGRAM_VALIDATION", "no explicit knowledge lines found in the text", written=False)
+    entries, redactions = writer.draft(store, raw)
+    if not args.force:
+        return writes.token_outcome(writer.store_proposal(store, entries, redactions, "save_session"))
+    adds = [e for e in entries if e["verdict"]["kind"] == "ADD"]
+    rest = [dict(e, n=n) for n, e in enumerate((e for e in entries if e["verdict"]["kind"] != "ADD"), 1)]
+    outcome = writes.report_outcome(writer.apply_entries(store, adds) if adds else writer.CommitReport())
+    if not rest:
+        return outcome
+    deferred = writer.store_proposal(store, rest, redactions, "save_session")
+    review = writes.token_outcome(deferred, prefix="Deferred for review (related or duplicate):\n")
+    data = {**outcome.data, "review": review.data}
+    return Outcome(True, outcome.text + "\n\n" + review.text, data)
+
+
+def _commit(args: argparse.Namespace, store: Store) -> Outcome:
+    approve: object = "all"
+    if args.approve != "all":
+        try:
+            approve = [int(part) for part in args.approve.split(",") if part.strip()]
+        except ValueError:
+            raise UsageError('--approve takes "all" or numbers like 1,3') from None
+    return writes.commit(store, args.token, approve)
+
+
+def _note(args: argparse.Namespace, store: Store) -> Outcome:
+    arguments = _checked(NOTE_INPUT, {"text": args.text, "objective": args.objective, "type": args.type})
+    draft = notes.draft_note(store, arguments["text"], arguments.get("objective", ""), arguments.get("type"))
+    saved = notes.save_note(store, draft)  # running the command is the human's approval
+    return Outcome(
+        True, f"Saved note {saved['id']} ({saved['file']}), valid until {saved['valid_until']}.", saved
+    )
+
+
+def _promote(args: argparse.Namespace, store: Store) -> Outcome:
+    return writes.token_outcome(notes.promote(store, args.id, args.type))
+
+
+def _gc(args: argparse.Namespace, store: Store) -> Outcome:
+    removed = notes.gc(store)
+    text = f"Removed {len(removed)} expired note(s)" + (": " + ", ".join(removed) if removed else ".")
+    return Outcome(True, text, {"removed": removed})
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="engram", description="Local, git-friendly memory for coding agents."
@@ -120,6 +183,20 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--full", action="store_true", help="every active memory's body, up to the hard cap")
     load.add_argument("--explain", action="store_true", help="say why each memory was selected")
     load.add_argument("--objective", help="session objective (default $ENGRAM_SESSION_OBJECTIVE)")
+    session = command("save-session", _save_session, "propose knowledge lines from session text")
+    session.add_argument("--text", metavar="FILE", help="the session text, or - for stdin")
+    session.add_argument("--force", action="store_true", help="write the ADDs now; defer the rest for review")
+    commit = command("commit", _commit, "write the approved candidates of a proposal")
+    commit.add_argument("token")
+    commit.add_argument("--approve", default="all", help='"all" (default) or numbers like 1,3')
+    note = command("note", _note, "save a working note (expires after load.working_ttl_days)")
+    note.add_argument("text")
+    note.add_argument("--objective", help="the session objective it belongs to")
+    note.add_argument("--type", help="its durable type if promoted later")
+    promote = command("promote", _promote, "propose a working note as durable memory")
+    promote.add_argument("id")
+    promote.add_argument("--type", help="durable type (default: the note's, else fact)")
+    command("gc", _gc, "remove expired working notes")
     return parser
 
 
@@ -129,10 +206,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     read_only = os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
     store = Store(find_workspace(Path.cwd(), args.workspace), read_only=read_only)
     try:
+        store.recover()
         outcome = guarded(lambda: args.run(args, store))
     except UsageError as exc:
         print(f"engram {args.command}: {exc}", file=sys.stderr)
         return 2
+    except StoreError as exc:  # e.g. the workspace lock is busy at start-up recovery
+        outcome = failure(exc.code, exc.message, written=False)
     finally:
         store.close()
     if args.json:

@@ -68,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from engram_mcp.tools.base import Flags
     from protocol.server import Server
     from protocol.stdio import claim_stdio
+    from store.errors import StoreError
     from store.store import Store
     from store.workspace import find_workspace
 
@@ -79,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         read_only=read_only,
     )
     store = Store(workspace, read_only=read_only)
+    try:
+        store.recover()
+    except StoreError as exc:
+        logging.getLogger("engram").warning("%s: %s", exc.code, exc.message)
     wire_in, wire_out = claim_stdio()
     try:
         Server(server_spec(store, flags)).serve(wire_in, wire_out)
