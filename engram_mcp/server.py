@@ -22,7 +22,8 @@ options:
   --version          print the version and exit
   -h, --help         print this help and exit
 
-environment: ENGRAM_WORKSPACE, ENGRAM_HOME, ENGRAM_READ_ONLY, ENGRAM_SESSION_OBJECTIVE, ENGRAM_LOG
+environment: ENGRAM_WORKSPACE, ENGRAM_HOME, ENGRAM_READ_ONLY, ENGRAM_SESSION_OBJECTIVE, ENGRAM_LOG,
+             ENGRAM_ELICITATION_TIMEOUT, ENGRAM_NOW
 """
 
 _TRUE = ("1", "true", "yes", "on")
@@ -46,6 +47,14 @@ def _parse(argv: Sequence[str]) -> dict[str, object]:
         else:
             print(f"engram-mcp: ignoring unknown option {arg!r} (see --help)", file=sys.stderr)
     return options
+
+
+def _seconds(value: str, default: float) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        return default
+    return seconds if 0 < seconds <= 3600 else default
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("engram").warning("%s: %s", exc.code, exc.message)
     wire_in, wire_out = claim_stdio()
     try:
-        Server(server_spec(store, flags)).serve(wire_in, wire_out)
+        timeout = _seconds(os.environ.get("ENGRAM_ELICITATION_TIMEOUT", ""), 60.0)
+        Server(server_spec(store, flags, elicitation_timeout=timeout)).serve(wire_in, wire_out)
     finally:
         store.close()
     return 0
