@@ -23,7 +23,7 @@ COMMIT_HINT: Final = (
 )
 FALLBACK: Final = {
     "cancel": "the approval dialog was cancelled",
-    "timeout": "the approval dialog got no answer within 60 s",
+    "timeout": "the approval dialog got no answer in time",
     "error": "the client could not show the approval dialog",
 }
 

@@ -74,7 +74,16 @@ def drive_rounds(
 
 
 def elicitation_params(question: Elicit, *, with_mode: bool) -> dict[str, Any]:
-    params: dict[str, Any] = {"message": question.message, "requestedSchema": question.schema}
+    """`elicitation/create` params; before 2025-11-25 (`with_mode` false) there is no `mode`
+    and only boolean properties may carry a `default`."""
+    schema = question.schema
+    if not with_mode:
+        properties = {
+            name: (prop if prop.get("type") == "boolean" else {k: v for k, v in prop.items() if k != "default"})
+            for name, prop in schema.get("properties", {}).items()
+        }
+        schema = {**schema, "properties": properties}
+    params: dict[str, Any] = {"message": question.message, "requestedSchema": schema}
     return {"mode": "form", **params} if with_mode else params
 
 

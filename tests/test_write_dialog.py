@@ -1,0 +1,472 @@
+"""The approval dialog (SPEC §4.3, §4.4) against the real `engram-mcp` process.
+
+Legacy era: the official SDK client with an elicitation callback answers the server's
+mid-call `elicitation/create`. 2026-07-28 era: the raw wire (tests/wire.py) receives
+`input_required` and retries `tools/call` with `inputResponses` and the sealed `requestState`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.client.session import ClientRequestContext, ElicitationFnT
+from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult, ErrorData, TextContent
+
+from tests.wire import WireSession
+
+SERVER = str(Path(sys.executable).with_name("engram-mcp"))
+TIMEOUT = 15.0
+TEST_DEADLINE = 45.0
+MODERN_CAPS: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+
+NEW = [
+    {
+        "type": "gotcha",
+        "title": "Greenhouse humidity sensors drain batteries in frost",
+        "body": "The greenhouse humidity sensors lose their lithium charge overnight whenever the "
+        "glasshouse drops below freezing; swap the cells every autumn before the first frost.",
+    },
+    {
+        "type": "fact",
+        "title": "The office parrot answers only to whistled Vivaldi",
+        "body": "Bartholomew, the office parrot, ignores spoken names and responds only to whistled "
+        "melodies from the Four Seasons concertos, mostly the spring allegro.",
+    },
+    {
+        "type": "procedure",
+        "title": "Tune the harpsichord with meantone temperament",
+        "body": "Before each baroque concert, tune the middle octave of the harpsichord by ear against "
+        "a fork at 415 hertz using quarter-comma meantone, then copy the octaves outward.",
+    },
+]
+BODY_WORDS = ("lithium", "Bartholomew", "quarter-comma")
+"""A word from each body that must never appear in the dialog form."""
+NOTE_TEXT = "The nightly ledger export takes 14 minutes on the staging replica"
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _client(workspace: Path, callback: ElicitationFnT, env: dict[str, str] | None = None) -> Client:
+    params = StdioServerParameters(
+        command=SERVER, args=[], cwd=str(workspace), env={**os.environ, **(env or {})}
+    )
+    return Client(params, mode="legacy", read_timeout_seconds=TIMEOUT, elicitation_callback=callback)
+
+
+def _run(body: Callable[[], Awaitable[None]]) -> None:
+    async def bounded() -> None:
+        with anyio.fail_after(TEST_DEADLINE):
+            await body()
+
+    anyio.run(bounded)
+
+
+def _text(result: CallToolResult) -> str:
+    assert result.content and isinstance(result.content[0], TextContent)
+    return result.content[0].text
+
+
+def _data(result: CallToolResult) -> dict[str, Any]:
+    assert result.is_error is False, _text(result)
+    structured = result.structured_content
+    assert isinstance(structured, dict) and structured["ok"] is True
+    data = structured["data"]
+    assert isinstance(data, dict)
+    return data
+
+
+def _codes(result: CallToolResult) -> list[str]:
+    assert result.is_error is True, _text(result)
+    structured = result.structured_content
+    assert isinstance(structured, dict) and structured["ok"] is False
+    return [d["code"] for d in structured["diagnostics"]]
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _memory(workspace: Path) -> Path:
+    return workspace / ".engram" / "memory"
+
+
+def _working(workspace: Path) -> Path:
+    return workspace / ".engram" / "working"
+
+
+class Answerer:
+    """An elicitation callback that records each form and answers with a fixed result."""
+
+    def __init__(self, action: str, content: dict[str, Any] | None = None) -> None:
+        self.action = action
+        self.content = content
+        self.forms: list[ElicitRequestParams] = []
+
+    async def __call__(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        self.forms.append(params)
+        return ElicitResult(action=self.action, content=self.content)  # type: ignore[arg-type]
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        assert len(self.forms) == 1
+        schema = getattr(self.forms[0], "requested_schema", None)
+        assert isinstance(schema, dict)
+        return schema
+
+
+# --- legacy: the SDK client answers elicitation/create ----------------------------------------
+
+
+def test_legacy_form_and_accept_subset(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    answer = Answerer(
+        "accept", {"candidate_1": True, "candidate_2": False, "candidate_3": True, "scope": "all"}
+    )
+
+    async def body() -> None:
+        async with _client(workspace, answer) as client:
+            await client.list_tools()
+            result = await client.call_tool("engram_save", {"candidates": NEW})
+            data = _data(result)
+            assert "approval_token" not in data
+            assert "declined" not in data or data["declined"] is False
+            rows = {r["n"]: r for r in data["candidates"]}
+            written = data["written"]
+            assert sorted(w["n"] for w in written) == [1, 3]
+            assert sorted(w["id"] for w in written) == sorted([rows[1]["id"], rows[3]["id"]])
+
+            schema = answer.schema
+            props = schema["properties"]
+            assert schema["type"] == "object"
+            assert set(props) == {"candidate_1", "candidate_2", "candidate_3", "scope"}
+            for n in (1, 2, 3):
+                prop = props[f"candidate_{n}"]
+                assert prop["type"] == "boolean"
+                assert prop.get("default") is True
+                assert "ADD" in prop["title"] and rows[n]["id"] in prop["title"]
+            form_text = repr(answer.forms[0])
+            for word in BODY_WORDS:
+                assert word not in form_text, f"the form shows memory text ({word})"
+            assert props["scope"]["type"] == "string"
+            assert props["scope"]["enum"][0] == "all"
+            assert "project" in props["scope"]["enum"]
+
+            after = _snapshot(memory)
+            assert set(after) - set(before) == {f"{rows[1]['id']}.md", f"{rows[3]['id']}.md"}
+            verify = _data(await client.call_tool("engram_verify", {}))
+            assert verify["mismatched"] == []
+
+    _run(body)
+
+
+def test_legacy_decline_revokes_token(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+
+    async def body() -> None:
+        async with _client(workspace, Answerer("decline")) as client:
+            await client.list_tools()
+            result = await client.call_tool("engram_save", {"candidates": NEW})
+            data = _data(result)
+            assert data["declined"] is True
+            assert "declined" in _text(result)
+            token = data["approval_token"]
+            assert isinstance(token, str) and token
+            assert "written" not in data or data["written"] == []
+            assert _snapshot(memory) == before
+            committed = await client.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
+            assert "ENGRAM_DECLINED" in _codes(committed)
+            assert "declined in the approval dialog" in _text(committed)
+        assert _snapshot(memory) == before
+
+    _run(body)
+
+
+def test_legacy_cancel_falls_back_to_token(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+
+    async def body() -> None:
+        async with _client(workspace, Answerer("cancel")) as client:
+            await client.list_tools()
+            result = await client.call_tool("engram_save", {"candidates": NEW})
+            data = _data(result)
+            assert _text(result).lower().startswith("nothing was saved")
+            assert data.get("declined") is not True
+            token = data["approval_token"]
+            assert _snapshot(memory) == before
+            committed = _data(
+                await client.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
+            )
+            assert sorted(w["n"] for w in committed["written"]) == [1, 2, 3]
+        assert len(set(_snapshot(memory)) - set(before)) == 3
+
+    _run(body)
+
+
+def test_legacy_answer_with_unoffered_key_revokes(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    answer = Answerer("accept", {"candidate_1": True, "candidate_9": True, "scope": "all"})
+
+    async def body() -> None:
+        async with _client(workspace, answer) as client:
+            await client.list_tools()
+            result = await client.call_tool("engram_save", {"candidates": NEW})
+            data = _data(result)
+            assert data["declined"] is True
+            assert "candidate_9" in _text(result)
+            assert not data.get("written")
+        assert _snapshot(memory) == before
+
+    _run(body)
+
+
+def test_legacy_widened_scope_revokes(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    answer = Answerer("accept", {"candidate_1": True, "scope": "user"})
+
+    async def body() -> None:
+        async with _client(workspace, answer) as client:
+            await client.list_tools()
+            data = _data(await client.call_tool("engram_save", {"candidates": NEW}))
+            assert data["declined"] is True
+            assert not data.get("written")
+        assert _snapshot(memory) == before
+
+    _run(body)
+
+
+def test_legacy_scope_choice_keeps_only_that_scope(workspace: Path, engram_home: Path) -> None:
+    memory, user_memory = _memory(workspace), engram_home / "memory"
+    before, before_user = _snapshot(memory), _snapshot(user_memory)
+    mixed = [NEW[0], {**NEW[1], "scope": "user"}, NEW[2]]
+    answer = Answerer("accept", {"scope": "project"})
+
+    async def body() -> None:
+        async with _client(workspace, answer) as client:
+            await client.list_tools()
+            data = _data(await client.call_tool("engram_save", {"candidates": mixed}))
+            assert answer.schema["properties"]["scope"]["enum"] == ["all", "project", "user"]
+            assert sorted(w["n"] for w in data["written"]) == [1, 3]
+        assert len(set(_snapshot(memory)) - set(before)) == 2
+        assert _snapshot(user_memory) == before_user
+
+    _run(body)
+
+
+def test_legacy_no_answer_times_out_to_token(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    release = anyio.Event()
+    asked: list[ElicitRequestParams] = []
+
+    async def never(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        asked.append(params)
+        await release.wait()
+        return ElicitResult(action="accept", content={"candidate_1": True})
+
+    async def body() -> None:
+        async with _client(workspace, never, env={"ENGRAM_ELICITATION_TIMEOUT": "1"}) as client:
+            await client.list_tools()
+            started = anyio.current_time()
+            result = await client.call_tool("engram_save", {"candidates": NEW})
+            elapsed = anyio.current_time() - started
+            release.set()
+            assert asked, "the server never asked"
+            assert elapsed < 10
+            data = _data(result)
+            assert _text(result).lower().startswith("nothing was saved")
+            assert "no answer" in _text(result)
+            assert isinstance(data["approval_token"], str)
+            assert _snapshot(memory) == before
+            # The late answer must not write anything either.
+            await anyio.sleep(0.5)
+            assert (await client.call_tool("engram_status", {})).is_error is False
+        assert _snapshot(memory) == before
+
+    _run(body)
+
+
+def test_legacy_note_accept_writes(workspace: Path) -> None:
+    working = _working(workspace)
+    before = _snapshot(working)
+    answer = Answerer("accept", {"confirm": True})
+    data: dict[str, Any] = {}
+
+    async def capture() -> None:
+        nonlocal data
+        async with _client(workspace, answer) as client:
+            await client.list_tools()
+            data = _data(await client.call_tool("engram_note", {"text": NOTE_TEXT}))
+            assert {"id", "file", "valid_until"} <= set(data)
+            assert "approval_token" not in data
+            props = answer.schema["properties"]
+            assert set(props) == {"confirm"} and props["confirm"]["type"] == "boolean"
+
+    _run(capture)
+    added = set(_snapshot(working)) - set(before)
+    assert added == {f"{data['id']}.md"}
+    assert NOTE_TEXT in (working / f"{data['id']}.md").read_text(encoding="utf-8")
+
+
+def test_legacy_note_decline_writes_nothing(workspace: Path) -> None:
+    working = _working(workspace)
+    before = _snapshot(working)
+
+    async def body() -> None:
+        async with _client(workspace, Answerer("decline")) as client:
+            await client.list_tools()
+            data = _data(await client.call_tool("engram_note", {"text": NOTE_TEXT}))
+            assert data.get("declined") is True
+            assert "id" not in data and "file" not in data
+        assert _snapshot(working) == before
+
+    _run(body)
+
+
+# --- 2026-07-28: input_required and requestState on the raw wire ----------------------------
+
+
+def _save_params(candidates: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
+    return {"name": "engram_save", "arguments": {"candidates": candidates or NEW}, **extra}
+
+
+def _ask(ws: WireSession, params: dict[str, Any]) -> dict[str, Any]:
+    reply = ws.modern("tools/call", params, **MODERN_CAPS)
+    assert "result" in reply, reply
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+def _input_required(ws: WireSession, params: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    result = _ask(ws, params)
+    assert result["resultType"] == "input_required", result
+    request = result["inputRequests"]["approval"]
+    assert request["method"] == "elicitation/create"
+    state = result["requestState"]
+    assert isinstance(state, str) and state
+    return request, state
+
+
+def _answer(action: str, content: dict[str, Any] | None = None) -> dict[str, Any]:
+    response: dict[str, Any] = {"action": action}
+    if content is not None:
+        response["content"] = content
+    return {"approval": response}
+
+
+SUBSET = {"candidate_1": True, "candidate_2": False, "candidate_3": True, "scope": "all"}
+
+
+def test_modern_input_required_then_accept_subset(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    with WireSession(workspace) as ws:
+        request, state = _input_required(ws, _save_params())
+        schema = request["params"]["requestedSchema"]
+        assert set(schema["properties"]) == {"candidate_1", "candidate_2", "candidate_3", "scope"}
+        assert _snapshot(memory) == before
+        assert not (workspace / ".engram" / "pending-approvals.json").exists()
+
+        result = _ask(ws, _save_params(inputResponses=_answer("accept", SUBSET), requestState=state))
+        assert result.get("resultType", "complete") == "complete"
+        assert result["isError"] is False, result
+        data = result["structuredContent"]["data"]
+        assert "approval_token" not in data
+        rows = {r["n"]: r for r in data["candidates"]}
+        assert sorted(w["n"] for w in data["written"]) == [1, 3]
+        after = _snapshot(memory)
+        assert set(after) - set(before) == {f"{rows[1]['id']}.md", f"{rows[3]['id']}.md"}
+
+
+def _assert_invalid_state(reply: dict[str, Any]) -> None:
+    assert "error" in reply, reply
+    assert reply["error"]["code"] == -32602
+
+
+def test_modern_tampered_state_is_refused(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    with WireSession(workspace) as ws:
+        _, state = _input_required(ws, _save_params())
+        body, tag = state.split(".")
+        flipped = body[:-2] + ("A" if body[-2] != "A" else "B") + body[-1]
+        for forged in (f"{flipped}.{tag}", f"{body}.{tag[::-1]}", "not-a-state"):
+            reply = ws.modern(
+                "tools/call",
+                _save_params(inputResponses=_answer("accept", SUBSET), requestState=forged),
+                **MODERN_CAPS,
+            )
+            _assert_invalid_state(reply)
+    assert _snapshot(memory) == before
+
+
+def test_modern_state_bound_to_arguments(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before, before_working = _snapshot(memory), _snapshot(_working(workspace))
+    with WireSession(workspace) as ws:
+        _, state = _input_required(ws, _save_params(NEW[:2]))
+        reply = ws.modern(
+            "tools/call",
+            _save_params(NEW, inputResponses=_answer("accept", SUBSET), requestState=state),
+            **MODERN_CAPS,
+        )
+        _assert_invalid_state(reply)
+        other_tool = ws.modern(
+            "tools/call",
+            {
+                "name": "engram_note",
+                "arguments": {"text": NOTE_TEXT},
+                "inputResponses": _answer("accept", SUBSET),
+                "requestState": state,
+            },
+            **MODERN_CAPS,
+        )
+        _assert_invalid_state(other_tool)
+    assert _snapshot(memory) == before
+    assert _snapshot(_working(workspace)) == before_working
+
+
+def test_modern_state_from_previous_process_is_refused(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    with WireSession(workspace) as ws:
+        _, state = _input_required(ws, _save_params())
+    with WireSession(workspace) as ws:
+        reply = ws.modern(
+            "tools/call",
+            _save_params(inputResponses=_answer("accept", SUBSET), requestState=state),
+            **MODERN_CAPS,
+        )
+        _assert_invalid_state(reply)
+    assert _snapshot(memory) == before
+
+
+def test_modern_decline_via_retry(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    with WireSession(workspace) as ws:
+        _, state = _input_required(ws, _save_params())
+        result = _ask(ws, _save_params(inputResponses=_answer("decline"), requestState=state))
+        assert result["isError"] is False, result
+        data = result["structuredContent"]["data"]
+        assert data["declined"] is True
+        token = data["approval_token"]
+        commit = _ask(ws, {"name": "engram_commit", "arguments": {"approval_token": token, "approve": "all"}})
+        assert commit["isError"] is True
+        assert "ENGRAM_DECLINED" in [d["code"] for d in commit["structuredContent"]["diagnostics"]]
+    assert _snapshot(memory) == before
