@@ -14,7 +14,7 @@ from typing import Final
 MARK: Final = "[REDACTED]"
 _PRIVATE: Final = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
 _PATTERNS: Final = tuple(
-    re.compile(p)
+    re.compile(p, re.DOTALL)
     for p in (
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
         r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
@@ -31,8 +31,8 @@ _PATTERNS: Final = tuple(
     )
 )
 _ASSIGNMENT: Final = re.compile(
-    r"(?im)^(\s*(?:export\s+)?[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|ACCESS_KEY|"
-    r"CREDENTIALS?)[A-Z0-9_]*\s*[=:]\s*)(['\"]?)(?!\[REDACTED\])([^\s'\"]{4,})\2"
+    r"(?m)^(\s*(?:export\s+)?[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|ACCESS_KEY|"
+    r"CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*)(['\"]?)(?!\[REDACTED\])([^\s'\"]{4,})\2"
 )
 
 

@@ -1,0 +1,59 @@
+"""`engram hook session-start`: what the Claude Code SessionStart hook injects (SPEC §10).
+
+Prints the session's tiered load (core, plus what ENGRAM_SESSION_OBJECTIVE routes to), the
+working notes of that objective as cards, and a proof line:
+
+    engram: loaded <n> memories (<tokens> tokens) index <12 hex>
+
+where the index hash is the one `engram status` shows. It never fails the session: on any
+error it prints one line saying what went wrong and exits 0.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+STDIN_WAIT_SECONDS = 0.2
+
+
+def _hook_input(stream: IO[str]) -> dict[str, object]:
+    """The hook's JSON on stdin when there is one; never blocks the session start for long."""
+    try:
+        if stream.isatty():
+            return {}
+        ready, _, _ = select.select([stream], [], [], STDIN_WAIT_SECONDS)
+        if not ready:
+            return {}
+        data = orjson.loads(stream.read() or "{}")
+    except (OSError, ValueError, orjson.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def session_start(workspace_arg: str | None = None, stdin: IO[str] = sys.stdin, out: IO[str] = sys.stdout) -> int:
+    try:
+        from store.store import Store
+        from store.workspace import find_workspace
+
+        hook_input = _hook_input(stdin)
+        cwd = hook_input.get("cwd")
+        start = Path(cwd) if isinstance(cwd, str) and Path(cwd).is_dir() else Path.cwd()
+        store = Store(find_workspace(start, workspace_arg), read_only=True)
+        objective = os.environ.get("ENGRAM_SESSION_OBJECTIVE", "")
+        result, _ = store.load(objective, objective=objective)
+        problems = store.config().diagnostics + tuple((p.code, p.message) for p in store.view().problems[:3])
+        shown = len(result.body_keys) + len(result.card_ids)
+        index = store.index_hash()[:12]
+        out.write(result.text.rstrip("\n") + "\n")
+        for code, message in problems:
+            out.write(f"engram note: {code}: {message}\n")
+        out.write(f"engram: loaded {shown} memories ({result.tokens} tokens) index {index}\n")
+    except Exception as exc:  # the host's session start must never fail because of engram
+        out.write(f"engram: session-start skipped ({type(exc).__name__}: {str(exc)[:200]}); run `engram doctor`\n")
+    return 0

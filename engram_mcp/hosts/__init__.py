@@ -1,0 +1,1 @@
+"""Host configuration editing for `engram link` / `engram unlink`."""

@@ -1,0 +1,125 @@
+"""Codex's `~/.codex/config.toml`: engram's managed block, added and removed as text.
+
+The block is marked by a comment (Codex rejects unknown keys, so never a marker key):
+
+    # managed by engram: `engram unlink codex` removes this block
+    [mcp_servers.engram]
+    command = "engram-mcp"
+    args = []
+
+    [mcp_servers.engram.tools.engram_commit]
+    approval_mode = "approve"
+
+`link` appends it after a blank line; `unlink` removes exactly those lines, so the file gets
+its original bytes back. Every result is parsed with tomllib before it may be written.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from typing import Any, Final
+
+MARKER: Final = "# managed by engram: `engram unlink codex` removes this block"
+
+
+class TomlError(ValueError):
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def loads(text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise TomlError(str(exc).split(" (at ")[0], line) from None
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def block(command: str, args: Sequence[str], newline: str = "\n") -> str:
+    lines = [
+        MARKER,
+        "[mcp_servers.engram]",
+        f"command = {_quote(command)}",
+        "args = [" + ", ".join(_quote(a) for a in args) + "]",
+        "",
+        "[mcp_servers.engram.tools.engram_commit]",
+        'approval_mode = "approve"',
+    ]
+    return newline.join(lines) + newline
+
+
+def entry(text: str) -> dict[str, Any] | None:
+    """The `mcp_servers.engram` table as parsed, or None."""
+    servers = loads(text).get("mcp_servers")
+    found = servers.get("engram") if isinstance(servers, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def _span(text: str) -> tuple[int, int] | None:
+    """Character span of the managed block (marker line to its last line), or None."""
+    start = text.find(MARKER)
+    if start == -1 or (start > 0 and text[start - 1] != "\n"):
+        return None
+    lines = text[start:].splitlines(keepends=True)
+    end = start
+    for n, line in enumerate(lines):
+        stripped = line.strip()
+        header = stripped.startswith("[")
+        ours = stripped.startswith(("[mcp_servers.engram]", "[mcp_servers.engram."))
+        if n > 0 and header and not ours:
+            break
+        end += len(line)
+    # the block ends at its last non-blank line; blank lines after it belong to the file
+    body = text[start:end]
+    trimmed = body.rstrip("\r\n")
+    newline = "\r\n" if body[len(trimmed) :].startswith("\r\n") else "\n"
+    return start, start + len(trimmed) + (len(newline) if len(trimmed) < len(body) else 0)
+
+
+def has_block(text: str) -> bool:
+    return _span(text) is not None
+
+
+def add(text: str, command: str, args: Sequence[str]) -> str:
+    """Append the managed block (the caller checked there is no engram entry yet)."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    if text and not text.endswith("\n"):
+        text += newline
+    separator = newline if text.strip() else ""
+    result = text + separator + block(command, args, newline)
+    loads(result)
+    return result
+
+
+def replace(text: str, command: str, args: Sequence[str]) -> str:
+    """Rewrite the managed block in place (re-pin)."""
+    span = _span(text)
+    assert span is not None
+    newline = "\r\n" if "\r\n" in text else "\n"
+    result = text[: span[0]] + block(command, args, newline) + text[span[1] :]
+    loads(result)
+    return result
+
+
+def remove(text: str) -> str:
+    """Remove the managed block and the blank line `add` put before it."""
+    span = _span(text)
+    if span is None:
+        return text
+    start, end = span
+    before = text[:start]
+    if before.endswith("\r\n\r\n"):
+        before = before[:-2]
+    elif before.endswith("\n\n"):
+        before = before[:-1]
+    elif before.strip() == "":
+        before = ""
+    result = before + text[end:]
+    loads(result)
+    return result

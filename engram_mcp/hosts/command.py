@@ -1,0 +1,84 @@
+"""Which command a host entry runs, and whether an entry is ours (SPEC §8).
+
+engram never writes a registry download (`uvx engram-mcp`, `npx …`): the name `engram-mcp` on
+the public registry belongs to another project. An entry is ours when its command is an
+`engram-mcp` console script of this package (its text imports `engram_mcp`), or this Python
+running `-m engram_mcp`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import sysconfig
+from collections.abc import Sequence
+from pathlib import Path
+
+_SUFFIX = ".exe" if sys.platform == "win32" else ""
+
+
+def installed_script(name: str) -> Path | None:
+    """This installation's console script `name`, if it exists."""
+    for folder in (Path(sysconfig.get_path("scripts")), Path(sys.executable).parent):
+        candidate = folder / f"{name}{_SUFFIX}"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def resolve(command: str) -> Path | None:
+    """The file a command runs: an existing path, or what PATH finds."""
+    path = Path(command).expanduser()
+    if path.is_absolute() or "/" in command:
+        return path if path.is_file() else None
+    found = shutil.which(command)
+    return Path(found) if found else None
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or a.samefile(b)
+    except OSError:
+        return False
+
+
+def pinned(name: str) -> tuple[str, list[str]]:
+    """(command, args) to write: the bare name when PATH finds this installation's script,
+    else its absolute path; without an installed script, this Python with `-m`."""
+    script = installed_script(name)
+    if script is None:
+        module = "engram_mcp" if name == "engram-mcp" else "engram_mcp.cli"
+        return sys.executable, ["-m", module]
+    found = resolve(name)
+    if found is not None and _same(found, script):
+        return name, []
+    return str(script), []
+
+
+def _is_our_script(path: Path) -> bool:
+    try:
+        head = path.read_bytes()[:4096]
+    except OSError:
+        return False
+    return b"engram_mcp" in head
+
+
+def is_ours(command: object, args: Sequence[object] = ()) -> bool:
+    if not isinstance(command, str):
+        return False
+    name = Path(command).name.removesuffix(".exe")
+    if name == "engram-mcp":
+        target = resolve(command)
+        return target is None or _is_our_script(target)
+    return "python" in name and list(args[:2]) == ["-m", "engram_mcp"]
+
+
+def is_current(command: object, args: Sequence[object] = ()) -> bool:
+    """The entry runs this very installation (its pin is current)."""
+    if not isinstance(command, str):
+        return False
+    want_command, want_args = pinned("engram-mcp")
+    if command == want_command and list(args[: len(want_args)]) == want_args:
+        return True
+    target, script = resolve(command), installed_script("engram-mcp")
+    return target is not None and script is not None and _same(target, script)

@@ -1,0 +1,123 @@
+"""Redaction of secret-looking strings before any preview (SPEC §4.1), table-driven.
+
+Each secret case names the secret that must vanish; each false-positive case must come back
+byte-for-byte unchanged with a count of zero.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from store.redact import MARK, redact
+
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+GITHUB_CLASSIC = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+GITHUB_FINE = "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF"
+GITLAB = "glpat-" + "xY9zAbCdEfGhIjKlMnOp"
+SLACK = "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEpAIBAAKCAQEA1c7+9z5Pad7OejecsQ0bu3aumfXCcFfq8fJ9u0b1ZpO5w3Ih\n"
+    "q9Gm2mGl4Lz0Dsq1PZUZVn8Vv8a9Fh3fDbq3CwIDAQABAoIBAQCrmVq0GZ0eXQ==\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+
+SECRETS: list[tuple[str, str, str]] = [
+    # (case name, text, the secret that must not survive)
+    ("aws-access-key", f"the deploy user key is {AWS_KEY} for staging", AWS_KEY),
+    ("github-classic", f"push with {GITHUB_CLASSIC} from CI", GITHUB_CLASSIC),
+    ("github-fine-grained", f"token {GITHUB_FINE} expires in May", GITHUB_FINE),
+    ("gitlab", f"GitLab runner uses {GITLAB}", GITLAB),
+    ("slack", f"bot posts with {SLACK} into #deploys", SLACK),
+    ("stripe-live", f"prod stripe key {STRIPE}", STRIPE),
+    ("jwt", f"Authorization: Bearer {JWT}", JWT),
+    ("pem-block", f"key below\n{PEM}\nend of key", "MIIEpAIBAAKCAQEA1c7"),
+    ("url-password", "DATABASE_URL is postgres://billing:s3cr3tPass@db.internal:5432/app", "s3cr3tPass"),
+    ("env-api-key", "API_KEY=abcd1234efgh5678", "abcd1234efgh5678"),
+    ("env-export-quoted", 'export DB_PASSWORD="hunter2hunter2"', "hunter2hunter2"),
+    ("env-secret-colon", "STRIPE_WEBHOOK_SECRET: whsec_live_0123456789", "whsec_live_0123456789"),
+    ("private-span", "keep this <private>my home address is 12 Elm St</private> and this", "12 Elm St"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), [(t, s) for _, t, s in SECRETS], ids=[c for c, _, _ in SECRETS])
+def test_secret_is_redacted(text: str, secret: str) -> None:
+    cleaned, count = redact(text)
+    assert secret not in cleaned
+    assert count >= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"key {AWS_KEY} here", f"key {MARK} here"),
+        ("postgres://billing:s3cr3tPass@db.internal:5432/app", f"postgres://{MARK}@db.internal:5432/app"),
+        ("API_KEY=abcd1234efgh5678", f"API_KEY={MARK}"),
+        ('export DB_PASSWORD="hunter2hunter2"', f'export DB_PASSWORD="{MARK}"'),
+        ("a <private>hidden</private> b", "a  b"),
+        (f"x\n{PEM}\ny", f"x\n{MARK}\ny"),
+    ],
+    ids=["aws", "url", "env", "export", "private", "pem"],
+)
+def test_redaction_shape(text: str, expected: str) -> None:
+    """Only the secret is replaced; the surrounding text and the key names stay readable."""
+    cleaned, count = redact(text)
+    assert cleaned == expected
+    assert count == 1
+
+
+def test_private_span_is_dropped_not_marked() -> None:
+    cleaned, count = redact("before <private>secret plans</private> after")
+    assert "secret plans" not in cleaned
+    assert "<private>" not in cleaned and MARK not in cleaned
+    assert cleaned.startswith("before") and cleaned.endswith("after")
+    assert count == 1
+
+
+def test_counts_every_redaction() -> None:
+    text = f"{AWS_KEY}\n{GITHUB_CLASSIC}\nAPI_KEY=abcd1234efgh5678\n<private>x</private>"
+    cleaned, count = redact(text)
+    assert count == 4
+    assert cleaned.count(MARK) == 3
+
+
+def test_redaction_is_idempotent() -> None:
+    once, _ = redact(f"API_KEY=abcd1234efgh5678 and {STRIPE}")
+    twice, count = redact(once)
+    assert twice == once
+    assert count == 0
+
+
+FALSE_POSITIVES: list[tuple[str, str]] = [
+    ("sha256", "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 of the empty file"),
+    ("git-short", "fixed in commit 3f9a2b1, see the changelog"),
+    ("git-full", "reverted by 9fceb02d0ae598e95dc970b74767f19372d61af8 yesterday"),
+    ("uuid", "tenant 123e4567-e89b-12d3-a456-426614174000 is the demo account"),
+    ("word-token", "the token bucket refills every second; rotate the token weekly"),
+    ("password-policy", "password policy: at least 12 characters, checked at signup"),
+    ("url-plain", "docs at https://docs.example.com:8443/api/v2?page=1#auth"),
+    ("ssh-git-url", "clone ssh://git@github.com/acme/ledger.git or git@github.com:acme/ledger.git"),
+    ("kebab-id", "see never-edit-applied-migrations and use-uv-for-python"),
+    ("env-placeholder", "API_KEY=[REDACTED] was already scrubbed"),
+]
+
+
+@pytest.mark.parametrize("text", [t for _, t in FALSE_POSITIVES], ids=[c for c, _ in FALSE_POSITIVES])
+def test_false_positive_survives(text: str) -> None:
+    cleaned, count = redact(text)
+    assert cleaned == text
+    assert count == 0
+
+
+@pytest.mark.parametrize(
+    "text", ["MAX_TOKENS=4096", "Password: must be rotated every 90 days", "token_budget: 2000"]
+)
+def test_settings_that_merely_mention_secret_words_survive(text: str) -> None:
+    """engram's own choice: only secret-named env-style keys (GITHUB_TOKEN=…) are assignments to redact."""
+    assert redact(text) == (text, 0)

@@ -1,0 +1,212 @@
+"""Several processes write one workspace at once (SPEC §2 "Concurrency and durability").
+
+The acceptance test: 4 OS processes each propose and commit 50 unrelated memories at the same
+time; afterwards every memory exists, every file parses, the index lists exactly them, verify
+is clean. And: a lock held past the timeout gives ENGRAM_BUSY and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from engram_mcp.cli import main
+from store import fsutil, writer
+from store.errors import Busy
+from store.memory import parse_memory
+from store.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+PROCESSES = 4
+PER_PROCESS = 50
+
+WRITER = textwrap.dedent(
+    """
+    import json, random, string, sys, time
+    from pathlib import Path
+    from store import writer
+    from store.store import Store
+
+    workspace, seed, count, go = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+    rng = random.Random(seed)
+
+    def word():
+        return "".join(rng.choice(string.ascii_lowercase) for _ in range(9))
+
+    store = Store(workspace)
+    while not go.exists():  # start all writers at the same instant
+        time.sleep(0.005)
+    written, deferred = [], []
+    for _ in range(count):
+        title = " ".join(word() for _ in range(4))
+        body = " ".join(word() for _ in range(14)) + "."
+        entries, redactions = writer.draft(store, [{"type": "fact", "title": title, "body": body}])
+        preview = writer.store_proposal(store, entries, redactions, "save")
+        report = writer.commit(store, preview.token, "all")
+        written += [w["id"] for w in report.written]
+        deferred += report.deferred
+    print(json.dumps({"written": written, "deferred": deferred}))
+    """
+)
+
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from store.fsutil import workspace_lock
+
+    with workspace_lock(Path(sys.argv[1]), timeout=10):
+        print("held", flush=True)
+        sys.stdin.read()  # hold until the test closes our stdin
+    """
+)
+
+
+def memory_state(ws: Path, home: Path) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for root in (ws / ".engram", home):
+        for folder in ("memory", "working"):
+            for p in sorted((root / folder).glob("*.md")):
+                out[str(p)] = p.read_bytes()
+    pending = ws / ".engram" / "pending-approvals.json"
+    if pending.exists():
+        out[str(pending)] = pending.read_bytes()
+    return out
+
+
+@pytest.mark.timeout(90)
+def test_four_processes_commit_200_memories(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Store(workspace).accept()  # the fixture files become recorded, so verify is fully clean after
+    assert Store(workspace).verify()["ok"] is True
+    memory_dir = workspace / ".engram" / "memory"
+    fixture_durable = {p.stem for p in memory_dir.glob("*.md")}
+    fixture_working = {p.stem for p in (workspace / ".engram" / "working").glob("*.md")}
+
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(workspace), str(1000 + i), str(PER_PROCESS), str(go)],
+            cwd=REPO,
+            env=os.environ.copy(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(PROCESSES)
+    ]
+    time.sleep(0.5)  # let every interpreter start and wait on the go file
+    started = time.monotonic()
+    go.touch()
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=80)
+        assert proc.returncode == 0, err
+        results.append(json.loads(out))
+    elapsed = time.monotonic() - started
+    print(f"4 x {PER_PROCESS} commits in {elapsed:.1f} s")
+
+    written = [memory_id for r in results for memory_id in r["written"]]
+    assert [d for r in results for d in r["deferred"]] == []
+    assert len(written) == PROCESSES * PER_PROCESS
+    assert len(set(written)) == len(written)
+
+    # every memory exists and parses
+    on_disk = {p.stem for p in memory_dir.glob("*.md")}
+    assert on_disk == fixture_durable | set(written)
+    for memory_id in written:
+        memory = parse_memory(
+            (memory_dir / f"{memory_id}.md").read_bytes(), file_id=memory_id, scope="project", tier="durable"
+        )
+        assert memory.active and memory.type == "fact"
+    assert not list(memory_dir.glob(".*.tmp"))  # no temp files left behind
+    assert not (workspace / ".engram" / "journal.json").exists()
+
+    # every proposal was recorded and used exactly once
+    pending = orjson.loads((workspace / ".engram" / "pending-approvals.json").read_bytes())["proposals"]
+    assert len(pending) == PROCESSES * PER_PROCESS
+    assert {r["status"] for r in pending.values()} == {"used"}
+
+    # the index lists exactly them (plus the fixture files)
+    store = Store(workspace)
+    store.view()
+    index = orjson.loads((workspace / ".engram" / "index.json").read_bytes())["memories"]
+    expected = {f"durable/{i}" for i in fixture_durable | set(written)} | {
+        f"working/{i}" for i in fixture_working
+    }
+    assert set(index) == expected
+    assert not [k for k, v in index.items() if v.get("gone")]
+
+    result = store.verify()
+    assert result["mismatched"] == []
+    assert result["missing"] == []
+    assert result["unindexed"] == []
+    assert result["ok"] is True
+    assert result["pending"] == 0
+
+    monkeypatch.chdir(workspace)
+    capsys.readouterr()
+    assert main(["verify"]) == 0, capsys.readouterr()
+    assert elapsed < 60
+
+
+@pytest.mark.timeout(30)
+def test_lock_held_elsewhere_gives_busy_and_writes_nothing(
+    workspace: Path, engram_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = Store(workspace)
+    entries, redactions = writer.draft(
+        store,
+        [{"type": "fact", "title": "Quux widgets frobnicate nightly", "body": "Zorblax wobbegong glimmer."}],
+    )
+    preview = writer.store_proposal(store, entries, redactions, "save")
+    before = memory_state(workspace, engram_home)
+
+    # workspace_lock reads its timeout as a default argument: shorten it for this test
+    monkeypatch.setattr(fsutil.workspace_lock.__wrapped__, "__defaults__", (0.5,))  # type: ignore[attr-defined]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(workspace / ".engram" / "engram.lock")],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with pytest.raises(Busy) as info:
+            writer.commit(store, preview.token, "all")
+        assert time.monotonic() - started < 3
+        assert info.value.code == "ENGRAM_BUSY"
+        assert "nothing was changed" in info.value.message
+        assert "retry" in info.value.message
+        assert memory_state(workspace, engram_home) == before
+
+        # the CLI says the same, with exit 1
+        monkeypatch.chdir(workspace)
+        assert main(["commit", preview.token]) == 1
+        assert "ENGRAM_BUSY" in capsys.readouterr().err
+        assert memory_state(workspace, engram_home) == before
+
+        # readers never need the lock
+        assert Store(workspace).search("uv python environments")
+        assert Store(workspace).get("use-uv-for-python").title == "Use uv for Python environments"
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=10)
+        if holder.stdout is not None:
+            holder.stdout.close()
+
+    # retrying is safe: the same token now commits
+    report = writer.commit(store, preview.token, "all")
+    assert [w["id"] for w in report.written] == ["quux-widgets-frobnicate-nightly"]
