@@ -15,10 +15,18 @@ from typing import Any
 import orjson
 
 from engram_mcp import __version__, reads, writes
+from engram_mcp.hook import session_start
+from engram_mcp.hosts.doctor import doctor
+from engram_mcp.hosts.doctor import upgrade as upgrade_hosts
+from engram_mcp.hosts.link import Result
+from engram_mcp.hosts.link import link as link_host
+from engram_mcp.hosts.link import unlink as unlink_host
+from engram_mcp.hosts.targets import TARGETS
 from engram_mcp.outcome import Outcome, failure
 from engram_mcp.reads import guarded
 from engram_mcp.tools.reads import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.tools.writes import NOTE_INPUT
+from engram_mcp.transcripts import session_candidates
 from protocol.validation import compile_validator
 from store import mining, notes, writer
 from store.errors import StoreError
@@ -102,14 +110,24 @@ def _read_text(source: str) -> str:
 
 
 def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
-    if args.text is None:
-        raise UsageError("pass --text FILE (or - for stdin); --query-level needs host transcript mining")
-    raw = mining.extract_candidates(_read_text(args.text))
+    if (args.text is None) == (args.query_level is None):
+        raise UsageError("pass exactly one of --text FILE (or - for stdin) and --query-level N")
+    if args.query_level is not None:
+        if not 1 <= args.query_level <= 1000:
+            raise UsageError("--query-level takes 1 to 1000 sessions")
+        raw, note = session_candidates(store.workspace, args.query_level)
+    else:
+        raw, note = mining.extract_candidates(_read_text(args.text)), ""
     if not raw:
-        return failure("ENGRAM_VALIDATION", "no explicit knowledge lines found in the text", written=False)
+        return failure(
+            "ENGRAM_VALIDATION",
+            "no explicit knowledge lines found" + (f" ({note})" if note else ""),
+            written=False,
+        )
     entries, redactions = writer.draft(store, raw)
     if not args.force:
-        return writes.token_outcome(writer.store_proposal(store, entries, redactions, "save_session"))
+        outcome = writes.token_outcome(writer.store_proposal(store, entries, redactions, "save_session"))
+        return Outcome(True, (note + "\n" if note else "") + outcome.text, outcome.data)
     adds = [e for e in entries if e["verdict"]["kind"] == "ADD"]
     rest = [dict(e, n=n) for n, e in enumerate((e for e in entries if e["verdict"]["kind"] != "ADD"), 1)]
     outcome = writes.report_outcome(writer.apply_entries(store, adds) if adds else writer.CommitReport())
@@ -150,6 +168,65 @@ def _gc(args: argparse.Namespace, store: Store) -> Outcome:
     return Outcome(True, text, {"removed": removed})
 
 
+def _results(results: list[Result], data_key: str = "results") -> Outcome:
+    lines = [r.line() + (("\n" + r.diff.rstrip("\n")) if r.diff else "") for r in results]
+    data = {
+        data_key: [
+            {"target": r.target, "file": r.file, "action": r.action, "message": r.message} for r in results
+        ]
+    }
+    failed = [r for r in results if r.failed]
+    if failed:
+        return Outcome(False, "\n".join(lines), data, tuple(("ENGRAM_HOST", r.line()) for r in failed))
+    return Outcome(True, "\n".join(lines) or "nothing to do", data)
+
+
+def _link(args: argparse.Namespace, store: Store) -> Outcome:
+    return _results(
+        link_host(
+            args.target,
+            store.workspace,
+            global_=args.global_,
+            force=args.force,
+            dry_run=args.dry_run,
+            no_hook=args.no_hook,
+        )
+    )
+
+
+def _unlink(args: argparse.Namespace, store: Store) -> Outcome:
+    return _results(
+        unlink_host(
+            args.target, store.workspace, global_=args.global_, force=args.force, dry_run=args.dry_run
+        )
+    )
+
+
+def _upgrade(args: argparse.Namespace, store: Store) -> Outcome:
+    return _results(upgrade_hosts(store.workspace, dry_run=args.dry_run))
+
+
+def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
+    linked, findings = doctor(store.workspace)
+    lines = [f"linked: {line}" for line in linked] or [
+        "no host config has an engram entry yet (see `engram link`)"
+    ]
+    lines += [f.line() for f in findings]
+    data = {
+        "linked": linked,
+        "findings": [{"code": f.code, "file": f.file, "message": f.message, "fix": f.fix} for f in findings],
+    }
+    if findings:
+        return Outcome(
+            False, "\n".join(lines), data, tuple((f.code, f"{f.file}: {f.message}") for f in findings)
+        )
+    return Outcome(True, "\n".join([*lines, "OK: nothing to fix."]), data)
+
+
+def _hook(args: argparse.Namespace, store: Store) -> Outcome:
+    raise AssertionError("handled in main")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="engram", description="Local, git-friendly memory for coding agents."
@@ -185,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--objective", help="session objective (default $ENGRAM_SESSION_OBJECTIVE)")
     session = command("save-session", _save_session, "propose knowledge lines from session text")
     session.add_argument("--text", metavar="FILE", help="the session text, or - for stdin")
+    session.add_argument(
+        "--query-level", type=int, metavar="N", help="mine the last N host sessions of this workspace"
+    )
     session.add_argument("--force", action="store_true", help="write the ADDs now; defer the rest for review")
     commit = command("commit", _commit, "write the approved candidates of a proposal")
     commit.add_argument("token")
@@ -197,12 +277,30 @@ def build_parser() -> argparse.ArgumentParser:
     promote.add_argument("id")
     promote.add_argument("--type", help="durable type (default: the note's, else fact)")
     command("gc", _gc, "remove expired working notes")
+    link = command("link", _link, "register engram-mcp with a host (workspace scope by default)")
+    link.add_argument("target", choices=TARGETS)
+    link.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
+    link.add_argument("--force", action="store_true", help="replace an `engram` entry that is not ours")
+    link.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    link.add_argument("--no-hook", action="store_true", help="claude: no SessionStart hook")
+    unlink = command("unlink", _unlink, "remove engram's entry from a host config")
+    unlink.add_argument("target", choices=TARGETS)
+    unlink.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
+    unlink.add_argument("--force", action="store_true", help="also remove an `engram` entry that is not ours")
+    unlink.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    upgrade = command("upgrade", _upgrade, "re-pin every engram entry to this installation")
+    upgrade.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    command("doctor", _doctor, "check every host config for engram (exit 1 when something needs fixing)")
+    hook = command("hook", _hook, "host hooks: `engram hook session-start` (Claude Code SessionStart)")
+    hook.add_argument("event", choices=["session-start"])
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "hook":
+        return session_start(args.workspace)  # never fails the host's session start
     read_only = os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
     store = Store(find_workspace(Path.cwd(), args.workspace), read_only=read_only)
     try:

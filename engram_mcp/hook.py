@@ -36,7 +36,9 @@ def _hook_input(stream: IO[str]) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def session_start(workspace_arg: str | None = None, stdin: IO[str] = sys.stdin, out: IO[str] = sys.stdout) -> int:
+def session_start(
+    workspace_arg: str | None = None, stdin: IO[str] = sys.stdin, out: IO[str] = sys.stdout
+) -> int:
     try:
         from store.store import Store
         from store.workspace import find_workspace
@@ -55,5 +57,7 @@ def session_start(workspace_arg: str | None = None, stdin: IO[str] = sys.stdin, 
             out.write(f"engram note: {code}: {message}\n")
         out.write(f"engram: loaded {shown} memories ({result.tokens} tokens) index {index}\n")
     except Exception as exc:  # the host's session start must never fail because of engram
-        out.write(f"engram: session-start skipped ({type(exc).__name__}: {str(exc)[:200]}); run `engram doctor`\n")
+        out.write(
+            f"engram: session-start skipped ({type(exc).__name__}: {str(exc)[:200]}); run `engram doctor`\n"
+        )
     return 0

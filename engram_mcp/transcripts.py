@@ -128,3 +128,15 @@ def recent_sessions(workspace: Path, count: int, env: Mapping[str, str] = os.env
         mined.sessions.append(f"{host}:{path.name}")
         mined.texts.extend(said)
     return mined
+
+
+def session_candidates(workspace: Path, count: int) -> tuple[list[dict[str, Any]], str]:
+    """Candidates mined from the human's lines in the last `count` host sessions, and a summary."""
+    from store.mining import extract_candidates
+
+    mined = recent_sessions(workspace, count)
+    raw = extract_candidates("\n".join(mined.texts))
+    note = f"read {len(mined.sessions)} session(s)"
+    if mined.skipped_lines:
+        note += f", skipped {mined.skipped_lines} unreadable line(s)"
+    return raw, note

@@ -10,6 +10,7 @@ from engram_mcp import writes
 from engram_mcp.outcome import Outcome, failure
 from engram_mcp.schemas import MEMORY_ID, SCOPES, data, envelope, obj, text
 from engram_mcp.tools.base import Flags
+from engram_mcp.transcripts import session_candidates
 from protocol.spec import CallContext, Elicit, ElicitAnswer, Tool, ToolResult, ToolReturn
 from store import mining, notes, writer
 from store.errors import StoreError
@@ -35,8 +36,15 @@ SAVE_INPUT = obj(
     ("candidates",),
 )
 SAVE_SESSION_INPUT = obj(
-    {"text": text("Session text (notes, transcript) to mine for explicit knowledge lines", 200000, 1)},
-    ("text",),
+    {
+        "text": text("Session text (notes, transcript) to mine for explicit knowledge lines", 200000, 1),
+        "query_level": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "Instead of text: mine the last N Claude Code / Codex sessions of this workspace",
+        },
+    }
 )
 COMMIT_INPUT = obj(
     {
@@ -152,12 +160,20 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
         return writes.proposal_flow(store, entries, redactions, "save")
 
     def save_session(args: dict[str, Any]) -> writes.Flow | Outcome:
-        raw = mining.extract_candidates(args["text"])
+        if ("text" in args) == ("query_level" in args):
+            return failure("ENGRAM_VALIDATION", "pass exactly one of `text` and `query_level`", written=False)
+        note = ""
+        if "text" in args:
+            raw = mining.extract_candidates(args["text"])
+        else:
+            raw, note = session_candidates(store.workspace, args["query_level"])
         if not raw:
             return failure(
                 "ENGRAM_VALIDATION",
                 "no explicit knowledge lines found (decisions, rules with always/never/must, gotchas, "
-                "'remember …'); call engram_save with candidates instead",
+                "'remember …')"
+                + (f"; {note}" if note else "")
+                + "; call engram_save with candidates instead",
                 written=False,
             )
         entries, redactions = writer.draft(store, raw)
@@ -186,8 +202,9 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             name="engram_save_session",
             title="Propose memories from session text",
             description=(
-                "Mine session text for explicit knowledge lines (decisions, always/never rules, gotchas, "
-                "'remember …') and propose them like engram_save. Writes nothing."
+                "Mine session text, or the human's messages in the last `query_level` Claude Code / Codex "
+                "sessions of this workspace, for explicit knowledge lines (decisions, always/never rules, "
+                "gotchas, 'remember …') and propose them like engram_save. Writes nothing."
             ),
             input_schema=SAVE_SESSION_INPUT,
             output_schema=PROPOSAL_OUTPUT,

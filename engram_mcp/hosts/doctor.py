@@ -1,0 +1,146 @@
+"""`engram doctor` and `engram upgrade` over every known host file (SPEC §8)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engram_mcp.hosts import codex_toml
+from engram_mcp.hosts.command import is_current, resolve
+from engram_mcp.hosts.link import (
+    HostError,
+    Result,
+    current_entry,
+    entry_is_ours,
+    hook_installed,
+    link_file,
+    link_hook,
+    read,
+)
+from engram_mcp.hosts.targets import HostFile, claude_settings, known_files
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    file: str
+    message: str
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.code}  {self.file}: {self.message}. Fix: {self.fix}"
+
+
+def _command_of(host: HostFile, entry: Mapping[str, Any]) -> tuple[Any, list[Any]]:
+    command = entry.get("command")
+    if host.target == "opencode" and isinstance(command, list) and command:
+        return command[0], list(command[1:])
+    args = entry.get("args")
+    return command, list(args) if isinstance(args, list) else []
+
+
+def check_file(host: HostFile, workspace: Path) -> tuple[bool, list[Finding]]:
+    """(engram entry present, findings) for one host file."""
+    link_hint = f"engram link {host.target}" + (" --global" if host.scope == "global" else "")
+    try:
+        text = read(host.path)
+        entry = current_entry(host, text)
+    except HostError as exc:
+        return False, [Finding("host.parse_error", host.shown, exc.message, "fix the syntax error by hand")]
+    if entry is None:
+        return False, []
+    if not entry_is_ours(host, entry):
+        return True, [
+            Finding(
+                "host.foreign",
+                host.shown,
+                f"the `engram` entry runs {entry.get('command')!r}, another tool's server",
+                f"rename or remove it, or replace it with `{link_hint} --force`",
+            )
+        ]
+    findings = []
+    command, args = _command_of(host, entry)
+    if not isinstance(command, str) or resolve(command) is None:
+        findings.append(
+            Finding(
+                "host.command_missing",
+                host.shown,
+                f"command {command!r} does not exist",
+                f"run `engram upgrade` or `{link_hint}`",
+            )
+        )
+    elif not is_current(command, args):
+        findings.append(
+            Finding(
+                "host.pin_stale",
+                host.shown,
+                f"command {command!r} is not this engram installation",
+                "run `engram upgrade`",
+            )
+        )
+    if host.target == "gemini" and entry.get("trust") is True:
+        findings.append(
+            Finding(
+                "host.gemini_trust",
+                host.shown,
+                "mcpServers.engram sets trust: true, which skips the approval prompt for engram_commit",
+                f'remove `"trust": true` from mcpServers.engram in {host.shown}',
+            )
+        )
+    if host.target == "codex" and text is not None:
+        tools = entry.get("tools") if isinstance(entry.get("tools"), dict) else {}
+        mode = (tools.get("engram_commit") or {}).get("approval_mode") if isinstance(tools, dict) else None
+        if mode != "approve" or not codex_toml.has_block(text):
+            findings.append(
+                Finding(
+                    "host.codex_approval",
+                    host.shown,
+                    'engram_commit is not set to approval_mode = "approve"',
+                    link_hint,
+                )
+            )
+    if host.target == "claude" and host.scope == "workspace":
+        has_hook = hook_installed(claude_settings(workspace))
+        if not has_hook and "--always-load" not in args:
+            findings.append(
+                Finding(
+                    "host.hook_missing",
+                    ".claude/settings.json",
+                    "no engram SessionStart hook",
+                    "run `engram link claude`",
+                )
+            )
+    return True, findings
+
+
+def doctor(workspace: Path, env: Mapping[str, str] = os.environ) -> tuple[list[str], list[Finding]]:
+    """(files with an engram entry, findings) across every known host file."""
+    linked: list[str] = []
+    findings: list[Finding] = []
+    for host in known_files(workspace, env):
+        present, found = check_file(host, workspace)
+        if present:
+            linked.append(f"{host.target}: {host.shown}")
+        findings.extend(found)
+    return linked, findings
+
+
+def upgrade(workspace: Path, *, dry_run: bool = False, env: Mapping[str, str] = os.environ) -> list[Result]:
+    """Re-pin every entry of ours to this installation; other entries are not touched."""
+    results = []
+    for host in known_files(workspace, env):
+        try:
+            entry = current_entry(host, read(host.path))
+        except HostError:
+            continue
+        if entry is None or not entry_is_ours(host, entry):
+            continue
+        _, args = _command_of(host, entry)
+        extra = [a for a in args if isinstance(a, str) and a.startswith("--")]
+        results.append(link_file(host, args=extra, force=False, dry_run=dry_run))
+    if hook_installed(claude_settings(workspace)):
+        results.append(link_hook(workspace, dry_run))
+    return results

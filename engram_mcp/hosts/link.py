@@ -1,0 +1,338 @@
+"""`engram link` / `unlink` / `upgrade`: add, re-pin or remove engram's entry in host configs.
+
+Only engram's entry (Codex: its managed block; Claude: its SessionStart handler) changes;
+every other byte stays. Writes are atomic, keep the file mode, and keep one `.bak` of the
+original on the first change. A file that does not parse is left untouched. An `engram` entry
+that is not ours (another tool uses the same name) is reported and left alone without --force.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from engram_mcp.hosts import codex_toml, jsonc
+from engram_mcp.hosts.command import is_ours, pinned
+from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
+from store.fsutil import write_atomic
+
+NAME: Final = "engram"
+HOOK_MATCHER: Final = "startup|resume|clear|compact"
+HOOK_SUFFIX: Final = "hook session-start"
+
+
+class HostError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(slots=True)
+class Result:
+    """What one command did (or would do, with --dry-run) to one file."""
+
+    target: str
+    file: str
+    action: str
+    """added, updated, unchanged, removed, absent, skipped, printed, foreign, error"""
+    message: str = ""
+    diff: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.action in ("foreign", "error")
+
+    def line(self) -> str:
+        return f"{self.target}: {self.file}: {self.action}" + (f" ({self.message})" if self.message else "")
+
+
+# --- reading and writing one file ------------------------------------------------------------
+def read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise HostError("ENGRAM_HOST_PARSE", "not UTF-8 text; left untouched") from None
+
+
+def current_entry(host: HostFile, text: str | None) -> dict[str, Any] | None:
+    """The parsed engram entry, or None; HostError when the file does not parse."""
+    if text is None or not text.strip():
+        return None
+    try:
+        if host.format == "toml":
+            return codex_toml.entry(text)
+        found = jsonc.get(text, (*host.container, NAME))
+    except (jsonc.JsoncError, codex_toml.TomlError) as exc:
+        line = getattr(exc, "line", None)
+        where = f"line {line}: " if line else ""
+        raise HostError(
+            "ENGRAM_HOST_PARSE", f"{where}{getattr(exc, 'message', exc)}; left untouched"
+        ) from None
+    return found if isinstance(found, dict) else ({"value": found} if found is not None else None)
+
+
+def entry_is_ours(host: HostFile, entry: Mapping[str, Any]) -> bool:
+    command = entry.get("command")
+    if host.target == "opencode" and isinstance(command, list) and command:
+        return is_ours(command[0], command[1:])
+    args = entry.get("args")
+    return is_ours(command, args if isinstance(args, list) else [])
+
+
+def write(host_path: Path, before: str | None, after: str | None) -> None:
+    """Atomic write keeping the mode; one `.bak` of the original on the first change.
+
+    `after` None removes a file engram itself created (no backup is kept of that)."""
+    if after is None:
+        host_path.unlink(missing_ok=True)
+        if not any(host_path.parent.iterdir()):
+            host_path.parent.rmdir()  # the folder link created for it
+        return
+    backup = host_path.with_name(host_path.name + ".bak")
+    mode = None
+    if before is not None:
+        mode = host_path.stat().st_mode & 0o7777
+        if not backup.exists():
+            shutil.copy2(host_path, backup)
+    write_atomic(host_path, after.encode("utf-8"), mode=mode)
+
+
+def diff(path: str, before: str | None, after: str | None) -> str:
+    lines = difflib.unified_diff(
+        (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True), path, path
+    )
+    return "".join(lines)
+
+
+def _finish(
+    host: HostFile, before: str | None, after: str | None, action: str, dry_run: bool, message: str = ""
+) -> Result:
+    if after == before:
+        return Result(host.target, host.shown, "unchanged" if action != "removed" else "absent", message)
+    if not dry_run:
+        host.path.parent.mkdir(parents=True, exist_ok=True)
+        write(host.path, before, after)
+    return Result(host.target, host.shown, action, message, diff(host.shown, before, after))
+
+
+# --- the entry ---------------------------------------------------------------------------------
+def desired_entry(host: HostFile, existing: Mapping[str, Any] | None, args: list[str]) -> dict[str, Any]:
+    command, base_args = pinned("engram-mcp")
+    fresh = host.entry(command, [*base_args, *args])
+    if existing is None:
+        return fresh
+    return {**existing, **fresh}  # keep keys the user added (env, timeout…), re-pin the rest
+
+
+def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) -> Result:
+    try:
+        before = read(host.path)
+        existing = current_entry(host, before)
+    except HostError as exc:
+        return Result(host.target, host.shown, "error", exc.message)
+    if existing is not None and not entry_is_ours(host, existing) and not force:
+        return Result(
+            host.target,
+            host.shown,
+            "foreign",
+            f"an `engram` entry runs {existing.get('command')!r}, not engram-mcp; left alone (use --force to replace it)",
+        )
+    if host.format == "toml":
+        command, base_args = pinned("engram-mcp")
+        text = before or ""
+        if existing is None:
+            after = codex_toml.add(text, command, [*base_args, *args])
+        elif codex_toml.has_block(text):
+            after = codex_toml.replace(text, command, [*base_args, *args])
+        else:
+            return Result(
+                host.target,
+                host.shown,
+                "foreign",
+                "an unmarked [mcp_servers.engram] table exists; remove it by hand",
+            )
+        return _finish(host, before, after, "added" if existing is None else "updated", dry_run)
+    entry = desired_entry(
+        host, existing if existing is not None and entry_is_ours(host, existing) else None, args
+    )
+    if before is None or not before.strip():
+        after = jsonc.new_document(host.container, NAME, entry)
+    else:
+        after = jsonc.set_member(before, host.container, NAME, entry)
+    return _finish(host, before, after, "added" if existing is None else "updated", dry_run)
+
+
+def unlink_file(host: HostFile, *, force: bool, dry_run: bool) -> Result:
+    try:
+        before = read(host.path)
+        existing = current_entry(host, before)
+    except HostError as exc:
+        return Result(host.target, host.shown, "error", exc.message)
+    if existing is None or before is None:
+        return Result(host.target, host.shown, "absent")
+    if not entry_is_ours(host, existing) and not force:
+        return Result(
+            host.target,
+            host.shown,
+            "foreign",
+            f"the `engram` entry runs {existing.get('command')!r}; left alone",
+        )
+    if host.format == "toml":
+        if not codex_toml.has_block(before):
+            return Result(
+                host.target,
+                host.shown,
+                "foreign",
+                "the [mcp_servers.engram] table is not engram's managed block",
+            )
+        after: str | None = codex_toml.remove(before)
+    else:
+        after = jsonc.remove_member(before, host.container, NAME)
+    created_by_us = not host.path.with_name(host.path.name + ".bak").exists()
+    if after is not None and created_by_us and after.strip() in ("", "{}"):
+        after = None  # link created this file; unlink takes it away again
+    return _finish(host, before, after, "removed", dry_run)
+
+
+# --- the Claude SessionStart hook ----------------------------------------------------------
+def hook_command() -> str:
+    command, args = pinned("engram")
+    return " ".join([_quote(command), *args, HOOK_SUFFIX])
+
+
+def _quote(word: str) -> str:
+    return f'"{word}"' if " " in word else word
+
+
+def _is_our_handler(handler: Any) -> bool:
+    command = handler.get("command") if isinstance(handler, dict) else None
+    return isinstance(command, str) and command.endswith(HOOK_SUFFIX) and "engram" in command
+
+
+def _is_our_group(group: Any) -> bool:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(_is_our_handler(h) for h in hooks)
+
+
+def hook_installed(settings: Path) -> bool:
+    try:
+        text = read(settings)
+        groups = jsonc.get(text, ("hooks", "SessionStart")) if text else None
+    except (HostError, jsonc.JsoncError):
+        return False
+    return isinstance(groups, list) and any(_is_our_group(g) for g in groups)
+
+
+def _hook_host(workspace: Path) -> HostFile:
+    return HostFile(
+        "claude", "workspace", claude_settings(workspace), "json", ("hooks",), ".claude/settings.json"
+    )
+
+
+def link_hook(workspace: Path, dry_run: bool) -> Result:
+    host = _hook_host(workspace)
+    group = {
+        "matcher": HOOK_MATCHER,
+        "hooks": [{"type": "command", "command": hook_command(), "timeout": 30}],
+    }
+    try:
+        before = read(host.path)
+        groups = jsonc.get(before, ("hooks", "SessionStart")) if before and before.strip() else None
+    except (HostError, jsonc.JsoncError) as exc:
+        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+    kept = [g for g in groups if not _is_our_group(g)] if isinstance(groups, list) else []
+    if isinstance(groups, list) and len(kept) == len(groups) - 1 and group in groups:
+        return Result("claude", host.shown, "unchanged", "SessionStart hook")
+    value = [*kept, group]
+    if before is None or not before.strip():
+        after = jsonc.new_document(("hooks",), "SessionStart", value)
+    else:
+        after = jsonc.set_member(before, ("hooks",), "SessionStart", value)
+    return _finish(
+        host, before, after, "added" if groups is None else "updated", dry_run, "SessionStart hook"
+    )
+
+
+def unlink_hook(workspace: Path, dry_run: bool) -> Result:
+    host = _hook_host(workspace)
+    try:
+        before = read(host.path)
+        groups = jsonc.get(before, ("hooks", "SessionStart")) if before and before.strip() else None
+    except (HostError, jsonc.JsoncError) as exc:
+        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+    if before is None or not isinstance(groups, list) or not any(_is_our_group(g) for g in groups):
+        return Result("claude", host.shown, "absent", "SessionStart hook")
+    kept = [g for g in groups if not _is_our_group(g)]
+    after: str | None
+    if kept:
+        after = jsonc.set_member(before, ("hooks",), "SessionStart", kept)
+    else:
+        after = jsonc.remove_member(before, ("hooks",), "SessionStart")
+        if after.strip() in ("", "{}") and not host.path.with_name(host.path.name + ".bak").exists():
+            after = None
+    return _finish(host, before, after, "removed", dry_run, "SessionStart hook")
+
+
+# --- commands ----------------------------------------------------------------------------------
+def claude_global_command(always_load: bool) -> str:
+    command, args = pinned("engram-mcp")
+    extra = [*args, "--always-load"] if always_load else args
+    return " ".join(["claude mcp add --scope user", NAME, "--", _quote(command), *extra])
+
+
+def link(
+    target: str,
+    workspace: Path,
+    *,
+    global_: bool = False,
+    force: bool = False,
+    dry_run: bool = False,
+    no_hook: bool = False,
+    env: Mapping[str, str] = os.environ,
+) -> list[Result]:
+    resolved = resolve(target, global_, workspace, env)
+    if isinstance(resolved, Skip):
+        if resolved.message == "claude-global":
+            user_hook = hook_installed(Path(env.get("HOME") or Path.home()) / ".claude" / "settings.json")
+            return [
+                Result(target, "~/.claude.json", "printed", claude_global_command(no_hook and not user_hook))
+            ]
+        return [Result(target, "-", "skipped", resolved.message)]
+    results = []
+    args: list[str] = []
+    if target == "claude":
+        installing_hook = not no_hook
+        if not installing_hook and not hook_installed(claude_settings(workspace)):
+            args = ["--always-load"]
+    results.append(link_file(resolved, args=args, force=force, dry_run=dry_run))
+    if target == "claude" and not no_hook and not results[0].failed:
+        results.append(link_hook(workspace, dry_run))
+    return results
+
+
+def unlink(
+    target: str,
+    workspace: Path,
+    *,
+    global_: bool = False,
+    force: bool = False,
+    dry_run: bool = False,
+    env: Mapping[str, str] = os.environ,
+) -> list[Result]:
+    resolved = resolve(target, global_, workspace, env)
+    if isinstance(resolved, Skip):
+        if resolved.message == "claude-global":
+            return [Result(target, "~/.claude.json", "printed", "claude mcp remove --scope user engram")]
+        return [Result(target, "-", "skipped", resolved.message)]
+    results = [unlink_file(resolved, force=force, dry_run=dry_run)]
+    if target == "claude" and not results[0].failed:
+        results.append(unlink_hook(workspace, dry_run))
+    return results
