@@ -93,8 +93,9 @@ def write(host_path: Path, before: str | None, after: str | None) -> None:
     `after` None removes a file engram itself created (no backup is kept of that)."""
     if after is None:
         host_path.unlink(missing_ok=True)
-        if not any(host_path.parent.iterdir()):
-            host_path.parent.rmdir()  # the folder link created for it
+        folder = host_path.parent
+        if folder.name.startswith(".") and folder != Path.home() and not any(folder.iterdir()):
+            folder.rmdir()  # an emptied host folder such as .claude/ that link created
         return
     backup = host_path.with_name(host_path.name + ".bak")
     mode = None
