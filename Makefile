@@ -23,3 +23,7 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Speed and memory figures (not a test). `make bench ARGS=--quick` finishes in about a minute.
+bench: $(STAMP)
+	$(PY) bench/run.py $(ARGS)

@@ -1,0 +1,71 @@
+"""Synthetic but realistic memory stores for the benchmark (deterministic per size)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+TYPES = ["rule", "decision", "convention", "fact", "procedure", "gotcha", "preference"]
+TAGS = [
+    "python", "typescript", "database", "api", "frontend", "testing", "ci", "deploy", "release", "docs",
+    "security", "tooling", "style", "debugging", "performance", "auth", "billing", "search", "infra", "review",
+]
+TERMS = [
+    "migration", "alembic", "postgres", "index", "query", "cache", "redis", "worker", "queue", "retry",
+    "timeout", "invoice", "tax", "currency", "rounding", "webhook", "stripe", "token", "session", "login",
+    "react", "component", "hook", "state", "vite", "pytest", "fixture", "flaky", "coverage", "lint",
+    "docker", "image", "layer", "kubernetes", "helm", "rollback", "release", "changelog", "semver", "tag",
+    "logging", "metrics", "tracing", "latency", "budget", "schema", "pydantic", "openapi", "client", "server",
+]
+
+
+def _word(rng: random.Random) -> str:
+    if rng.random() < 0.35:
+        return rng.choice(TERMS)
+    consonants, vowels = "bcdfghjklmnprstvwz", "aeiou"
+    return "".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(rng.randint(2, 4)))
+
+
+def _memory(n: int, rng: random.Random, scope: str) -> tuple[str, str]:
+    title = " ".join(_word(rng) for _ in range(rng.randint(4, 8))).capitalize()
+    memory_id = f"m{n:06d}-" + "-".join(title.lower().split()[:3])
+    tags = sorted(set(rng.sample(TAGS, rng.randint(1, 3))))
+    body_lines = []
+    for _ in range(rng.randint(2, 8)):
+        body_lines.append(" ".join(_word(rng) for _ in range(rng.randint(8, 16))) + ".")
+    always = "true" if n % 500 == 7 else "false"
+    text = (
+        f"---\nid: {memory_id}\ntype: {rng.choice(TYPES)}\ntitle: {title}\nscope: {scope}\n"
+        f"tags: [{', '.join(tags)}]\nalways: {always}\nstatus: active\nsupersedes: []\n"
+        f"created: 2026-10-01T10:00:00Z\nupdated: 2026-10-01T10:00:00Z\nsource: save\n---\n"
+        + "\n".join(body_lines)
+        + "\n"
+    )
+    return memory_id, text
+
+
+def build(root: Path, size: int) -> Path:
+    """A workspace with `size` memories (10% user scope) under root/ws-<size>; reused when present."""
+    workspace = root / f"ws-{size}"
+    done = workspace / ".bench-complete"
+    if done.exists():
+        return workspace
+    shutil.rmtree(workspace, ignore_errors=True)
+    rng = random.Random(size)
+    project = workspace / ".engram" / "memory"
+    user = workspace / "home" / "memory"
+    project.mkdir(parents=True)
+    user.mkdir(parents=True)
+    for n in range(size):
+        scope = "user" if n % 10 == 9 else "project"
+        memory_id, text = _memory(n, rng, scope)
+        folder = user if scope == "user" else project
+        (folder / f"{memory_id}.md").write_text(text, encoding="utf-8")
+    done.write_text("ok\n")
+    return workspace
+
+
+def queries(count: int = 20) -> list[str]:
+    rng = random.Random(7)
+    return [" ".join(rng.sample(TERMS, 2)) for _ in range(count)]

@@ -1,0 +1,488 @@
+"""Acceptance: `engram link` / `engram unlink` on realistic host configs (SPEC §8, HOSTS.md).
+
+Every target and scope engram writes gets a realistic "before" file from fixtures/hosts/
+(comments, other servers, other keys, odd indentation, trailing commas, CRLF). The CLI runs
+in-process; HOME is a temp dir (conftest).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram_mcp.cli import main
+from tests.conftest import FIXTURES
+
+HOSTS = FIXTURES / "hosts"
+BANNED = ("uvx", "npx", "pip", "pipx", "pip3")
+HOOK_MATCHER = "startup|resume|clear|compact"
+
+
+# --- helpers (imported by the other host test modules) ---------------------------------------
+_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\r\n]*|/\*.*?\*/|[^"/]+|/', re.DOTALL)
+
+
+def parse_jsonc(text: str) -> Any:
+    """An independent JSONC reader: strip comments outside strings, then trailing commas."""
+    out = []
+    for tok in _JSONC_TOKEN.findall(text):
+        if tok.startswith("//") or tok.startswith("/*"):
+            out.append(" ")
+        else:
+            out.append(tok)
+    stripped = "".join(out)
+    # trailing commas: a comma followed only by whitespace before } or ] (outside strings)
+    pieces = re.split(r'("(?:[^"\\]|\\.)*")', stripped)
+    for i in range(0, len(pieces), 2):
+        pieces[i] = re.sub(r",(\s*[}\]])", r"\1", pieces[i])
+    return json.loads("".join(pieces))
+
+
+def parse(path: Path, fmt: str) -> Any:
+    text = path.read_bytes().decode("utf-8")
+    if fmt == "toml":
+        return tomllib.loads(text)
+    if fmt == "json":
+        return json.loads(text)
+    return parse_jsonc(text)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    rc, out, _ = run(capsys, *argv, "--json")
+    return rc, json.loads(out)
+
+
+def actions(envelope: dict[str, Any]) -> list[str]:
+    return [r["action"] for r in envelope["data"]["results"]]
+
+
+def assert_our_command(command: Any) -> None:
+    """SPEC §8: `engram-mcp`, or an absolute path ending in engram-mcp; never a registry download."""
+    assert isinstance(command, str), command
+    assert Path(command).name not in BANNED
+    assert command == "engram-mcp" or (os.path.isabs(command) and command.endswith("/engram-mcp")), command
+
+
+def assert_our_hook_command(command: Any) -> None:
+    assert isinstance(command, str) and command.endswith(" hook session-start"), command
+    program = command[: -len(" hook session-start")].strip('"')
+    assert Path(program).name not in BANNED
+    assert program == "engram" or (os.path.isabs(program) and program.endswith("/engram")), command
+
+
+def snapshot(*roots: Path, dirs: bool = True) -> dict[str, bytes]:
+    """Every file (and folder, unless dirs=False) under roots, path → bytes; engram's own store
+    folders are left out."""
+    files: dict[str, bytes] = {}
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root.parent).as_posix()
+            if "/.engram" in "/" + rel or "/.config/engram" in "/" + rel:
+                continue
+            if path.is_file():
+                files[rel] = path.read_bytes()
+            elif dirs and path.is_dir():
+                files[rel + "/"] = b""
+    return files
+
+
+def assert_only_inserted(before: str, after: str, needle: str) -> None:
+    """Everything except engram's entry is byte-identical: `after` is `before` plus one inserted
+    span holding the entry (and at most one separate comma), nothing reformatted."""
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    inserted = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        assert tag in ("equal", "insert"), f"{tag}: {before[i1:i2]!r} -> {after[j1:j2]!r}"
+        if tag == "insert":
+            inserted.append(after[j1:j2])
+    with_entry = [chunk for chunk in inserted if needle in chunk]
+    rest = [chunk for chunk in inserted if needle not in chunk]
+    assert len(with_entry) == 1, inserted
+    assert all(chunk.strip() == "," for chunk in rest) and len(rest) <= 1, f"other bytes changed: {rest!r}"
+
+
+# --- the target table ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    id: str
+    target: str
+    global_: bool
+    fixture: str | None
+    """file in fixtures/hosts, or None: no file exists before link"""
+    base: str
+    """ws or home"""
+    rel: str
+    fmt: str
+    container: tuple[str, ...]
+
+    def argv(self) -> list[str]:
+        return [self.target, *(["--global"] if self.global_ else [])]
+
+    def path(self, workspace: Path, home: Path) -> Path:
+        return (workspace if self.base == "ws" else home) / self.rel
+
+    def shown(self) -> str:
+        return self.rel if self.base == "ws" else f"~/{self.rel}"
+
+
+CASES = [
+    Case("claude-ws", "claude", False, "claude-workspace.mcp.json", "ws", ".mcp.json", "json", ("mcpServers",)),
+    Case("codex-global", "codex", True, "codex-global.config.toml", "home", ".codex/config.toml", "toml", ("mcp_servers",)),
+    Case("gemini-ws", "gemini", False, "gemini-workspace.settings.json", "ws", ".gemini/settings.json", "jsonc", ("mcpServers",)),
+    Case("gemini-global", "gemini", True, "gemini-global.settings.json", "home", ".gemini/settings.json", "jsonc", ("mcpServers",)),
+    Case("antigravity-global", "antigravity", True, "antigravity-global.mcp_config.json", "home", ".gemini/config/mcp_config.json", "json", ("mcpServers",)),
+    Case("antigravity-legacy", "antigravity", True, "antigravity-legacy.mcp_config.json", "home", ".gemini/antigravity/mcp_config.json", "json", ("mcpServers",)),
+    Case("cursor-ws", "cursor", False, "cursor-workspace.mcp.json", "ws", ".cursor/mcp.json", "jsonc", ("mcpServers",)),
+    Case("cursor-global-crlf", "cursor", True, "cursor-global.mcp.json", "home", ".cursor/mcp.json", "jsonc", ("mcpServers",)),
+    Case("opencode-ws-jsonc", "opencode", False, "opencode-workspace.opencode.jsonc", "ws", "opencode.jsonc", "jsonc", ("mcp",)),
+    Case("opencode-global-jsonc", "opencode", True, "opencode-global.opencode.jsonc", "home", ".config/opencode/opencode.jsonc", "jsonc", ("mcp",)),
+    Case("opencode-ws-none", "opencode", False, None, "ws", "opencode.json", "jsonc", ("mcp",)),
+    Case("opencode-global-none", "opencode", True, None, "home", ".config/opencode/opencode.json", "jsonc", ("mcp",)),
+    Case("windsurf-global", "windsurf", True, "windsurf-global.mcp_config.json", "home", ".codeium/windsurf/mcp_config.json", "json", ("mcpServers",)),
+    Case("vscode-ws", "vscode", False, "vscode-workspace.mcp.json", "ws", ".vscode/mcp.json", "jsonc", ("servers",)),
+    Case("vscode-global", "vscode", True, "vscode-global.mcp.json", "home", ".config/Code/User/mcp.json", "jsonc", ("servers",)),
+    Case("claude-desktop-global", "claude-desktop", True, "claude-desktop-global.claude_desktop_config.json", "home", ".config/Claude/claude_desktop_config.json", "json", ("mcpServers",)),
+]
+FILE_CASES = [c for c in CASES if c.fixture is not None]
+SETTINGS_FIXTURE = HOSTS / "claude-workspace.settings.json"
+
+
+@pytest.fixture(autouse=True)
+def _linux_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Host paths as on Linux (SPEC §8: ~/.config/Code/User, ~/.config/Claude)."""
+    for name in ("XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "APPDATA", "LOCALAPPDATA"):
+        monkeypatch.delenv(name, raising=False)
+    assert sys.platform.startswith("linux")
+
+
+def place(case: Case, workspace: Path, home: Path) -> tuple[Path, bytes | None]:
+    path = case.path(workspace, home)
+    if case.fixture is None:
+        return path, None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(HOSTS / case.fixture, path)
+    return path, path.read_bytes()
+
+
+def engram_entry(case: Case, data: Any) -> Any:
+    node = data
+    for key in case.container:
+        node = node[key]
+    return node["engram"]
+
+
+def check_entry(case: Case, data: Any) -> dict[str, Any]:
+    entry = engram_entry(case, data)
+    assert isinstance(entry, dict)
+    if case.target == "opencode":
+        assert entry["type"] == "local"
+        assert isinstance(entry["command"], list)
+        assert_our_command(entry["command"][0])
+        assert "args" not in entry and "env" not in entry
+        return entry
+    assert_our_command(entry["command"])
+    assert isinstance(entry.get("args", []), list)
+    assert all(a not in BANNED for a in entry.get("args", []))
+    if case.target == "vscode":
+        assert entry["type"] == "stdio"
+    if case.target == "codex":
+        assert entry["tools"]["engram_commit"]["approval_mode"] == "approve"
+        assert "type" not in entry
+    return entry
+
+
+# --- the round trip --------------------------------------------------------------------------
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_link_twice_then_unlink_restores_the_original_bytes(
+    case: Case, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    path, original = place(case, workspace, private_home)
+    settings = workspace / ".claude" / "settings.json"
+    settings_original = None
+    if case.target == "claude":
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SETTINGS_FIXTURE, settings)
+        settings_original = settings.read_bytes()
+    if original is not None:
+        path.chmod(0o600)
+    untouched_before = {k: v for k, v in snapshot(workspace, private_home, dirs=False).items() if case.rel not in k and "settings.json" not in k}
+
+    rc, env = run_json(capsys, "link", *case.argv())
+    assert rc == 0, env
+    assert actions(env)[0] == "added"
+    linked = path.read_bytes()
+    data = parse(path, case.fmt)
+    check_entry(case, data)
+    if original is not None:
+        # the file mode is kept, one .bak holds the original
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        backups = sorted(p.name for p in path.parent.iterdir() if ".bak" in p.name)
+        assert backups == [path.name + ".bak"]
+        assert path.with_name(path.name + ".bak").read_bytes() == original
+        # everything except engram's entry is byte-identical
+        needle = "mcp_servers.engram" if case.fmt == "toml" else '"engram"'
+        assert_only_inserted(original.decode(), linked.decode(), needle)
+        if b"\r\n" in original:
+            assert linked.count(b"\n") == linked.count(b"\r\n"), "CRLF file got LF line endings"
+    if case.fmt == "toml":
+        lines = linked.decode().splitlines()
+        header = lines.index("[mcp_servers.engram]")
+        assert lines[header - 1].startswith("#"), "the managed block is marked by a TOML comment"
+    if case.target == "claude":
+        hooks = parse(settings, "json")["hooks"]["SessionStart"]
+        ours = [g for g in hooks if any(h.get("command", "").endswith("hook session-start") for h in g["hooks"])]
+        assert len(ours) == 1 and ours[0]["matcher"] == HOOK_MATCHER
+        assert_our_hook_command(ours[0]["hooks"][0]["command"])
+        assert settings_original is not None
+        assert_only_inserted(settings_original.decode(), settings.read_text(), "hook session-start")
+        assert parse(settings, "json")["hooks"]["PostToolUse"] == json.loads(settings_original)["hooks"]["PostToolUse"]
+    if case.id == "antigravity-legacy":
+        assert not (private_home / ".gemini" / "config" / "mcp_config.json").exists()
+
+    # a second link changes nothing
+    settings_linked = settings.read_bytes() if case.target == "claude" else None
+    rc, env = run_json(capsys, "link", *case.argv())
+    assert rc == 0
+    assert set(actions(env)) == {"unchanged"}
+    assert path.read_bytes() == linked
+    if settings_linked is not None:
+        assert settings.read_bytes() == settings_linked
+
+    # unlink restores the original bytes (or removes the file link created)
+    rc, env = run_json(capsys, "unlink", *case.argv())
+    assert rc == 0, env
+    assert actions(env)[0] == "removed"
+    if original is None:
+        assert not path.exists() and not path.with_suffix(".jsonc").exists()
+    else:
+        assert path.read_bytes() == original
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert sorted(p.name for p in path.parent.iterdir() if ".bak" in p.name) == [path.name + ".bak"]
+        assert path.with_name(path.name + ".bak").read_bytes() == original
+    if case.target == "claude":
+        assert settings.read_bytes() == settings_original
+    untouched_after = {k: v for k, v in snapshot(workspace, private_home, dirs=False).items() if case.rel not in k and "settings.json" not in k}
+    assert untouched_after == untouched_before
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.fixture is None], ids=lambda c: c.id)
+def test_link_creates_one_opencode_file_when_none_exists(
+    case: Case, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    folder = case.path(workspace, private_home).parent
+    rc, _, _ = run(capsys, "link", *case.argv())
+    assert rc == 0
+    created = [p for p in (folder / "opencode.json", folder / "opencode.jsonc") if p.exists()]
+    assert len(created) == 1, "exactly one opencode config file"
+    data = parse(created[0], "jsonc")
+    entry = check_entry(case, data)
+    assert entry["command"][0].endswith("engram-mcp")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_dry_run_prints_the_diff_and_writes_nothing(
+    case: Case, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    place(case, workspace, private_home)
+    before = snapshot(workspace, private_home)
+    rc, out, _ = run(capsys, "link", *case.argv(), "--dry-run")
+    assert rc == 0
+    assert "+++" in out and "---" in out
+    added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert any("engram" in line for line in added), out
+    assert snapshot(workspace, private_home) == before
+
+
+def _broken(fmt: str) -> str:
+    if fmt == "toml":
+        return '# codex\nmodel = "gpt-5"\n[mcp_servers.docs\ncommand = "npx"\n'
+    return '{\n  "mcpServers": {\n    "docs": {"command": "npx",, "args": []}\n  }\n}\n'
+
+
+@pytest.mark.parametrize("case", FILE_CASES, ids=lambda c: c.id)
+def test_a_file_that_does_not_parse_is_left_untouched_and_named_with_its_line(
+    case: Case, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    path = case.path(workspace, private_home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_broken(case.fmt))
+    before = snapshot(workspace, private_home)
+    rc, out, err = run(capsys, "link", *case.argv())
+    assert rc == 1
+    assert case.rel in err, err
+    assert re.search(r"\bline 3\b", err), err
+    assert "Traceback" not in out + err
+    assert snapshot(workspace, private_home) == before
+    rc, out, err = run(capsys, "unlink", *case.argv())
+    assert rc == 1 and case.rel in err and re.search(r"\bline 3\b", err), err
+    assert snapshot(workspace, private_home) == before
+
+
+# --- targets with no file in a scope ---------------------------------------------------------
+def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    before = snapshot(workspace, private_home)
+    rc, out, _ = run(capsys, "link", "claude", "--global")
+    assert rc == 0
+    match = re.search(r"claude mcp add --scope user engram -- (\S+)", out)
+    assert match, out
+    assert_our_command(match.group(1).strip('"').rstrip(")"))
+    assert not any(word in out.split() for word in BANNED)
+    assert snapshot(workspace, private_home) == before
+    assert not (private_home / ".claude.json").exists()
+
+
+@pytest.mark.parametrize("target", ["codex", "windsurf", "antigravity", "claude-desktop"])
+def test_targets_without_a_workspace_file_are_skipped_with_a_note(
+    target: str, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    before = snapshot(workspace, private_home)
+    rc, env = run_json(capsys, "link", target)
+    assert rc == 0
+    [result] = env["data"]["results"]
+    assert result["action"] == "skipped"
+    assert "--global" in result["message"] or "user" in result["message"]
+    rc, out, _ = run(capsys, "unlink", target)
+    assert rc == 0 and "skipped" in out
+    assert snapshot(workspace, private_home) == before
+
+
+# --- foreign `engram` entries ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Foreign:
+    case: Case
+    text: str
+    command: str
+    others: tuple[str, ...] = ()
+
+
+def _case(case_id: str) -> Case:
+    return next(c for c in CASES if c.id == case_id)
+
+
+FOREIGN = [
+    Foreign(
+        _case("claude-ws"),
+        '{\n  "mcpServers": {\n    "engram": {\n      "command": "uvx",\n      "args": ["engram-mcp"]\n    },\n'
+        '    "github": {"command": "gh-mcp"}\n  }\n}\n',
+        "uvx",
+        ("github",),
+    ),
+    Foreign(
+        _case("codex-global"),
+        '# other memory tool\n[mcp_servers.engram]\ncommand = "npx"\nargs = ["-y", "other-engram"]\n\n'
+        '[mcp_servers.docs]\ncommand = "docs-mcp"\n',
+        "npx",
+        ("docs",),
+    ),
+    Foreign(
+        _case("cursor-global-crlf"),
+        '{\r\n  // installed by other-engram\r\n  "mcpServers": {\r\n    "engram": { "command": "npx", "args": ["-y", "other-engram"] },\r\n  }\r\n}\r\n',
+        "npx",
+    ),
+    Foreign(
+        _case("gemini-ws"),
+        '{\n\t"mcpServers": {\n\t\t"engram": {"command": "uvx", "args": ["engram-mcp"], "trust": true}\n\t}\n}\n',
+        "uvx",
+    ),
+    Foreign(
+        _case("opencode-ws-jsonc"),
+        '{\n  "mcp": {\n    // someone else\'s engram\n    "engram": {"type": "local", "command": ["uvx", "engram-mcp"]},\n  },\n}\n',
+        "uvx",
+    ),
+    Foreign(
+        _case("vscode-ws"),
+        '{\n    "servers": {\n        "engram": {"type": "stdio", "command": "npx", "args": ["-y", "other-engram"]}\n    }\n}\n',
+        "npx",
+    ),
+]
+
+
+@pytest.mark.parametrize("foreign", FOREIGN, ids=lambda f: f.case.id)
+def test_a_foreign_engram_entry_survives_link_and_unlink_and_force_replaces_it(
+    foreign: Foreign, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    case = foreign.case
+    path = case.path(workspace, private_home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(foreign.text.encode())
+    before = snapshot(workspace, private_home)
+    for verb in ("link", "unlink"):
+        rc, out, err = run(capsys, verb, *case.argv())
+        assert rc == 1, (verb, out, err)
+        assert case.rel in err and foreign.command in err, err
+        assert snapshot(workspace, private_home) == before, verb
+    rc, out, err = run(capsys, "link", *case.argv(), "--force")
+    assert rc == 0, out + err
+    data = parse(path, case.fmt)
+    check_entry(case, data)
+    # the other servers stay
+    assert sorted(k for k in data[case.container[0]] if k != "engram") == sorted(foreign.others)
+
+
+# --- --always-load ---------------------------------------------------------------------------
+def test_no_hook_claude_link_gets_always_load_and_no_hook(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    rc, _, _ = run(capsys, "link", "claude", "--no-hook")
+    assert rc == 0
+    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert entry["args"] == ["--always-load"]
+    assert_our_command(entry["command"])
+    assert not (workspace / ".claude" / "settings.json").exists()
+
+
+def test_claude_link_with_the_hook_writes_no_always_load(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    rc, _, _ = run(capsys, "link", "claude")
+    assert rc == 0
+    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert "--always-load" not in entry.get("args", [])
+    assert (workspace / ".claude" / "settings.json").exists()
+    # a later --no-hook link does not add it while our hook is installed
+    rc, _, _ = run(capsys, "link", "claude", "--no-hook")
+    assert rc == 0
+    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    assert "--always-load" not in entry.get("args", [])
+
+
+@pytest.mark.parametrize("case_id", ["codex-global", "cursor-ws", "cursor-global-crlf", "gemini-ws", "gemini-global", "windsurf-global"])
+def test_other_hosts_never_get_always_load(
+    case_id: str, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    case = _case(case_id)
+    path, _ = place(case, workspace, private_home)
+    rc, _, _ = run(capsys, "link", *case.argv(), "--no-hook")
+    assert rc == 0
+    entry = check_entry(case, parse(path, case.fmt))
+    assert "--always-load" not in entry.get("args", [])
+    assert "--always-load" not in path.read_text()
