@@ -49,7 +49,11 @@ def session_start(
         store = Store(find_workspace(start, workspace_arg), read_only=True)
         objective = os.environ.get("ENGRAM_SESSION_OBJECTIVE", "")
         result, _ = store.load(objective, objective=objective)
-        problems = store.config().diagnostics + tuple((p.code, p.message) for p in store.view().problems[:3])
+        problems = store.config().diagnostics + tuple(
+            (p.code, f"{p.file}: {p.message}") for p in store.view().problems[:3]
+        )
+        if not store.project.root.is_dir():
+            problems += (("ENGRAM_EMPTY", f"no .engram/ in {store.workspace}; run `engram init` there"),)
         shown = len(result.body_keys) + len(result.card_ids)
         index = store.index_hash()[:12]
         out.write(result.text.rstrip("\n") + "\n")

@@ -99,8 +99,22 @@ class Catalog:
     def _scan(self, folder: Path) -> list[tuple[Path, Problem | None]]:
         try:
             entries = list(os.scandir(folder))
-        except (FileNotFoundError, NotADirectoryError):
+        except FileNotFoundError:
             return []
+        except (NotADirectoryError, PermissionError) as exc:
+            reason = (
+                "is not a folder"
+                if isinstance(exc, NotADirectoryError)
+                else "cannot be read (permission denied)"
+            )
+            return [
+                (
+                    folder,
+                    Problem(
+                        "ENGRAM_CORRUPT", self.scope.display(folder), f"{reason}; nothing in it is loaded"
+                    ),
+                )
+            ]
         found: list[tuple[Path, Problem | None]] = []
         for entry in sorted(entries, key=lambda e: e.name):
             name = entry.name

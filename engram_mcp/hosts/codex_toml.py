@@ -16,6 +16,7 @@ its original bytes back. Every result is parsed with tomllib before it may be wr
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Sequence
 from typing import Any, Final
@@ -33,8 +34,8 @@ def loads(text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        raise TomlError(str(exc).split(" (at ")[0], line) from None
+        where = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        raise TomlError(str(exc).split(" (at ")[0], int(where.group(1)) if where else None) from None
 
 
 def _quote(value: str) -> str:
@@ -122,4 +123,20 @@ def remove(text: str) -> str:
         before = ""
     result = before + text[end:]
     loads(result)
+    return result
+
+
+def remove_foreign(text: str) -> str:
+    """Drop `[mcp_servers.engram]` and its sub-tables written by someone else (`--force`)."""
+    kept: list[str] = []
+    dropping = False
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            dropping = stripped.startswith(("[mcp_servers.engram]", "[mcp_servers.engram."))
+        if not dropping:
+            kept.append(line)
+    result = "".join(kept)
+    if entry(result) is not None:
+        raise TomlError("the engram entry is not a [mcp_servers.engram] table; remove it by hand")
     return result

@@ -15,7 +15,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["JsoncError", "get", "loads", "new_document", "remove_member", "set_member"]
+__all__ = [
+    "JsoncError",
+    "append_item",
+    "get",
+    "loads",
+    "new_document",
+    "remove_item",
+    "remove_member",
+    "set_member",
+]
 
 _TOKEN = re.compile(
     r"""(?P<ws>[ \t\r\n]+)
@@ -52,6 +61,7 @@ class _Node:
     end: int
     value: Any
     members: list[_Member] | None = None  # set for objects only
+    elements: list[_Member] | None = None  # set for arrays only (key "" , key span = value start)
 
 
 @dataclass
@@ -141,7 +151,9 @@ class _Parser:
                 key = json.loads(self.text[token[1] : token[2]])
                 members.append(_Member(key, token[1], token[2], self._value()))
             else:
-                items.append(self._value().value)
+                node = self._value()
+                items.append(node.value)
+                members.append(_Member("", node.start, node.start, node))
             if self._peek()[0] == ",":
                 if members:
                     members[-1].comma = self._peek()[1]
@@ -152,7 +164,7 @@ class _Parser:
         end = self.tokens[self.i - 1][2]
         if is_object:
             return _Node(start, end, {m.key: m.value.value for m in members}, members)
-        return _Node(start, end, items)
+        return _Node(start, end, items, elements=members)
 
 
 def _parse(text: str) -> _Doc:
@@ -244,15 +256,15 @@ def _dumps_compact(value: Any, sep: str, colon: str) -> str:
     return json.dumps(value, ensure_ascii=False, separators=("," + sep, colon))
 
 
-def _insert(doc: _Doc, obj: _Node, key: str, value: Any) -> str:
+def _insert(doc: _Doc, obj: _Node, key: str | None, value: Any) -> str:
+    """Add a member to an object, or (key None) an element to the end of an array."""
     text, style = doc.text, _Style(doc)
-    members = obj.members or []
-    key_json = json.dumps(key, ensure_ascii=False)
+    members = (obj.members if key is not None else obj.elements) or []
     if (members and "\n" not in text[obj.start : obj.end]) or (
         not members and style.one_line and obj is not doc.root
     ):
-        sep, colon = _compact(text, obj if members else doc.root or obj)
-        member = key_json + colon + _dumps_compact(value, sep, colon)
+        sep, colon = _compact(text, obj if members and key is not None else doc.root or obj)
+        member = _prefix(key, colon) + _dumps_compact(value, sep, colon)
         if not members:
             return text[: obj.start + 1] + member + text[obj.start + 1 :]
         last = members[-1]
@@ -262,7 +274,7 @@ def _insert(doc: _Doc, obj: _Node, key: str, value: Any) -> str:
     if not members:
         outer = _line_indent(text, obj.start)
         indent = outer + style.unit
-        member = key_json + ": " + style.render(value, indent)
+        member = _prefix(key, ": ") + style.render(value, indent)
         inside = [c for c in doc.comments if obj.start < c[0] < obj.end]
         if obj.end - obj.start == 2:
             return text[: obj.start + 1] + style.nl + indent + member + style.nl + outer + text[obj.end - 1 :]
@@ -271,13 +283,17 @@ def _insert(doc: _Doc, obj: _Node, key: str, value: Any) -> str:
     last = members[-1]
     own = _own_line_break(text, last.key_start) is not None
     indent = _line_indent(text, last.key_start) if own else _line_indent(text, obj.start) + style.unit
-    member = key_json + ": " + style.render(value, indent)
+    member = _prefix(key, ": ") + style.render(value, indent)
     if last.comma is not None:
         at = _line_tail(text, last.comma + 1)
         return text[:at] + style.nl + indent + member + "," + text[at:]
     at = _line_tail(text, last.value.end)
     end = last.value.end
     return text[:end] + "," + text[end:at] + style.nl + indent + member + text[at:]
+
+
+def _prefix(key: str | None, colon: str) -> str:
+    return "" if key is None else json.dumps(key, ensure_ascii=False) + colon
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -321,8 +337,8 @@ def set_member(text: str, path: Sequence[str], key: str, value: Any) -> str:
 
 
 def _cut(text: str, obj: _Node, member: _Member) -> str:
-    """Remove one member with its separating comma (and its own line when it has one)."""
-    members = obj.members or []
+    """Remove one member (or array element) with its separating comma (and its own line)."""
+    members = obj.members if obj.members is not None else obj.elements or []
     index = next(i for i, m in enumerate(members) if m is member)
     prev = members[index - 1] if index > 0 else None
     brk = _own_line_break(text, member.key_start)
@@ -363,6 +379,31 @@ def remove_member(text: str, path: Sequence[str], key: str) -> str:
         return remove_member(text, path[:-1], path[-1])
     if not text[obj.start + 1 : obj.end - 1].strip():
         return text[: obj.start] + "{}" + text[obj.end :]
+    return text
+
+
+def _array(text: str, path: Sequence[str]) -> tuple[_Doc, _Node]:
+    doc = _parse(text)
+    node = _walk(doc, path)
+    if node is None or node.elements is None:
+        raise JsoncError.at(text, 0 if node is None else node.start, f"{'.'.join(path)} is not an array")
+    return doc, node
+
+
+def append_item(text: str, path: Sequence[str], value: Any) -> str:
+    """Add `value` at the end of the array at `path`; other bytes stay."""
+    doc, node = _array(text, path)
+    return _insert(doc, node, None, value)
+
+
+def remove_item(text: str, path: Sequence[str], index: int) -> str:
+    """Remove element `index` of the array at `path`: the exact inverse of `append_item`."""
+    _, node = _array(text, path)
+    assert node.elements is not None
+    text = _cut(text, node, node.elements[index])
+    _, node = _array(text, path)
+    if not node.elements and not text[node.start + 1 : node.end - 1].strip():
+        return text[: node.start] + "[]" + text[node.end :]  # append_item expanded an empty []
     return text
 
 

@@ -149,17 +149,15 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
     if host.format == "toml":
         command, base_args = pinned("engram-mcp")
         text = before or ""
-        if existing is None:
-            after = codex_toml.add(text, command, [*base_args, *args])
-        elif codex_toml.has_block(text):
-            after = codex_toml.replace(text, command, [*base_args, *args])
-        else:
-            return Result(
-                host.target,
-                host.shown,
-                "foreign",
-                "an unmarked [mcp_servers.engram] table exists; remove it by hand",
-            )
+        try:
+            if existing is not None and codex_toml.has_block(text):
+                after = codex_toml.replace(text, command, [*base_args, *args])
+            elif existing is not None:  # unmarked or foreign (--force): rewrite it as our block
+                after = codex_toml.add(codex_toml.remove_foreign(text), command, [*base_args, *args])
+            else:
+                after = codex_toml.add(text, command, [*base_args, *args])
+        except codex_toml.TomlError as exc:
+            return Result(host.target, host.shown, "error", f"{exc}; left untouched")
         return _finish(host, before, after, "added" if existing is None else "updated", dry_run)
     entry = desired_entry(
         host, existing if existing is not None and entry_is_ours(host, existing) else None, args
@@ -238,7 +236,12 @@ def _hook_host(workspace: Path) -> HostFile:
     )
 
 
+def _hook_groups(text: str | None) -> Any:
+    return jsonc.get(text, ("hooks", "SessionStart")) if text and text.strip() else None
+
+
 def link_hook(workspace: Path, dry_run: bool) -> Result:
+    """Add (or re-pin) engram's SessionStart group; other groups keep their bytes."""
     host = _hook_host(workspace)
     group = {
         "matcher": HOOK_MATCHER,
@@ -246,17 +249,20 @@ def link_hook(workspace: Path, dry_run: bool) -> Result:
     }
     try:
         before = read(host.path)
-        groups = jsonc.get(before, ("hooks", "SessionStart")) if before and before.strip() else None
+        groups = _hook_groups(before)
     except (HostError, jsonc.JsoncError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
-    kept = [g for g in groups if not _is_our_group(g)] if isinstance(groups, list) else []
-    if isinstance(groups, list) and len(kept) == len(groups) - 1 and group in groups:
+    if isinstance(groups, list) and group in groups:
         return Result("claude", host.shown, "unchanged", "SessionStart hook")
-    value = [*kept, group]
     if before is None or not before.strip():
-        after = jsonc.new_document(("hooks",), "SessionStart", value)
+        after = jsonc.new_document(("hooks",), "SessionStart", [group])
+    elif not isinstance(groups, list):
+        after = jsonc.set_member(before, ("hooks",), "SessionStart", [group])
     else:
-        after = jsonc.set_member(before, ("hooks",), "SessionStart", value)
+        after = before
+        for index in reversed([i for i, g in enumerate(groups) if _is_our_group(g)]):
+            after = jsonc.remove_item(after, ("hooks", "SessionStart"), index)  # a stale pin
+        after = jsonc.append_item(after, ("hooks", "SessionStart"), group)
     return _finish(
         host, before, after, "added" if groups is None else "updated", dry_run, "SessionStart hook"
     )
@@ -266,19 +272,22 @@ def unlink_hook(workspace: Path, dry_run: bool) -> Result:
     host = _hook_host(workspace)
     try:
         before = read(host.path)
-        groups = jsonc.get(before, ("hooks", "SessionStart")) if before and before.strip() else None
+        groups = _hook_groups(before)
     except (HostError, jsonc.JsoncError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
     if before is None or not isinstance(groups, list) or not any(_is_our_group(g) for g in groups):
         return Result("claude", host.shown, "absent", "SessionStart hook")
-    kept = [g for g in groups if not _is_our_group(g)]
+    ours = [i for i, g in enumerate(groups) if _is_our_group(g)]
     after: str | None
-    if kept:
-        after = jsonc.set_member(before, ("hooks",), "SessionStart", kept)
-    else:
+    if len(ours) == len(groups):
         after = jsonc.remove_member(before, ("hooks",), "SessionStart")
         if after.strip() in ("", "{}") and not host.path.with_name(host.path.name + ".bak").exists():
             after = None
+    else:
+        text = before
+        for index in reversed(ours):
+            text = jsonc.remove_item(text, ("hooks", "SessionStart"), index)
+        after = text
     return _finish(host, before, after, "removed", dry_run, "SessionStart hook")
 
 

@@ -47,8 +47,7 @@ def test_doctor_flags_gemini_trust_with_the_file_and_the_fix(
     monkeypatch.chdir(workspace)
     write(
         private_home / ".gemini" / "settings.json",
-        '{\n  // mine\n  "mcpServers": {\n    "engram": {"command": %s, "args": [], "trust": true}\n  }\n}\n'
-        % json.dumps(str(ENGRAM_MCP)),
+        f'{{\n  // mine\n  "mcpServers": {{\n    "engram": {{"command": {json.dumps(str(ENGRAM_MCP))}, "args": [], "trust": true}}\n  }}\n}}\n',
     )
     rc, out, err = run(capsys, "doctor")
     assert rc == 1
@@ -122,7 +121,10 @@ def test_doctor_flags_a_claude_entry_without_hook_or_always_load(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(workspace)
-    write(workspace / ".mcp.json", '{"mcpServers": {"engram": {"command": %s}}}\n' % json.dumps(str(ENGRAM_MCP)))
+    write(
+        workspace / ".mcp.json",
+        f'{{"mcpServers": {{"engram": {{"command": {json.dumps(str(ENGRAM_MCP))}}}}}}}\n',
+    )
     rc, env = run_json(capsys, "doctor")
     assert rc == 1
     assert any(code == "host.hook_missing" for code, _ in codes(env))
@@ -130,33 +132,40 @@ def test_doctor_flags_a_claude_entry_without_hook_or_always_load(
 
 # --- upgrade -----------------------------------------------------------------------------------
 def test_upgrade_repins_old_entries_of_ours_and_leaves_the_rest_alone(
-    workspace: Path, private_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    workspace: Path,
+    private_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
     old = tmp_path / "old-venv" / "bin" / "engram-mcp"
-    write(old, "#!/opt/old-venv/bin/python3\nimport sys\nfrom engram_mcp.server import main\nsys.exit(main())\n")
+    write(
+        old, "#!/opt/old-venv/bin/python3\nimport sys\nfrom engram_mcp.server import main\nsys.exit(main())\n"
+    )
     old.chmod(0o755)
     other_server = '"time": {"command": "/opt/tools/bin/mcp-time", "args": ["--tz", "UTC"]}'
     cursor = write(
         private_home / ".cursor" / "mcp.json",
-        "{\n  // user servers\n  \"mcpServers\": {\n    %s,\n    \"engram\": {\"command\": %s, \"args\": [], "
-        "\"env\": {\"ENGRAM_LOG\": \"debug\"}},\n  },\n}\n" % (other_server, json.dumps(str(old))),
+        f'{{\n  // user servers\n  "mcpServers": {{\n    {other_server},\n    "engram": {{"command": {json.dumps(str(old))}, "args": [], '
+        '"env": {"ENGRAM_LOG": "debug"}},\n  },\n}\n',
     )
     vscode = write(
         workspace / ".vscode" / "mcp.json",
-        '{\n    "servers": {\n        "engram": {"type": "stdio", "command": %s, "args": []},\n'
-        '        "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]}\n    }\n}\n'
-        % json.dumps(str(old)),
+        f'{{\n    "servers": {{\n        "engram": {{"type": "stdio", "command": {json.dumps(str(old))}, "args": []}},\n'
+        '        "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]}\n    }\n}\n',
     )
     codex_text = (
         '# codex\nmodel = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n'
-        f'{MARKER}\n[mcp_servers.engram]\ncommand = {json.dumps(str(old))}\nargs = []\n\n'
+        f"{MARKER}\n[mcp_servers.engram]\ncommand = {json.dumps(str(old))}\nargs = []\n\n"
         '[mcp_servers.engram.tools.engram_commit]\napproval_mode = "approve"\n'
     )
     codex = write(private_home / ".codex" / "config.toml", codex_text)
     untouched = write(
         private_home / ".gemini" / "settings.json",
-        '{"mcpServers": {"helper": {"command": %s}}}\n' % json.dumps(str(old.with_name("helper"))),
+        '{{"mcpServers": {{"helper": {{"command": {}}}}}}}\n'.format(
+            json.dumps(str(old.with_name("helper")))
+        ),
     ).read_bytes()
 
     rc, env = run_json(capsys, "doctor")
@@ -174,7 +183,7 @@ def test_upgrade_repins_old_entries_of_ours_and_leaves_the_rest_alone(
     assert cursor_data["engram"]["env"] == {"ENGRAM_LOG": "debug"}
     assert other_server in cursor_text and "// user servers" in cursor_text
     vscode_data = parse_jsonc(vscode.read_text())["servers"]
-    assert_our_command(vscode_data["engram"]["command"]) 
+    assert_our_command(vscode_data["engram"]["command"])
     assert vscode_data["engram"]["type"] == "stdio"
     assert vscode_data["fetch"] == {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]}
     assert '"fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]}' in vscode.read_text()
@@ -182,7 +191,9 @@ def test_upgrade_repins_old_entries_of_ours_and_leaves_the_rest_alone(
     codex_data = tomllib.loads(codex_after)["mcp_servers"]
     assert_our_command(codex_data["engram"]["command"])
     assert codex_data["engram"]["tools"]["engram_commit"]["approval_mode"] == "approve"
-    assert codex_after.startswith('# codex\nmodel = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n' + MARKER)
+    assert codex_after.startswith(
+        '# codex\nmodel = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n' + MARKER
+    )
     assert (private_home / ".gemini" / "settings.json").read_bytes() == untouched
     assert old.exists()
 
@@ -193,7 +204,23 @@ def test_upgrade_repins_old_entries_of_ours_and_leaves_the_rest_alone(
 
 
 # --- hook session-start --------------------------------------------------------------------
-WORDS = "invoice ledger tax refund export webhook stripe postgres migration deploy cache queue retry vat pdf".split()
+WORDS = [
+    "invoice",
+    "ledger",
+    "tax",
+    "refund",
+    "export",
+    "webhook",
+    "stripe",
+    "postgres",
+    "migration",
+    "deploy",
+    "cache",
+    "queue",
+    "retry",
+    "vat",
+    "pdf",
+]
 ALWAYS = {"m0007", "m0500", "m0993"}
 
 
@@ -274,7 +301,9 @@ def test_session_start_reads_the_hook_json_from_stdin(
     assert done.stdout == at_home.stdout
 
 
-def test_session_start_with_a_corrupt_config_still_exits_0_with_one_line_about_it(big_workspace: Path) -> None:
+def test_session_start_with_a_corrupt_config_still_exits_0_with_one_line_about_it(
+    big_workspace: Path,
+) -> None:
     (big_workspace / ".engram" / "config.json").write_text('{ "load": { "budget_tokens": 2000, }\n')
     done = _hook(big_workspace)
     assert done.returncode == 0

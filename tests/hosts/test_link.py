@@ -143,22 +143,150 @@ class Case:
 
 
 CASES = [
-    Case("claude-ws", "claude", False, "claude-workspace.mcp.json", "ws", ".mcp.json", "json", ("mcpServers",)),
-    Case("codex-global", "codex", True, "codex-global.config.toml", "home", ".codex/config.toml", "toml", ("mcp_servers",)),
-    Case("gemini-ws", "gemini", False, "gemini-workspace.settings.json", "ws", ".gemini/settings.json", "jsonc", ("mcpServers",)),
-    Case("gemini-global", "gemini", True, "gemini-global.settings.json", "home", ".gemini/settings.json", "jsonc", ("mcpServers",)),
-    Case("antigravity-global", "antigravity", True, "antigravity-global.mcp_config.json", "home", ".gemini/config/mcp_config.json", "json", ("mcpServers",)),
-    Case("antigravity-legacy", "antigravity", True, "antigravity-legacy.mcp_config.json", "home", ".gemini/antigravity/mcp_config.json", "json", ("mcpServers",)),
-    Case("cursor-ws", "cursor", False, "cursor-workspace.mcp.json", "ws", ".cursor/mcp.json", "jsonc", ("mcpServers",)),
-    Case("cursor-global-crlf", "cursor", True, "cursor-global.mcp.json", "home", ".cursor/mcp.json", "jsonc", ("mcpServers",)),
-    Case("opencode-ws-jsonc", "opencode", False, "opencode-workspace.opencode.jsonc", "ws", "opencode.jsonc", "jsonc", ("mcp",)),
-    Case("opencode-global-jsonc", "opencode", True, "opencode-global.opencode.jsonc", "home", ".config/opencode/opencode.jsonc", "jsonc", ("mcp",)),
+    Case(
+        "claude-ws", "claude", False, "claude-workspace.mcp.json", "ws", ".mcp.json", "json", ("mcpServers",)
+    ),
+    Case(
+        "codex-global",
+        "codex",
+        True,
+        "codex-global.config.toml",
+        "home",
+        ".codex/config.toml",
+        "toml",
+        ("mcp_servers",),
+    ),
+    Case(
+        "gemini-ws",
+        "gemini",
+        False,
+        "gemini-workspace.settings.json",
+        "ws",
+        ".gemini/settings.json",
+        "jsonc",
+        ("mcpServers",),
+    ),
+    Case(
+        "gemini-global",
+        "gemini",
+        True,
+        "gemini-global.settings.json",
+        "home",
+        ".gemini/settings.json",
+        "jsonc",
+        ("mcpServers",),
+    ),
+    Case(
+        "antigravity-global",
+        "antigravity",
+        True,
+        "antigravity-global.mcp_config.json",
+        "home",
+        ".gemini/config/mcp_config.json",
+        "json",
+        ("mcpServers",),
+    ),
+    Case(
+        "antigravity-legacy",
+        "antigravity",
+        True,
+        "antigravity-legacy.mcp_config.json",
+        "home",
+        ".gemini/antigravity/mcp_config.json",
+        "json",
+        ("mcpServers",),
+    ),
+    Case(
+        "cursor-ws",
+        "cursor",
+        False,
+        "cursor-workspace.mcp.json",
+        "ws",
+        ".cursor/mcp.json",
+        "jsonc",
+        ("mcpServers",),
+    ),
+    Case(
+        "cursor-global-crlf",
+        "cursor",
+        True,
+        "cursor-global.mcp.json",
+        "home",
+        ".cursor/mcp.json",
+        "jsonc",
+        ("mcpServers",),
+    ),
+    Case(
+        "opencode-ws-jsonc",
+        "opencode",
+        False,
+        "opencode-workspace.opencode.jsonc",
+        "ws",
+        "opencode.jsonc",
+        "jsonc",
+        ("mcp",),
+    ),
+    Case(
+        "opencode-global-jsonc",
+        "opencode",
+        True,
+        "opencode-global.opencode.jsonc",
+        "home",
+        ".config/opencode/opencode.jsonc",
+        "jsonc",
+        ("mcp",),
+    ),
     Case("opencode-ws-none", "opencode", False, None, "ws", "opencode.json", "jsonc", ("mcp",)),
-    Case("opencode-global-none", "opencode", True, None, "home", ".config/opencode/opencode.json", "jsonc", ("mcp",)),
-    Case("windsurf-global", "windsurf", True, "windsurf-global.mcp_config.json", "home", ".codeium/windsurf/mcp_config.json", "json", ("mcpServers",)),
-    Case("vscode-ws", "vscode", False, "vscode-workspace.mcp.json", "ws", ".vscode/mcp.json", "jsonc", ("servers",)),
-    Case("vscode-global", "vscode", True, "vscode-global.mcp.json", "home", ".config/Code/User/mcp.json", "jsonc", ("servers",)),
-    Case("claude-desktop-global", "claude-desktop", True, "claude-desktop-global.claude_desktop_config.json", "home", ".config/Claude/claude_desktop_config.json", "json", ("mcpServers",)),
+    Case(
+        "opencode-global-none",
+        "opencode",
+        True,
+        None,
+        "home",
+        ".config/opencode/opencode.json",
+        "jsonc",
+        ("mcp",),
+    ),
+    Case(
+        "windsurf-global",
+        "windsurf",
+        True,
+        "windsurf-global.mcp_config.json",
+        "home",
+        ".codeium/windsurf/mcp_config.json",
+        "json",
+        ("mcpServers",),
+    ),
+    Case(
+        "vscode-ws",
+        "vscode",
+        False,
+        "vscode-workspace.mcp.json",
+        "ws",
+        ".vscode/mcp.json",
+        "jsonc",
+        ("servers",),
+    ),
+    Case(
+        "vscode-global",
+        "vscode",
+        True,
+        "vscode-global.mcp.json",
+        "home",
+        ".config/Code/User/mcp.json",
+        "jsonc",
+        ("servers",),
+    ),
+    Case(
+        "claude-desktop-global",
+        "claude-desktop",
+        True,
+        "claude-desktop-global.claude_desktop_config.json",
+        "home",
+        ".config/Claude/claude_desktop_config.json",
+        "json",
+        ("mcpServers",),
+    ),
 ]
 FILE_CASES = [c for c in CASES if c.fixture is not None]
 SETTINGS_FIXTURE = HOSTS / "claude-workspace.settings.json"
@@ -211,7 +339,11 @@ def check_entry(case: Case, data: Any) -> dict[str, Any]:
 # --- the round trip --------------------------------------------------------------------------
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_link_twice_then_unlink_restores_the_original_bytes(
-    case: Case, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    case: Case,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
     path, original = place(case, workspace, private_home)
@@ -223,7 +355,11 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         settings_original = settings.read_bytes()
     if original is not None:
         path.chmod(0o600)
-    untouched_before = {k: v for k, v in snapshot(workspace, private_home, dirs=False).items() if case.rel not in k and "settings.json" not in k}
+    untouched_before = {
+        k: v
+        for k, v in snapshot(workspace, private_home, dirs=False).items()
+        if case.rel not in k and "settings.json" not in k
+    }
 
     rc, env = run_json(capsys, "link", *case.argv())
     assert rc == 0, env
@@ -248,12 +384,17 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         assert lines[header - 1].startswith("#"), "the managed block is marked by a TOML comment"
     if case.target == "claude":
         hooks = parse(settings, "json")["hooks"]["SessionStart"]
-        ours = [g for g in hooks if any(h.get("command", "").endswith("hook session-start") for h in g["hooks"])]
+        ours = [
+            g for g in hooks if any(h.get("command", "").endswith("hook session-start") for h in g["hooks"])
+        ]
         assert len(ours) == 1 and ours[0]["matcher"] == HOOK_MATCHER
         assert_our_hook_command(ours[0]["hooks"][0]["command"])
         assert settings_original is not None
         assert_only_inserted(settings_original.decode(), settings.read_text(), "hook session-start")
-        assert parse(settings, "json")["hooks"]["PostToolUse"] == json.loads(settings_original)["hooks"]["PostToolUse"]
+        assert (
+            parse(settings, "json")["hooks"]["PostToolUse"]
+            == json.loads(settings_original)["hooks"]["PostToolUse"]
+        )
     if case.id == "antigravity-legacy":
         assert not (private_home / ".gemini" / "config" / "mcp_config.json").exists()
 
@@ -279,13 +420,21 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         assert path.with_name(path.name + ".bak").read_bytes() == original
     if case.target == "claude":
         assert settings.read_bytes() == settings_original
-    untouched_after = {k: v for k, v in snapshot(workspace, private_home, dirs=False).items() if case.rel not in k and "settings.json" not in k}
+    untouched_after = {
+        k: v
+        for k, v in snapshot(workspace, private_home, dirs=False).items()
+        if case.rel not in k and "settings.json" not in k
+    }
     assert untouched_after == untouched_before
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.fixture is None], ids=lambda c: c.id)
 def test_link_creates_one_opencode_file_when_none_exists(
-    case: Case, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    case: Case,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
     folder = case.path(workspace, private_home).parent
@@ -300,7 +449,11 @@ def test_link_creates_one_opencode_file_when_none_exists(
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_dry_run_prints_the_diff_and_writes_nothing(
-    case: Case, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    case: Case,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
     place(case, workspace, private_home)
@@ -321,7 +474,11 @@ def _broken(fmt: str) -> str:
 
 @pytest.mark.parametrize("case", FILE_CASES, ids=lambda c: c.id)
 def test_a_file_that_does_not_parse_is_left_untouched_and_named_with_its_line(
-    case: Case, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    case: Case,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
     path = case.path(workspace, private_home)
@@ -357,7 +514,11 @@ def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
 
 @pytest.mark.parametrize("target", ["codex", "windsurf", "antigravity", "claude-desktop"])
 def test_targets_without_a_workspace_file_are_skipped_with_a_note(
-    target: str, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    target: str,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
     before = snapshot(workspace, private_home)
@@ -424,7 +585,11 @@ FOREIGN = [
 
 @pytest.mark.parametrize("foreign", FOREIGN, ids=lambda f: f.case.id)
 def test_a_foreign_engram_entry_survives_link_and_unlink_and_force_replaces_it(
-    foreign: Foreign, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    foreign: Foreign,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
     case = foreign.case
@@ -474,9 +639,16 @@ def test_claude_link_with_the_hook_writes_no_always_load(
     assert "--always-load" not in entry.get("args", [])
 
 
-@pytest.mark.parametrize("case_id", ["codex-global", "cursor-ws", "cursor-global-crlf", "gemini-ws", "gemini-global", "windsurf-global"])
+@pytest.mark.parametrize(
+    "case_id",
+    ["codex-global", "cursor-ws", "cursor-global-crlf", "gemini-ws", "gemini-global", "windsurf-global"],
+)
 def test_other_hosts_never_get_always_load(
-    case_id: str, workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    case_id: str,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
     case = _case(case_id)
@@ -486,3 +658,25 @@ def test_other_hosts_never_get_always_load(
     entry = check_entry(case, parse(path, case.fmt))
     assert "--always-load" not in entry.get("args", [])
     assert "--always-load" not in path.read_text()
+
+
+def test_claude_link_without_prior_settings_round_trips_and_removes_the_hook_file(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    case = _case("claude-ws")
+    path, original = place(case, workspace, private_home)
+    before = snapshot(workspace, private_home)
+    rc, env = run_json(capsys, "link", "claude")
+    assert rc == 0 and actions(env) == ["added", "added"]
+    hooks = json.loads((workspace / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"]
+    assert [g["matcher"] for g in hooks] == [HOOK_MATCHER]
+    assert_our_hook_command(hooks[0]["hooks"][0]["command"])
+    rc, env = run_json(capsys, "link", "claude")
+    assert rc == 0 and actions(env) == ["unchanged", "unchanged"]
+    rc, env = run_json(capsys, "unlink", "claude")
+    assert rc == 0 and actions(env) == ["removed", "removed"]
+    assert path.read_bytes() == original
+    after = snapshot(workspace, private_home)
+    assert {k: v for k, v in after.items() if not k.endswith(".bak")} == before
+    assert not (workspace / ".claude").exists()
