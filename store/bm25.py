@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Hashable, Iterable
 from typing import Any, Final
 
+import orjson
+
 K1: Final = 1.5
 B: Final = 0.75
 EPSILON: Final = 0.25
@@ -33,6 +35,7 @@ class InvertedIndex:
         self._post_tfs: list[array[int]] = []
         self._total_len = 0
         self._avg_idf: float | None = None
+        self._tags: dict[Hashable, str] = {}
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -40,10 +43,18 @@ class InvertedIndex:
     def __contains__(self, key: Hashable) -> bool:
         return key in self._slot
 
-    def add(self, key: Hashable, tokens: Iterable[str]) -> None:
+    def tag(self, key: Hashable) -> str | None:
+        """The tag (content hash) the document was indexed with."""
+        return self._tags.get(key)
+
+    def documents(self) -> list[Hashable]:
+        return list(self._slot)
+
+    def add(self, key: Hashable, tokens: Iterable[str], tag: str = "") -> None:
         """Index a document (replacing any document under the same key)."""
         if key in self._slot:
             self.remove(key)
+        self._tags[key] = tag
         counts = Counter(tokens)
         slot = self._free.pop() if self._free else len(self._keys)
         if slot == len(self._keys):
@@ -73,6 +84,7 @@ class InvertedIndex:
 
     def remove(self, key: Hashable) -> None:
         slot = self._slot.pop(key, None)
+        self._tags.pop(key, None)
         if slot is None:
             return
         terms = self._doc_terms[slot]
@@ -130,3 +142,69 @@ class InvertedIndex:
         keep = values > 0
         keys = self._keys
         return [(keys[int(s)], float(v)) for s, v in zip(candidates[keep], values[keep], strict=True)]
+
+
+_MAGIC: Final = b"ENGRAM-BM25-1\n"
+
+
+def dump(index: InvertedIndex) -> bytes:
+    """The index as bytes: a JSON header (keys, tags, vocabulary, sizes) and raw arrays."""
+    vocab = [""] * len(index._term_id)
+    for term, tid in index._term_id.items():
+        vocab[tid] = term
+    header = {
+        "keys": [list(k) if isinstance(k, tuple) else k for k in index._keys],
+        "tags": [index._tags.get(k) if k is not None else None for k in index._keys],
+        "vocab": vocab,
+        "post": [len(p) for p in index._post_docs],
+        "terms": [0 if t is None else len(t) for t in index._doc_terms],
+        "free": index._free,
+    }
+    head = orjson.dumps(header)
+    parts = [_MAGIC, len(head).to_bytes(8, "little"), head, index._doc_len.tobytes(), index._df.tobytes()]
+    parts += [p.tobytes() for p in index._post_docs]
+    parts += [p.tobytes() for p in index._post_tfs]
+    parts += [t.tobytes() for t in index._doc_terms if t is not None]
+    return b"".join(parts)
+
+
+def load(data: bytes) -> InvertedIndex:
+    """The inverse of `dump`; ValueError for anything that does not add up."""
+    if not data.startswith(_MAGIC):
+        raise ValueError("not an engram search index")
+    at = len(_MAGIC)
+    size = int.from_bytes(data[at : at + 8], "little")
+    header = orjson.loads(data[at + 8 : at + 8 + size])
+    at += 8 + size
+    view = memoryview(data)
+
+    def take(count: int) -> array[int]:
+        nonlocal at
+        chunk = array("I")
+        end = at + 4 * count
+        if end > len(data):
+            raise ValueError("truncated search index")
+        chunk.frombytes(view[at:end])
+        at = end
+        return chunk
+
+    keys = [tuple(k) if isinstance(k, list) else k for k in header["keys"]]
+    index = InvertedIndex()
+    index._keys = keys
+    index._doc_len = take(len(keys))
+    index._df = take(len(header["vocab"]))
+    index._post_docs = [take(n) for n in header["post"]]
+    index._post_tfs = [take(n) for n in header["post"]]
+    index._doc_terms = [
+        take(n) if k is not None else None for k, n in zip(keys, header["terms"], strict=True)
+    ]
+    if at != len(data) or len(header["post"]) != len(header["vocab"]):
+        raise ValueError("search index sizes do not add up")
+    if any(p and max(p) >= len(keys) for p in index._post_docs):
+        raise ValueError("search index postings point past its documents")
+    index._term_id = {term: tid for tid, term in enumerate(header["vocab"])}
+    index._slot = {k: slot for slot, k in enumerate(keys) if k is not None}
+    index._tags = {k: t for k, t in zip(keys, header["tags"], strict=True) if k is not None}
+    index._free = [int(f) for f in header["free"]]
+    index._total_len = sum(index._doc_len)
+    return index

@@ -7,7 +7,9 @@ Timestamps and dates stay strings (no implicit YAML timestamps), YAML aliases ar
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from pathlib import Path
 from typing import Any, Final
 
 import orjson
@@ -40,65 +42,155 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+_FULL_LIMIT: Final = 2048
+_full_cache: OrderedDict[tuple[str, str], tuple[dict[str, Any], str]] = OrderedDict()
+_full_lock = threading.Lock()
+
+RECORD_FIELDS: Final = (
+    "type",
+    "title",
+    "tags",
+    "paths",
+    "roles",
+    "always",
+    "status",
+    "objective",
+    "valid_until",
+    "has_variants",
+)
+
+
 class Memory:
-    """One parsed memory file. `meta` is the whole front matter, unknown keys included."""
+    """One memory: the fields reads need, kept small; front matter and body are read on demand.
 
-    id: str
-    scope: str
-    tier: str
-    meta: dict[str, Any]
-    body: str
-    hash: str
+    `meta` (the whole front matter, unknown keys included) and `body` come from the file when
+    first asked for and are kept in a small shared LRU cache, so a store of 100,000 memories
+    does not hold 100,000 bodies in memory. Equality is identity.
+    """
+
+    __slots__ = ("id", "scope", "tier", "hash", "path", *RECORD_FIELDS, "_full")
+
+    def __init__(
+        self,
+        id: str,
+        scope: str,
+        tier: str,
+        hash: str,
+        *,
+        type: str,
+        title: str,
+        tags: tuple[str, ...] = (),
+        paths: tuple[str, ...] = (),
+        roles: tuple[str, ...] = (),
+        always: bool = False,
+        status: str = "active",
+        objective: str = "",
+        valid_until: str = "",
+        has_variants: bool = False,
+        path: Path | None = None,
+        full: tuple[dict[str, Any], str] | None = None,
+    ) -> None:
+        self.id, self.scope, self.tier, self.hash, self.path = id, scope, tier, hash, path
+        self.type, self.title, self.tags, self.paths, self.roles = type, title, tags, paths, roles
+        self.always, self.status, self.objective, self.valid_until = always, status, objective, valid_until
+        self.has_variants = has_variants
+        self._full = full if path is None else None
+        if path is not None and full is not None:
+            _remember(path, hash, full)
+
+    @classmethod
+    def from_parsed(
+        cls, file_id: str, scope: str, tier: str, meta: dict[str, Any], body: str, path: Path | None = None
+    ) -> Memory:
+        variants = meta.get("variants")
+        return cls(
+            file_id,
+            scope,
+            tier,
+            content_hash(meta, body),
+            type=str(meta.get("type", "")),
+            title=str(meta.get("title", "")),
+            tags=tuple(_strings(meta.get("tags"))),
+            paths=tuple(_strings(meta.get("paths"))),
+            roles=tuple(_strings(meta.get("roles"))),
+            always=meta.get("always") is True,
+            status=str(meta.get("status", "active")),
+            objective=str(meta.get("objective") or ""),
+            valid_until=str(meta.get("valid_until") or ""),
+            has_variants=isinstance(variants, dict) and bool(variants),
+            path=path,
+            full=(meta, body),
+        )
+
+    def record(self) -> list[Any]:
+        """The fields as a JSON-able list (persisted in index.json)."""
+        return [
+            self.hash,
+            *(list(v) if isinstance(v, tuple) else v for v in (getattr(self, f) for f in RECORD_FIELDS)),
+        ]
+
+    @classmethod
+    def from_record(cls, file_id: str, scope: str, tier: str, path: Path, record: list[Any]) -> Memory:
+        values = dict(zip(RECORD_FIELDS, record[1:], strict=True))
+        for key in ("tags", "paths", "roles"):
+            values[key] = tuple(values[key])
+        return cls(file_id, scope, tier, record[0], path=path, **values)
+
+    def full(self) -> tuple[dict[str, Any], str]:
+        """(front matter, body), from the cache or the file."""
+        if self._full is not None:
+            return self._full
+        assert self.path is not None
+        key = (str(self.path), self.hash)
+        with _full_lock:
+            found = _full_cache.get(key)
+            if found is not None:
+                _full_cache.move_to_end(key)
+                return found
+        try:
+            meta, body = split_front_matter(self.path.read_bytes().decode("utf-8"))
+        except (OSError, UnicodeDecodeError, CorruptMemory):
+            return {
+                "id": self.id,
+                "type": self.type,
+                "title": self.title,
+            }, ""  # changed since; refresh will tell
+        _remember(self.path, self.hash, (meta, body))
+        return meta, body
 
     @property
-    def type(self) -> str:
-        return str(self.meta.get("type", ""))
+    def meta(self) -> dict[str, Any]:
+        return self.full()[0]
 
     @property
-    def title(self) -> str:
-        return str(self.meta.get("title", ""))
-
-    @property
-    def tags(self) -> list[str]:
-        return _strings(self.meta.get("tags"))
-
-    @property
-    def paths(self) -> list[str]:
-        return _strings(self.meta.get("paths"))
-
-    @property
-    def roles(self) -> list[str]:
-        return _strings(self.meta.get("roles"))
-
-    @property
-    def always(self) -> bool:
-        return self.meta.get("always") is True
-
-    @property
-    def status(self) -> str:
-        return str(self.meta.get("status", "active"))
+    def body(self) -> str:
+        return self.full()[1]
 
     @property
     def active(self) -> bool:
         return self.status == "active"
 
     @property
-    def objective(self) -> str:
-        return str(self.meta.get("objective") or "")
-
-    @property
-    def valid_until(self) -> str:
-        return str(self.meta.get("valid_until") or "")
-
-    @property
     def variants(self) -> dict[str, str]:
+        if not self.has_variants:
+            return {}
         raw = self.meta.get("variants")
         return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
 
     @property
     def card(self) -> str:
         return f"- [{self.type}] {self.title} ({self.id})"
+
+    def __repr__(self) -> str:
+        return f"Memory({self.scope}/{self.tier}/{self.id})"
+
+
+def _remember(path: Path, digest: str, full: tuple[dict[str, Any], str]) -> None:
+    with _full_lock:
+        _full_cache[(str(path), digest)] = full
+        _full_cache.move_to_end((str(path), digest))
+        while len(_full_cache) > _FULL_LIMIT:
+            _full_cache.popitem(last=False)
 
 
 def _strings(value: Any) -> list[str]:
@@ -142,7 +234,7 @@ def content_hash(meta: dict[str, Any], body: str) -> str:
     return hashlib.sha256(canonical + b"\n" + body.replace("\r\n", "\n").encode()).hexdigest()
 
 
-def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str) -> Memory:
+def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: Path | None = None) -> Memory:
     """Parse one file's bytes; the file name gives the id. Raises CorruptMemory."""
     if len(data) > MAX_FILE_BYTES:
         raise CorruptMemory(f"the file exceeds {MAX_FILE_BYTES // (1024 * 1024)} MiB and is not loaded")
@@ -152,7 +244,7 @@ def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str) -> Memory:
         raise CorruptMemory("the file is not valid UTF-8") from None
     meta, body = split_front_matter(text)
     _check_meta(meta, file_id, tier)
-    return Memory(file_id, scope, tier, meta, body, content_hash(meta, body))
+    return Memory.from_parsed(file_id, scope, tier, meta, body, path)
 
 
 def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:

@@ -1,30 +1,43 @@
-"""BM25 search over title + tags + body (SPEC §3.1), built once and refreshed by content hash.
+"""BM25 search over title + tags + body (SPEC §3.1), kept up to date one memory at a time.
 
 Field weights are applied by repetition: title tokens count three times, tags twice, body
-once, so BM25Okapi (rank-bm25, the reference for scores) ranks title and tag hits higher.
-Token lists are cached per (memory, content hash); only changed memories are re-tokenised.
+once. Scores are rank-bm25's BM25Okapi, computed over an inverted index (store.bm25) that is
+updated only for memories whose content hash changed, and saved next to index.json
+(`search.idx`) so a new process does not re-tokenise every file.
 """
 
 from __future__ import annotations
 
-import hashlib
+import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from pathlib import Path
+from typing import Final
 
+from store import bm25
+from store.fsutil import write_atomic
 from store.memory import Memory
 from store.tokenize import tokenize
+
+log = logging.getLogger("engram.store")
 
 TITLE_WEIGHT: Final = 3
 TAG_WEIGHT: Final = 2
 SNIPPET_CHARS: Final = 160
+
+Key = tuple[str, str, str]
+"""(scope, tier, id)"""
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
     memory: Memory
     score: float
+
+
+def key_of(memory: Memory) -> Key:
+    return (memory.scope, memory.tier, memory.id)
 
 
 def document_tokens(memory: Memory) -> list[str]:
@@ -34,55 +47,81 @@ def document_tokens(memory: Memory) -> list[str]:
 
 
 class SearchIndex:
-    """A BM25 model over a set of memories, rebuilt only when that set changes."""
+    """The BM25 index of every memory of both scopes, updated from the catalogs' changes."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Path | None) -> None:
         self._lock = threading.Lock()
-        self._tokens: dict[tuple[str, str, str], list[str]] = {}
-        self._digest = ""
-        self._docs: tuple[Memory, ...] = ()
-        self._model: Any = None
+        self._cache = cache
+        self._index: bm25.InvertedIndex | None = None
+        self._by_key: dict[Key, Memory] = {}
+        self._dirty = False
 
-    def prepare(self, memories: Sequence[Memory]) -> None:
-        digest = hashlib.sha256("\n".join(f"{m.tier}/{m.id}:{m.hash}" for m in memories).encode()).hexdigest()
+    def _ensure(self) -> bm25.InvertedIndex:
+        if self._index is None:
+            self._index = bm25.InvertedIndex()
+            if self._cache is not None:
+                try:
+                    self._index = bm25.load(self._cache.read_bytes())
+                except FileNotFoundError:
+                    pass
+                except (OSError, ValueError, KeyError, TypeError) as exc:
+                    log.warning("search index %s unusable (%s); rebuilding", self._cache.name, exc)
+        return self._index
+
+    def sync(self, memories: Iterable[Memory]) -> None:
+        """Make the index hold exactly these memories; only changed ones are re-tokenised."""
         with self._lock:
-            if digest == self._digest:
-                return
-            fresh: dict[tuple[str, str, str], list[str]] = {}
-            corpus: list[list[str]] = []
-            for memory in memories:
-                key = (memory.tier, memory.id, memory.hash)
-                tokens = self._tokens.get(key)
-                if tokens is None:
-                    tokens = document_tokens(memory)
-                fresh[key] = tokens
-                corpus.append(tokens)
-            self._tokens = fresh
-            self._docs = tuple(memories)
-            self._model = _bm25(corpus)
-            self._digest = digest
+            index = self._ensure()
+            wanted = {key_of(m): m for m in memories}
+            for key in [k for k in index.documents() if k not in wanted]:
+                index.remove(key)
+                self._dirty = True
+            for key, memory in wanted.items():
+                if index.tag(key) != memory.hash:
+                    index.add(key, document_tokens(memory), tag=memory.hash)
+                    self._dirty = True
+            self._by_key = wanted
+
+    def update(self, changes: dict[Key, Memory | None]) -> None:
+        """Apply a few changes without looking at the rest of the store."""
+        with self._lock:
+            index = self._ensure()
+            for key, memory in changes.items():
+                if memory is None:
+                    index.remove(key)
+                    self._by_key.pop(key, None)
+                else:
+                    if index.tag(key) != memory.hash:
+                        index.add(key, document_tokens(memory), tag=memory.hash)
+                    self._by_key[key] = memory
+                self._dirty = True
 
     def search(self, query: str) -> list[Hit]:
         """Every memory with a positive score, best first, ties broken by id."""
         terms = tokenize(query)
-        with self._lock:
-            model, docs = self._model, self._docs
-        if model is None or not terms:
+        if not terms:
             return []
-        scores = model.get_scores(terms)
-        hits = [
-            Hit(doc, round(float(score), 4)) for doc, score in zip(docs, scores, strict=True) if score > 0
-        ]
-        hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier))
+        with self._lock:
+            index = self._ensure()
+            scored = index.scores(terms)
+            by_key = self._by_key
+            hits = [Hit(by_key[k], round(v, 4)) for k, v in scored if k in by_key]
+        hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
         return hits
 
-
-def _bm25(corpus: list[list[str]]) -> Any:
-    if not corpus or not any(corpus):
-        return None
-    from rank_bm25 import BM25Okapi
-
-    return BM25Okapi(corpus)
+    def save(self) -> None:
+        """Write the index next to index.json (derived data; skipped when unchanged)."""
+        if self._cache is None or not self._dirty or not self._cache.parent.is_dir():
+            return
+        with self._lock:
+            if self._index is None:
+                return
+            data = bm25.dump(self._index)
+            self._dirty = False
+        try:
+            write_atomic(self._cache, data)
+        except OSError:
+            self._dirty = True
 
 
 def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:

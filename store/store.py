@@ -33,6 +33,8 @@ class View:
     notes: dict[str, Memory]
     problems: tuple[Problem, ...]
     snapshots: tuple[Snapshot, ...]
+    key: tuple[Any, ...]
+    """Catalog versions and the day: equal keys mean equal views."""
 
     def everything(self) -> list[Memory]:
         return [*self.durable.values(), *self.notes.values()]
@@ -77,8 +79,12 @@ class Store:
             Catalog(self.project, persist=not read_only),
             Catalog(self.user, persist=not read_only),
         )
-        self._search = SearchIndex()
+        self._search = SearchIndex(None if read_only else self.project.root / "search.idx")
         self.usage = Usage(self.project, enabled=not read_only)
+        self._view_lock = threading.Lock()
+        self._view: View | None = None
+        self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
+        self._index_hash: tuple[tuple[Any, ...], str] = ((), "")
         self._config_lock = threading.Lock()
         self._config_key: tuple[Any, ...] = ()
         self._config = Config()
@@ -93,18 +99,48 @@ class Store:
             return self._config
 
     def view(self) -> View:
-        snapshots = tuple(c.refresh() for c in self._catalogs)
-        today = self._today().isoformat()
-        durable: dict[str, Memory] = {}
-        notes: dict[str, Memory] = {}
-        for snapshot in reversed(snapshots):  # user first, so project overwrites (shadows) it
-            for memory in snapshot.memories:
-                if memory.tier == "durable":
-                    durable[memory.id] = memory
-                elif memory.valid_until[:10] >= today:  # a note without a valid date has expired
-                    notes[memory.id] = memory
-        problems = tuple(p for s in snapshots for p in s.problems)
-        return View(durable, notes, problems, snapshots)
+        """What reads see now; rebuilt only when a catalog changed (or the day did)."""
+        with self._view_lock:
+            snapshots = tuple(c.refresh() for c in self._catalogs)
+            today = self._today().isoformat()
+            key = (*(s.version for s in snapshots), today)
+            if self._view is not None and self._view.key == key:
+                return self._view
+            changes = {
+                (catalog.scope.scope, *name.split("/", 1)): memory
+                for catalog in self._catalogs
+                for name, memory in catalog.drain_changes().items()
+            }
+            if self._view is None or len(changes) > 5000 or self._view.key[-1] != today:
+                self._by_scope = {}
+                for catalog, snapshot in zip(self._catalogs, snapshots, strict=True):
+                    durable = {m.id: m for m in snapshot.memories if m.tier == "durable"}
+                    notes = {m.id: m for m in snapshot.memories if m.tier == "working" and _live(m, today)}
+                    self._by_scope[catalog.scope.scope] = (durable, notes)
+                user, project = self._by_scope["user"], self._by_scope["project"]
+                merged = ({**user[0], **project[0]}, {**user[1], **project[1]})
+                self._search.sync([*merged[0].values(), *merged[1].values()])
+            else:
+                for (scope, tier, memory_id), memory in changes.items():
+                    durable, notes = self._by_scope[scope]
+                    target = durable if tier == "durable" else notes
+                    if memory is None or (tier == "working" and not _live(memory, today)):
+                        target.pop(memory_id, None)
+                    else:
+                        target[memory_id] = memory
+                user, project = self._by_scope["user"], self._by_scope["project"]
+                merged = ({**user[0], **project[0]}, {**user[1], **project[1]})
+                updates: dict[tuple[str, str, str], Memory | None] = {}
+                for _, tier, memory_id in changes:  # only what is visible is searchable
+                    side = 0 if tier == "durable" else 1
+                    visible = merged[side].get(memory_id)
+                    for scope, tables in self._by_scope.items():
+                        own = tables[side].get(memory_id)
+                        updates[(scope, tier, memory_id)] = own if own is not None and own is visible else None
+                self._search.update(updates)
+            problems = tuple(p for s in snapshots for p in s.problems)
+            self._view = View({**user[0], **project[0]}, {**user[1], **project[1]}, problems, snapshots, key)
+            return self._view
 
     @property
     def journal_path(self) -> Path:
@@ -123,7 +159,6 @@ class Store:
     def similar_pool(self, text: str) -> list[Memory]:
         """The active durable memories most like `text` (BM25), for verdicts."""
         view = self.view()
-        self._search.prepare(sorted(view.everything(), key=memory_key))
         hits = [h.memory for h in self._search.search(text) if h.memory.tier == "durable" and h.memory.active]
         return [m for m in hits if view.durable.get(m.id) is m][:20]
 
@@ -139,13 +174,19 @@ class Store:
                     if path.parent == folder:
                         keys.add(f"{tier}/{path.stem}")
             if keys:
-                catalog.seal(catalog.refresh(), keys)
+                catalog.note_written(list(paths))
+                catalog.seal(keys)
 
     def init(self) -> list[str]:
         return init_scope(self.project)
 
     def close(self) -> None:
+        """Flush what is batched: usage counts, the derived index and the search index."""
         self.usage.flush()
+        if not self.read_only:
+            for catalog in self._catalogs:
+                catalog.flush()
+            self._search.save()
 
     # --- lookups ---------------------------------------------------------------------------
     def get(self, memory_id: object, view: View | None = None) -> Memory:
@@ -164,13 +205,20 @@ class Store:
         return memory
 
     def _scores(self, view: View) -> Callable[[str], dict[str, float]]:
-        active = [m for m in view.durable.values() if m.active]
-
         def scores(query: str) -> dict[str, float]:
-            self._search.prepare(sorted(view.everything(), key=memory_key))
-            return {h.memory.id: h.score for h in self._search.search(query) if h.memory in active}
+            return {
+                h.memory.id: h.score
+                for h in self._search.search(query)
+                if h.memory.active and view.durable.get(h.memory.id) is h.memory
+            }
 
         return scores
+
+    @staticmethod
+    def _visible(view: View, memory: Memory) -> bool:
+        """Not shadowed by a project memory of the same id, and (notes) not expired."""
+        table = view.durable if memory.tier == "durable" else view.notes
+        return table.get(memory.id) is memory
 
     # --- search ----------------------------------------------------------------------------
     def search(
@@ -184,10 +232,11 @@ class Store:
         include_superseded: bool = False,
     ) -> list[SearchEntry]:
         view = self.view()
-        self._search.prepare(sorted(view.everything(), key=memory_key))
         entries: list[SearchEntry] = []
         for hit in self._search.search(query):
             memory = hit.memory
+            if not self._visible(view, memory):
+                continue
             if memory.tier == "working" and not include_notes:
                 continue
             if not memory.active and not include_superseded:
@@ -264,9 +313,12 @@ class Store:
 
     # --- health ----------------------------------------------------------------------------
     def index_hash(self, view: View | None = None) -> str:
+        """sha256 over every parsed file's scope, key and content hash (the proof line's index)."""
         view = view or self.view()
-        lines = sorted(f"{m.scope}/{memory_key(m)}:{m.hash}" for s in view.snapshots for m in s.memories)
-        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+        if self._index_hash[0] != view.key:
+            lines = sorted(f"{m.scope}/{memory_key(m)}:{m.hash}" for s in view.snapshots for m in s.memories)
+            self._index_hash = (view.key, hashlib.sha256("\n".join(lines).encode()).hexdigest())
+        return self._index_hash[1]
 
     def verify(self) -> dict[str, Any]:
         """Files against what engram recorded: hand edits, vanished and unrecorded files."""
@@ -305,7 +357,7 @@ class Store:
     def accept(self) -> None:
         """Record the current files as reviewed (`engram verify --accept`)."""
         for catalog in self._catalogs:
-            catalog.seal(catalog.refresh())
+            catalog.seal()
 
     def pending_count(self) -> int:
         """Proposals still waiting for approval (not used, declined or expired)."""
@@ -336,6 +388,11 @@ class Store:
             },
             "read_only": self.read_only,
         }
+
+
+def _live(note: Memory, today: str) -> bool:
+    """A note is live through its valid_until day; one without a valid date has expired."""
+    return note.valid_until[:10] >= today
 
 
 def _fixed_clock(value: str) -> Callable[[], float] | None:

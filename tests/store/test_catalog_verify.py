@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 
+from store.catalog import INDEX_VERSION
 from store.store import Store
 from tests.store.helpers import write_memory
 
@@ -89,7 +90,7 @@ def test_a_corrupt_index_is_rebuilt_without_error(workspace: Path) -> None:
     assert store.search("uv")
     assert Store(workspace).search("uv")
     data = orjson.loads(index.read_bytes())
-    assert data["version"] == 1
+    assert data["version"] == INDEX_VERSION
     assert "durable/use-uv-for-python" in data["memories"]
 
 

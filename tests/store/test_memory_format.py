@@ -42,9 +42,9 @@ def test_a_normal_file_parses_into_its_fields() -> None:
     assert memory.id == "use-uv-for-python"
     assert memory.type == "rule"
     assert memory.title == "Use uv for Python environments"
-    assert memory.tags == ["python", "tooling"]
-    assert memory.paths == ["**/*.py"]
-    assert memory.roles == ["implementer"]
+    assert list(memory.tags) == ["python", "tooling"]
+    assert list(memory.paths) == ["**/*.py"]
+    assert list(memory.roles) == ["implementer"]
     assert memory.always is False
     assert memory.active
     assert memory.variants == {"terse": "Use uv."}
