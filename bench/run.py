@@ -27,7 +27,10 @@ from bench import sidebyside, stores  # noqa: E402
 BIN = Path(sys.executable).parent
 SERVER = str(BIN / "engram-mcp")
 CLI = str(BIN / "engram")
-MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+MODERN = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
 
 
@@ -36,7 +39,12 @@ class Session:
         env = {**os.environ, "ENGRAM_HOME": str(workspace / "home")}
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
-            [SERVER], cwd=workspace, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            [SERVER],
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         self.ids = 0
 
@@ -116,7 +124,9 @@ def warm(workspace: Path, repeat: int) -> tuple[dict[str, list[float]], float]:
     for n in range(repeat):
         query = queries[n % len(queries)]
         results["search"] += timed(lambda q=query: session.call("engram_search", {"query": q}), 1)  # type: ignore[misc]
-        results["load"] += timed(lambda q=query: session.call("engram_load", {"query": q, "budget_tokens": 2000}), 1)  # type: ignore[misc]
+        results["load"] += timed(
+            lambda q=query: session.call("engram_load", {"query": q, "budget_tokens": 2000}), 1
+        )  # type: ignore[misc]
     rss = session.peak_rss_mb()
     session.close()
     return results, rss
@@ -125,8 +135,14 @@ def warm(workspace: Path, repeat: int) -> tuple[dict[str, list[float]], float]:
 def hook(workspace: Path, repeat: int) -> list[float]:
     env = {**os.environ, "ENGRAM_HOME": str(workspace / "home")}
     return timed(
-        lambda: subprocess.run([CLI, "hook", "session-start"], cwd=workspace, env=env, stdin=subprocess.DEVNULL,
-                               capture_output=True, check=True),
+        lambda: subprocess.run(
+            [CLI, "hook", "session-start"],
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=True,
+        ),
         repeat,
     )
 
@@ -161,7 +177,9 @@ def commits_per_second(workspace: Path, count: int) -> float:
     start = time.perf_counter()
     for n in range(count):
         words = " ".join(stores.queries(3 + n % 5))
-        entries, redactions = writer.draft(store, [{"type": "fact", "title": f"Bench fact {n} {words}", "body": f"{words} {n}"}])
+        entries, redactions = writer.draft(
+            store, [{"type": "fact", "title": f"Bench fact {n} {words}", "body": f"{words} {n}"}]
+        )
         writer.commit(store, writer.store_proposal(store, entries, redactions, "save").token, "all")
     elapsed = time.perf_counter() - start
     shutil.rmtree(scratch, ignore_errors=True)
@@ -184,13 +202,18 @@ def bare_start(repeat: int) -> list[float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="1k and 10k only, fewer repeats (under a minute)")
+    parser.add_argument(
+        "--quick", action="store_true", help="1k and 10k only, fewer repeats (under a minute)"
+    )
     parser.add_argument("--out", default=str(Path(__file__).with_name("results.json")))
     args = parser.parse_args()
     root = Path(os.environ.get("ENGRAM_BENCH_DIR", "/tmp/engram-bench"))
     sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
     repeat = 5 if args.quick else 15
-    report: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}, "sizes": {}}
+    report: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "sizes": {},
+    }
     report["bare_interpreter_start"] = summary(bare_start(repeat))
     for size in sizes:
         print(f"store of {size} memories…", file=sys.stderr)
@@ -216,7 +239,11 @@ def main() -> int:
 
 def render(report: dict[str, Any]) -> str:
     bare = report["bare_interpreter_start"]["median_ms"]
-    lines = [f"bare interpreter start: {bare} ms (median)", "", "| figure | " + " | ".join(report["sizes"]) + " |"]
+    lines = [
+        f"bare interpreter start: {bare} ms (median)",
+        "",
+        "| figure | " + " | ".join(report["sizes"]) + " |",
+    ]
     lines.append("|---|" + "---|" * len(report["sizes"]))
     names = sorted({k for figures in report["sizes"].values() for k in figures if k != "side_by_side"})
     for name in names:

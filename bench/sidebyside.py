@@ -33,7 +33,11 @@ def compare(workspace: Path, queries: list[str], repeat: int) -> dict[str, Any]:
         try:
             proc = subprocess.Popen(
                 [npx, "-y", "@modelcontextprotocol/server-memory"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=scratch,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                cwd=scratch,
             )
         except OSError as exc:
             return {"skipped": f"cannot start npx: {exc}"}
@@ -54,15 +58,28 @@ def compare(workspace: Path, queries: list[str], repeat: int) -> dict[str, Any]:
                     return reply
 
         try:
-            request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}})
+            request(
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "1"},
+                },
+            )
             proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
             proc.stdin.flush()
             for start in range(0, len(entities), 200):
-                request("tools/call", {"name": "create_entities", "arguments": {"entities": entities[start : start + 200]}})
+                request(
+                    "tools/call",
+                    {"name": "create_entities", "arguments": {"entities": entities[start : start + 200]}},
+                )
             samples = []
             for n in range(repeat * 2):
                 began = time.perf_counter()
-                request("tools/call", {"name": "search_nodes", "arguments": {"query": queries[n % len(queries)].split()[0]}})
+                request(
+                    "tools/call",
+                    {"name": "search_nodes", "arguments": {"query": queries[n % len(queries)].split()[0]}},
+                )
                 samples.append((time.perf_counter() - began) * 1000)
         except (RuntimeError, OSError, ValueError) as exc:
             proc.kill()

@@ -79,7 +79,9 @@ def elicitation_params(question: Elicit, *, with_mode: bool) -> dict[str, Any]:
     schema = question.schema
     if not with_mode:
         properties = {
-            name: (prop if prop.get("type") == "boolean" else {k: v for k, v in prop.items() if k != "default"})
+            name: (
+                prop if prop.get("type") == "boolean" else {k: v for k, v in prop.items() if k != "default"}
+            )
             for name, prop in schema.get("properties", {}).items()
         }
         schema = {**schema, "properties": properties}

@@ -136,7 +136,9 @@ class Store:
                     visible = merged[side].get(memory_id)
                     for scope, tables in self._by_scope.items():
                         own = tables[side].get(memory_id)
-                        updates[(scope, tier, memory_id)] = own if own is not None and own is visible else None
+                        updates[(scope, tier, memory_id)] = (
+                            own if own is not None and own is visible else None
+                        )
                 self._search.update(updates)
             problems = tuple(p for s in snapshots for p in s.problems)
             self._view = View({**user[0], **project[0]}, {**user[1], **project[1]}, problems, snapshots, key)
