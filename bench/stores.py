@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import shutil
 from pathlib import Path
@@ -83,20 +84,33 @@ TERMS = [
 ]
 
 
-def _word(rng: random.Random) -> str:
-    if rng.random() < 0.35:
-        return rng.choice(TERMS)
+def _vocabulary() -> list[str]:
+    """A fixed 6,000-word vocabulary (project terms first), used with Zipf-like frequencies."""
+    rng = random.Random(0)
     consonants, vowels = "bcdfghjklmnprstvwz", "aeiou"
-    return "".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(rng.randint(2, 4)))
+    words = list(TERMS)
+    while len(words) < 6000:
+        word = "".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(rng.randint(2, 4)))
+        if word not in words:
+            words.append(word)
+    return words
+
+
+VOCABULARY = _vocabulary()
+_CUMULATIVE = list(itertools.accumulate(1 / (rank + 10) for rank in range(len(VOCABULARY))))
+
+
+def _words(rng: random.Random, count: int) -> list[str]:
+    return rng.choices(VOCABULARY, cum_weights=_CUMULATIVE, k=count)
 
 
 def _memory(n: int, rng: random.Random, scope: str) -> tuple[str, str]:
-    title = " ".join(_word(rng) for _ in range(rng.randint(4, 8))).capitalize()
+    title = " ".join(_words(rng, rng.randint(4, 8))).capitalize()
     memory_id = f"m{n:06d}-" + "-".join(title.lower().split()[:3])
     tags = sorted(set(rng.sample(TAGS, rng.randint(1, 3))))
     body_lines = []
     for _ in range(rng.randint(2, 8)):
-        body_lines.append(" ".join(_word(rng) for _ in range(rng.randint(8, 16))) + ".")
+        body_lines.append(" ".join(_words(rng, rng.randint(8, 16))) + ".")
     always = "true" if n % 500 == 7 else "false"
     text = (
         f"---\nid: {memory_id}\ntype: {rng.choice(TYPES)}\ntitle: {title}\nscope: {scope}\n"
@@ -110,7 +124,7 @@ def _memory(n: int, rng: random.Random, scope: str) -> tuple[str, str]:
 
 def build(root: Path, size: int) -> Path:
     """A workspace with `size` memories (10% user scope) under root/ws-<size>; reused when present."""
-    workspace = root / f"ws-{size}"
+    workspace = root / f"ws2-{size}"
     done = workspace / ".bench-complete"
     if done.exists():
         return workspace

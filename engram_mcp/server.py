@@ -57,6 +57,14 @@ def _seconds(value: str, default: float) -> float:
     return seconds if 0 < seconds <= 3600 else default
 
 
+def _warm(store: object) -> None:
+    """Load the store's indexes while the client connects; errors surface on the first call."""
+    try:
+        store.warm()  # type: ignore[attr-defined]
+    except Exception:  # a broken store is reported by the request that needs it
+        logging.getLogger("engram").debug("warm-up failed", exc_info=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     options = _parse(sys.argv[1:] if argv is None else argv)
     if options.get("help"):
@@ -93,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         store.recover()
     except StoreError as exc:
         logging.getLogger("engram").warning("%s: %s", exc.code, exc.message)
+    import threading
+
+    threading.Thread(target=_warm, args=(store,), name="engram-warm", daemon=True).start()
     wire_in, wire_out = claim_stdio()
     try:
         timeout = _seconds(os.environ.get("ENGRAM_ELICITATION_TIMEOUT", ""), 60.0)

@@ -9,6 +9,7 @@ compact arrays; numpy (imported on first search) does the arithmetic.
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
 from collections import Counter
@@ -36,6 +37,7 @@ class InvertedIndex:
         self._total_len = 0
         self._avg_idf: float | None = None
         self._tags: dict[Hashable, str] = {}
+        self._blob: _Blob | None = None
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -75,8 +77,9 @@ class InvertedIndex:
                 self._post_docs.append(array("I"))
                 self._post_tfs.append(array("I"))
             self._df[tid] += 1
-            self._post_docs[tid].append(slot)
-            self._post_tfs[tid].append(tf)
+            docs, tfs = self._postings(tid)
+            docs.append(slot)
+            tfs.append(tf)
             terms.append(tid)
         self._doc_terms[slot] = terms
         self._slot[key] = slot
@@ -87,13 +90,12 @@ class InvertedIndex:
         self._tags.pop(key, None)
         if slot is None:
             return
-        terms = self._doc_terms[slot]
-        assert terms is not None
+        terms = self._terms_of(slot)
         for tid in terms:
-            docs = self._post_docs[tid]
+            docs, tfs = self._postings(tid)
             at = docs.index(slot)
             docs.pop(at)
-            self._post_tfs[tid].pop(at)
+            tfs.pop(at)
             self._df[tid] -= 1
         self._total_len -= self._doc_len[slot]
         self._doc_len[slot] = 0
@@ -101,6 +103,23 @@ class InvertedIndex:
         self._keys[slot] = None
         self._free.append(slot)
         self._avg_idf = None
+
+    def _postings(self, tid: int) -> tuple[array[int], array[int]]:
+        """A term's postings, taken out of the loaded file on first use."""
+        docs = self._post_docs[tid]
+        if docs is _PENDING:
+            assert self._blob is not None
+            docs, tfs = self._blob.postings(tid)
+            self._post_docs[tid], self._post_tfs[tid] = docs, tfs
+        return docs, self._post_tfs[tid]
+
+    def _terms_of(self, slot: int) -> array[int]:
+        terms = self._doc_terms[slot]
+        if terms is _PENDING:
+            assert self._blob is not None
+            terms = self._doc_terms[slot] = self._blob.terms(slot)
+        assert terms is not None
+        return terms
 
     def _average_idf(self, n: int) -> float:
         """rank-bm25's average idf: over every term seen in the corpus, negative ones included."""
@@ -112,8 +131,9 @@ class InvertedIndex:
             self._avg_idf = float(np.mean(np.log(n - df + 0.5) - np.log(df + 0.5))) if len(df) else 0.0
         return self._avg_idf
 
-    def scores(self, query: Iterable[str]) -> list[tuple[Hashable, float]]:
-        """(key, score) of every document with a positive score, unsorted."""
+    def scores(self, query: Iterable[str], top: int | None = None) -> list[tuple[Hashable, float]]:
+        """(key, score) of documents with a positive score, unsorted; with `top`, only the best
+        `top` of them (and any tied with the last), so callers can order ties themselves."""
         n = len(self._slot)
         if n == 0:
             return []
@@ -131,8 +151,9 @@ class InvertedIndex:
             idf = math.log(n - df + 0.5) - math.log(df + 0.5)
             if idf < 0:
                 idf = EPSILON * self._average_idf(n)
-            docs = np.frombuffer(self._post_docs[tid], dtype=np.uint32)
-            tfs = np.frombuffer(self._post_tfs[tid], dtype=np.uint32).astype(np.float64)
+            post_docs, post_tfs = self._postings(tid)
+            docs = np.frombuffer(post_docs, dtype=np.uint32)
+            tfs = np.frombuffer(post_tfs, dtype=np.uint32).astype(np.float64)
             total[docs] += idf * (tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * doc_len[docs] / avgdl)))
             touched.append(docs)
         if not touched:
@@ -140,11 +161,41 @@ class InvertedIndex:
         candidates = np.unique(np.concatenate(touched))
         values = total[candidates]
         keep = values > 0
+        if top is not None and int(keep.sum()) > top:
+            kth = np.partition(values, len(values) - top)[len(values) - top]
+            keep &= values >= kth
         keys = self._keys
         return [(keys[int(s)], float(v)) for s, v in zip(candidates[keep], values[keep], strict=True)]
 
 
-_MAGIC: Final = b"ENGRAM-BM25-1\n"
+_MAGIC: Final = b"ENGRAM-BM25-2\n"
+_PENDING: Final[Any] = array("I")
+"""Marker: this term's postings (or document's terms) are still in the loaded file."""
+
+
+class _Blob:
+    """A loaded index file; postings and term lists are sliced out of it on first use."""
+
+    def __init__(self, data: bytes, start: int, post: list[int], terms: list[int]) -> None:
+        self.data = memoryview(data)
+        self.post_at = list(itertools.accumulate(post, initial=0))
+        self.terms_at = list(itertools.accumulate(terms, initial=0))
+        self.docs_base = start
+        self.tfs_base = start + 4 * self.post_at[-1]
+        self.terms_base = self.tfs_base + 4 * self.post_at[-1]
+        self.end = self.terms_base + 4 * self.terms_at[-1]
+
+    def _array(self, base: int, lo: int, hi: int) -> array[int]:
+        chunk = array("I")
+        chunk.frombytes(self.data[base + 4 * lo : base + 4 * hi])
+        return chunk
+
+    def postings(self, tid: int) -> tuple[array[int], array[int]]:
+        lo, hi = self.post_at[tid], self.post_at[tid + 1]
+        return self._array(self.docs_base, lo, hi), self._array(self.tfs_base, lo, hi)
+
+    def terms(self, slot: int) -> array[int]:
+        return self._array(self.terms_base, self.terms_at[slot], self.terms_at[slot + 1])
 
 
 def dump(index: InvertedIndex) -> bytes:
@@ -152,19 +203,21 @@ def dump(index: InvertedIndex) -> bytes:
     vocab = [""] * len(index._term_id)
     for term, tid in index._term_id.items():
         vocab[tid] = term
+    posts = [index._postings(tid) for tid in range(len(vocab))]
+    terms = [index._terms_of(slot) if k is not None else array("I") for slot, k in enumerate(index._keys)]
     header = {
         "keys": [list(k) if isinstance(k, tuple) else k for k in index._keys],
         "tags": [index._tags.get(k) if k is not None else None for k in index._keys],
         "vocab": vocab,
-        "post": [len(p) for p in index._post_docs],
-        "terms": [0 if t is None else len(t) for t in index._doc_terms],
+        "post": [len(docs) for docs, _ in posts],
+        "terms": [len(t) for t in terms],
         "free": index._free,
     }
     head = orjson.dumps(header)
     parts = [_MAGIC, len(head).to_bytes(8, "little"), head, index._doc_len.tobytes(), index._df.tobytes()]
-    parts += [p.tobytes() for p in index._post_docs]
-    parts += [p.tobytes() for p in index._post_tfs]
-    parts += [t.tobytes() for t in index._doc_terms if t is not None]
+    parts += [docs.tobytes() for docs, _ in posts]
+    parts += [tfs.tobytes() for _, tfs in posts]
+    parts += [t.tobytes() for t in terms]
     return b"".join(parts)
 
 
@@ -176,33 +229,29 @@ def load(data: bytes) -> InvertedIndex:
     size = int.from_bytes(data[at : at + 8], "little")
     header = orjson.loads(data[at + 8 : at + 8 + size])
     at += 8 + size
-    view = memoryview(data)
-
-    def take(count: int) -> array[int]:
-        nonlocal at
-        chunk = array("I")
-        end = at + 4 * count
-        if end > len(data):
-            raise ValueError("truncated search index")
-        chunk.frombytes(view[at:end])
-        at = end
-        return chunk
-
     keys = [tuple(k) if isinstance(k, list) else k for k in header["keys"]]
+    vocab = header["vocab"]
     index = InvertedIndex()
     index._keys = keys
-    index._doc_len = take(len(keys))
-    index._df = take(len(header["vocab"]))
-    index._post_docs = [take(n) for n in header["post"]]
-    index._post_tfs = [take(n) for n in header["post"]]
-    index._doc_terms = [
-        take(n) if k is not None else None for k, n in zip(keys, header["terms"], strict=True)
-    ]
-    if at != len(data) or len(header["post"]) != len(header["vocab"]):
+    index._doc_len.frombytes(data[at : at + 4 * len(keys)])
+    at += 4 * len(keys)
+    index._df.frombytes(data[at : at + 4 * len(vocab)])
+    at += 4 * len(vocab)
+    blob = _Blob(data, at, header["post"], header["terms"])
+    if blob.end != len(data) or len(header["post"]) != len(vocab) or len(header["terms"]) != len(keys):
         raise ValueError("search index sizes do not add up")
-    if any(p and max(p) >= len(keys) for p in index._post_docs):
+    if len(index._doc_len) != len(keys) or len(index._df) != len(vocab):
+        raise ValueError("truncated search index")
+    import numpy as np
+
+    all_docs = np.frombuffer(blob.data[blob.docs_base : blob.tfs_base], dtype=np.uint32)
+    if len(all_docs) and int(all_docs.max()) >= len(keys):
         raise ValueError("search index postings point past its documents")
-    index._term_id = {term: tid for tid, term in enumerate(header["vocab"])}
+    index._blob = blob
+    index._post_docs = [_PENDING] * len(vocab)
+    index._post_tfs = [_PENDING] * len(vocab)
+    index._doc_terms = [_PENDING if k is not None else None for k in keys]
+    index._term_id = dict(zip(vocab, range(len(vocab)), strict=True))
     index._slot = {k: slot for slot, k in enumerate(keys) if k is not None}
     index._tags = {k: t for k, t in zip(keys, header["tags"], strict=True) if k is not None}
     index._free = [int(f) for f in header["free"]]

@@ -36,7 +36,7 @@ from store.workspace import ScopeDir
 
 INDEX_VERSION: Final = 2
 TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))
-SMALL_STORE: Final = 2000
+SMALL_STORE: Final = 1000
 SWEEP_SECONDS: Final = 2.0
 INDEX_WRITE_SECONDS: Final = 5.0
 """Derived index writes after a refresh are spaced this far apart (and flushed on close)."""
@@ -79,7 +79,10 @@ class Catalog:
     def __init__(self, scope: ScopeDir, *, persist: bool) -> None:
         self.scope = scope
         self._persist = persist
-        self._entries: dict[Path, _Entry] = {}
+        self._tiers = [(tier, getattr(scope, attr)) for tier, attr in TIERS]
+        """(tier, folder): the same Path objects throughout, so `is` can compare them."""
+        self._entries: dict[str, _Entry] = {}
+        self._folder_of: dict[str, Path] = {}
         self._folders: dict[Path, int] = {}
         self._folder_problems: dict[Path, list[Problem]] = {}
         self._last_sweep = 0.0
@@ -102,11 +105,13 @@ class Catalog:
             sweep = len(self._entries) <= SMALL_STORE or now - self._last_sweep >= SWEEP_SECONDS
             if sweep:
                 self._last_sweep = now
-            for tier, attr in TIERS:
-                changed |= self._refresh_folder(getattr(self.scope, attr), tier, sweep)
+            for tier, folder in self._tiers:
+                changed |= self._refresh_folder(folder, tier, sweep)
             if changed or self._snapshot is None:
                 self._version += 1
                 self._snapshot = self._build()
+            if self._stored:  # files the stored index knew that are gone now
+                self._stored.clear()
                 self._dirty = True
             snapshot = self._snapshot
         if self._persist and self._dirty and time.monotonic() - self._last_write >= INDEX_WRITE_SECONDS:
@@ -126,11 +131,11 @@ class Catalog:
             stamp = -1
         except OSError:
             stamp = -2
-        if not sweep and self._folders.get(folder) == stamp:
-            return False
+        if self._folders.get(folder) == stamp:
+            return self._sweep(folder, tier) if sweep else False
         self._folders[folder] = stamp
         changed = False
-        seen: set[Path] = set()
+        seen: set[str] = set()
         problems: list[Problem] = []
         for path, inode, problem in self._scan(folder):
             if problem is not None:
@@ -139,8 +144,8 @@ class Catalog:
             seen.add(path)
             cached = self._entries.get(path)
             if sweep or cached is None or cached.inode != inode:
-                changed |= self._update(path, tier, inode)
-        for gone in [p for p in self._entries if p.parent == folder and p not in seen]:
+                changed |= self._update(path, folder, tier, inode)
+        for gone in [p for p, f in self._folder_of.items() if f is folder and p not in seen]:
             self._forget(gone)
             changed = True
         if problems != self._folder_problems.get(folder, []):
@@ -148,47 +153,63 @@ class Catalog:
             changed = True
         return changed
 
-    def _scan(self, folder: Path) -> list[tuple[Path, int, Problem | None]]:
+    def _sweep(self, folder: Path, tier: str) -> bool:
+        """Same names as last time: stat each known file to catch edits made in place."""
+        changed = False
+        for path in [p for p, f in self._folder_of.items() if f is folder]:
+            entry = self._entries[path]
+            try:
+                stat = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                self._forget(path)
+                changed = True
+                continue
+            if (stat.st_mtime_ns, stat.st_size) != (entry.mtime_ns, entry.size):
+                changed |= self._update(path, folder, tier, stat.st_ino)
+        return changed
+
+    def _scan(self, folder: Path) -> list[tuple[str, int, Problem | None]]:
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
             return []
         except (NotADirectoryError, PermissionError) as exc:
-            reason = (
-                "is not a folder"
-                if isinstance(exc, NotADirectoryError)
-                else "cannot be read (permission denied)"
+            reason = "is not a folder" if isinstance(exc, NotADirectoryError) else "cannot be read"
+            problem = Problem(
+                "ENGRAM_CORRUPT", self.scope.display(folder), f"{reason}; nothing in it is loaded"
             )
-            return [
-                (
-                    folder,
-                    0,
-                    Problem(
-                        "ENGRAM_CORRUPT", self.scope.display(folder), f"{reason}; nothing in it is loaded"
-                    ),
-                )
-            ]
-        found: list[tuple[Path, int, Problem | None]] = []
-        for entry in sorted(entries, key=lambda e: e.name):
+            return [(str(folder), 0, problem)]
+        found: list[tuple[str, int, Problem | None]] = []
+        for entry in entries:
             name = entry.name
             if not name.endswith(".md") or name.startswith("."):
                 continue
-            path = Path(entry.path)
-            shown = self.scope.display(path)
             if entry.is_symlink():
-                problem = Problem("ENGRAM_REFUSED", shown, "symbolic links are not followed; skipped")
-                found.append((path, 0, problem))
-            elif not is_valid_id(name[:-3]):
+                shown = self.scope.display(Path(entry.path))
                 found.append(
-                    (path, 0, Problem("ENGRAM_VALIDATION", shown, "file name is not a memory id; skipped"))
+                    (
+                        entry.path,
+                        0,
+                        Problem("ENGRAM_REFUSED", shown, "symbolic links are not followed; skipped"),
+                    )
+                )
+            elif not is_valid_id(name[:-3]):
+                shown = self.scope.display(Path(entry.path))
+                found.append(
+                    (
+                        entry.path,
+                        0,
+                        Problem("ENGRAM_VALIDATION", shown, "file name is not a memory id; skipped"),
+                    )
                 )
             elif entry.is_file(follow_symlinks=False):
-                found.append((path, entry.inode(), None))
+                found.append((entry.path, entry.inode(), None))
+        found.sort()
         return found
 
-    def _update(self, path: Path, tier: str, inode: int) -> bool:
+    def _update(self, path: str, folder: Path, tier: str, inode: int) -> bool:
         try:
-            stat = path.stat(follow_symlinks=False)
+            stat = os.stat(path, follow_symlinks=False)
         except FileNotFoundError:
             if path in self._entries:
                 self._forget(path)
@@ -198,45 +219,49 @@ class Catalog:
         if cached is not None and (cached.mtime_ns, cached.size) == (stat.st_mtime_ns, stat.st_size):
             cached.inode = inode
             return False
-        key = f"{tier}/{path.stem}"
+        name = os.path.basename(path)[:-3]
+        key = f"{tier}/{name}"
         memory: Memory | None = None
         problem: Problem | None = None
-        shown = self.scope.display(path)
         stored = self._stored.pop(key, None)
-        if (
-            stored is not None
-            and stored.get("mtime_ns") == stat.st_mtime_ns
-            and stored.get("size") == stat.st_size
+        if stored is not None and (stored.get("mtime_ns"), stored.get("size")) == (
+            stat.st_mtime_ns,
+            stat.st_size,
         ):
             try:
-                memory = Memory.from_record(path.stem, self.scope.scope, tier, path, stored["r"])
+                memory = Memory.from_record(name, self.scope.scope, tier, path, stored["r"])
             except (KeyError, TypeError, ValueError, IndexError):
                 memory = None
         if memory is None:
+            shown = self.scope.display(Path(path))
             if stat.st_size > MAX_FILE_BYTES:
                 problem = Problem(
                     "ENGRAM_CORRUPT", shown, "larger than 1 MiB; skipped (split it into smaller memories)"
                 )
             else:
                 try:
-                    data = path.read_bytes()
-                    memory = parse_memory(
-                        data, file_id=path.stem, scope=self.scope.scope, tier=tier, path=path
-                    )
+                    with open(path, "rb") as handle:
+                        data = handle.read()
+                    memory = parse_memory(data, file_id=name, scope=self.scope.scope, tier=tier, path=path)
                 except CorruptMemory as exc:
                     problem = Problem(exc.code, shown, exc.message)
                 except OSError as exc:
                     problem = Problem("ENGRAM_CORRUPT", shown, f"cannot be read ({exc.strerror})")
         previous = cached.memory if cached is not None else None
         self._entries[path] = _Entry(stat.st_mtime_ns, stat.st_size, inode, memory, problem)
+        self._folder_of[path] = folder
         if memory is not None and previous is not None and memory.hash == previous.hash:
             self._entries[path].memory = previous  # touched, not changed
             return False
+        if stored is None or memory is None or memory.hash != stored["r"][0]:
+            self._dirty = True  # index.json no longer describes this file
         self._changes[key] = memory
         return True
 
-    def _forget(self, path: Path) -> None:
+    def _forget(self, path: str) -> None:
         entry = self._entries.pop(path)
+        self._folder_of.pop(path, None)
+        self._dirty = True
         if entry.memory is not None:
             self._changes[memory_key(entry.memory)] = None
 
@@ -251,21 +276,19 @@ class Catalog:
         with self._lock:
             changed = False
             for path in paths:
-                for tier, attr in TIERS:
-                    if path.parent == getattr(self.scope, attr):
+                for tier, folder in self._tiers:
+                    if path.parent == folder:
                         try:
                             inode = path.stat().st_ino
                         except FileNotFoundError:
-                            if path in self._entries:
-                                self._forget(path)
+                            if str(path) in self._entries:
+                                self._forget(str(path))
                                 changed = True
                             continue
-                        changed |= self._update(path, tier, inode)
-                        self._folders.pop(path.parent, None)
+                        changed |= self._update(str(path), folder, tier, inode)
             if changed:
                 self._version += 1
                 self._snapshot = self._build()
-                self._dirty = True
 
     # --- index.json ----------------------------------------------------------------------------
     def _seed(self) -> None:
@@ -304,14 +327,14 @@ class Catalog:
             with workspace_lock(self.scope.lock_path, timeout=0.5):
                 stored, _ = self.read_index()
                 records: dict[str, Any] = {}
-                for path, entry in entries:
+                for _, entry in entries:
                     memory = entry.memory
-                    assert memory is not None
+                    assert memory is not None and memory.path is not None
                     key = memory_key(memory)
                     found = stored.get(key)
                     previous: dict[str, Any] = found if isinstance(found, dict) else {}
                     record: dict[str, Any] = {
-                        "file": self.scope.display(path),
+                        "file": self.scope.display(Path(memory.path)),
                         "mtime_ns": entry.mtime_ns,
                         "size": entry.size,
                         "r": memory.record(),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from pathlib import Path
 from typing import Any, Final
 
 import orjson
@@ -43,7 +42,7 @@ _Loader.yaml_implicit_resolvers = {
 
 
 _FULL_LIMIT: Final = 2048
-_full_cache: OrderedDict[tuple[str, str], tuple[dict[str, Any], str]] = OrderedDict()
+_full_cache: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
 _full_lock = threading.Lock()
 
 RECORD_FIELDS: Final = (
@@ -87,7 +86,7 @@ class Memory:
         objective: str = "",
         valid_until: str = "",
         has_variants: bool = False,
-        path: Path | None = None,
+        path: str | None = None,
         full: tuple[dict[str, Any], str] | None = None,
     ) -> None:
         self.id, self.scope, self.tier, self.hash, self.path = id, scope, tier, hash, path
@@ -96,11 +95,12 @@ class Memory:
         self.has_variants = has_variants
         self._full = full if path is None else None
         if path is not None and full is not None:
-            _remember(path, hash, full)
+            _remember((path, hash, "meta"), full[0])
+            _remember((path, hash, "body"), full[1])
 
     @classmethod
     def from_parsed(
-        cls, file_id: str, scope: str, tier: str, meta: dict[str, Any], body: str, path: Path | None = None
+        cls, file_id: str, scope: str, tier: str, meta: dict[str, Any], body: str, path: str | None = None
     ) -> Memory:
         variants = meta.get("variants")
         return cls(
@@ -130,7 +130,7 @@ class Memory:
         ]
 
     @classmethod
-    def from_record(cls, file_id: str, scope: str, tier: str, path: Path, record: list[Any]) -> Memory:
+    def from_record(cls, file_id: str, scope: str, tier: str, path: str, record: list[Any]) -> Memory:
         values = dict(zip(RECORD_FIELDS, record[1:], strict=True))
         for key in ("tags", "paths", "roles"):
             values[key] = tuple(values[key])
@@ -138,33 +138,46 @@ class Memory:
 
     def full(self) -> tuple[dict[str, Any], str]:
         """(front matter, body), from the cache or the file."""
-        if self._full is not None:
-            return self._full
+        return self.meta, self.body
+
+    def _read(self) -> str | None:
         assert self.path is not None
-        key = (str(self.path), self.hash)
-        with _full_lock:
-            found = _full_cache.get(key)
-            if found is not None:
-                _full_cache.move_to_end(key)
-                return found
         try:
-            meta, body = split_front_matter(self.path.read_bytes().decode("utf-8"))
-        except (OSError, UnicodeDecodeError, CorruptMemory):
-            return {
-                "id": self.id,
-                "type": self.type,
-                "title": self.title,
-            }, ""  # changed since; refresh will tell
-        _remember(self.path, self.hash, (meta, body))
-        return meta, body
+            with open(self.path, "rb") as handle:
+                return handle.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
     @property
     def meta(self) -> dict[str, Any]:
-        return self.full()[0]
+        if self._full is not None:
+            return self._full[0]
+        assert self.path is not None
+        found = _recall((self.path, self.hash, "meta"))
+        if found is None:
+            text = self._read()
+            try:
+                found = split_front_matter(text)[0] if text is not None else None
+            except CorruptMemory:
+                found = None
+            if found is None:  # changed or gone since it was indexed; the next refresh tells
+                return {"id": self.id, "type": self.type, "title": self.title}
+            _remember((self.path, self.hash, "meta"), found)
+        assert isinstance(found, dict)
+        return found
 
     @property
     def body(self) -> str:
-        return self.full()[1]
+        if self._full is not None:
+            return self._full[1]
+        assert self.path is not None
+        found = _recall((self.path, self.hash, "body"))
+        if found is None:
+            text = self._read()
+            found = body_of(text) if text is not None else ""
+            _remember((self.path, self.hash, "body"), found)
+        assert isinstance(found, str)
+        return found
 
     @property
     def active(self) -> bool:
@@ -185,10 +198,18 @@ class Memory:
         return f"Memory({self.scope}/{self.tier}/{self.id})"
 
 
-def _remember(path: Path, digest: str, full: tuple[dict[str, Any], str]) -> None:
+def _recall(key: tuple[str, str, str]) -> Any:
     with _full_lock:
-        _full_cache[(str(path), digest)] = full
-        _full_cache.move_to_end((str(path), digest))
+        found = _full_cache.get(key)
+        if found is not None:
+            _full_cache.move_to_end(key)
+        return found
+
+
+def _remember(key: tuple[str, str, str], value: Any) -> None:
+    with _full_lock:
+        _full_cache[key] = value
+        _full_cache.move_to_end(key)
         while len(_full_cache) > _FULL_LIMIT:
             _full_cache.popitem(last=False)
 
@@ -228,13 +249,22 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return meta, body
 
 
+def body_of(text: str) -> str:
+    """The body of a memory file's text without parsing its front matter ("" if malformed)."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        return ""
+    end = text.find("\n---\n", 3)
+    return "" if end == -1 else text[end + 5 :]
+
+
 def content_hash(meta: dict[str, Any], body: str) -> str:
     """sha256 of the canonical form: front matter with sorted keys, body with \\n line ends."""
     canonical = orjson.dumps(meta, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
     return hashlib.sha256(canonical + b"\n" + body.replace("\r\n", "\n").encode()).hexdigest()
 
 
-def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: Path | None = None) -> Memory:
+def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: str | None = None) -> Memory:
     """Parse one file's bytes; the file name gives the id. Raises CorruptMemory."""
     if len(data) > MAX_FILE_BYTES:
         raise CorruptMemory(f"the file exceeds {MAX_FILE_BYTES // (1024 * 1024)} MiB and is not loaded")

@@ -165,8 +165,10 @@ def route(
     classes: Mapping[str, Mapping[str, list[str]]],
     scores: Callable[[str], dict[str, float]],
 ) -> RoutePlan:
-    """Active durable memories for `task`, in load order; each id appears once, first tier wins."""
-    pool = sorted((m for m in memories if m.active), key=lambda m: m.id)
+    """Active durable memories for `task`, in load order; each id appears once, first tier wins.
+
+    `memories` are the active durable memories, sorted by id."""
+    pool = list(memories)
     task_class = classify(task, classes) if task.strip() else GENERAL
     bm25 = scores(task) if task.strip() else {}
     entries: dict[str, RouteEntry] = {}

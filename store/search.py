@@ -9,7 +9,9 @@ updated only for memories whose content hash changed, and saved next to index.js
 from __future__ import annotations
 
 import logging
+import re
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ log = logging.getLogger("engram.store")
 TITLE_WEIGHT: Final = 3
 TAG_WEIGHT: Final = 2
 SNIPPET_CHARS: Final = 160
+_WORD: Final = re.compile(r"\S+")
 
 Key = tuple[str, str, str]
 """(scope, tier, id)"""
@@ -49,9 +52,10 @@ def document_tokens(memory: Memory) -> list[str]:
 class SearchIndex:
     """The BM25 index of every memory of both scopes, updated from the catalogs' changes."""
 
-    def __init__(self, cache: Path | None) -> None:
+    def __init__(self, cache: Path | None, *, writable: bool = True) -> None:
         self._lock = threading.Lock()
         self._cache = cache
+        self._writable = writable
         self._index: bm25.InvertedIndex | None = None
         self._by_key: dict[Key, Memory] = {}
         self._dirty = False
@@ -67,6 +71,12 @@ class SearchIndex:
                 except (OSError, ValueError, KeyError, TypeError) as exc:
                     log.warning("search index %s unusable (%s); rebuilding", self._cache.name, exc)
         return self._index
+
+    def warm(self) -> None:
+        """Load the saved index and numpy now (a server does it while the client connects)."""
+        with self._lock:
+            index = self._ensure()
+            index.scores(["engram"])
 
     def sync(self, memories: Iterable[Memory]) -> None:
         """Make the index hold exactly these memories; only changed ones are re-tokenised."""
@@ -96,14 +106,14 @@ class SearchIndex:
                     self._by_key[key] = memory
                 self._dirty = True
 
-    def search(self, query: str) -> list[Hit]:
-        """Every memory with a positive score, best first, ties broken by id."""
+    def search(self, query: str, top: int | None = None) -> list[Hit]:
+        """Memories with a positive score (the best `top`, ties kept), best first, ties by id."""
         terms = tokenize(query)
         if not terms:
             return []
         with self._lock:
             index = self._ensure()
-            scored = index.scores(terms)
+            scored = index.scores(terms, top)
             by_key = self._by_key
             hits = [Hit(by_key[k], round(v, 4)) for k, v in scored if k in by_key]
         hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
@@ -111,7 +121,7 @@ class SearchIndex:
 
     def save(self) -> None:
         """Write the index next to index.json (derived data; skipped when unchanged)."""
-        if self._cache is None or not self._dirty or not self._cache.parent.is_dir():
+        if self._cache is None or not self._writable or not self._dirty or not self._cache.parent.is_dir():
             return
         with self._lock:
             if self._index is None:
@@ -130,12 +140,18 @@ def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
     if len(text) <= width:
         return text
     terms = set(tokenize(query))
+    words = [(m.start(), set(tokenize(m.group()))) for m in _WORD.finditer(text)]
     best_start, best_hits = 0, -1
-    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch in " " and i + 1 < len(text)]
-    for start in starts[:: max(1, len(starts) // 400)]:
-        hits = len(terms.intersection(tokenize(text[start : start + width])))
+    right, counts = 0, Counter[str]()
+    for left in range(len(words)):
+        start = words[left][0]
+        while right < len(words) and words[right][0] < start + width:
+            counts.update(words[right][1] & terms)
+            right += 1
+        hits = len(+counts)
         if hits > best_hits:
             best_start, best_hits = start, hits
+        counts.subtract(words[left][1] & terms)
     piece = text[best_start : best_start + width].rstrip()
     prefix = "…" if best_start > 0 else ""
     suffix = "…" if best_start + width < len(text) else ""

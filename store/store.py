@@ -79,12 +79,13 @@ class Store:
             Catalog(self.project, persist=not read_only),
             Catalog(self.user, persist=not read_only),
         )
-        self._search = SearchIndex(None if read_only else self.project.root / "search.idx")
+        self._search = SearchIndex(self.project.root / "search.idx", writable=not read_only)
         self.usage = Usage(self.project, enabled=not read_only)
         self._view_lock = threading.Lock()
         self._view: View | None = None
         self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
         self._index_hash: tuple[tuple[Any, ...], str] = ((), "")
+        self._pool: tuple[tuple[Any, ...], list[Memory]] = ((), [])
         self._config_lock = threading.Lock()
         self._config_key: tuple[Any, ...] = ()
         self._config = Config()
@@ -144,6 +145,11 @@ class Store:
             self._view = View({**user[0], **project[0]}, {**user[1], **project[1]}, problems, snapshots, key)
             return self._view
 
+    def warm(self) -> None:
+        """Read the indexes in now, so the first request does not wait for them."""
+        self.view()
+        self._search.warm()
+
     @property
     def journal_path(self) -> Path:
         return self.project.root / "journal.json"
@@ -161,7 +167,9 @@ class Store:
     def similar_pool(self, text: str) -> list[Memory]:
         """The active durable memories most like `text` (BM25), for verdicts."""
         view = self.view()
-        hits = [h.memory for h in self._search.search(text) if h.memory.tier == "durable" and h.memory.active]
+        hits = [
+            h.memory for h in self._search.search(text, 100) if h.memory.tier == "durable" and h.memory.active
+        ]
         return [m for m in hits if view.durable.get(m.id) is m][:20]
 
     def seal_paths(self, paths: Sequence[Path]) -> None:
@@ -210,7 +218,7 @@ class Store:
         def scores(query: str) -> dict[str, float]:
             return {
                 h.memory.id: h.score
-                for h in self._search.search(query)
+                for h in self._search.search(query, 200)
                 if h.memory.active and view.durable.get(h.memory.id) is h.memory
             }
 
@@ -234,35 +242,47 @@ class Store:
         include_superseded: bool = False,
     ) -> list[SearchEntry]:
         view = self.view()
-        entries: list[SearchEntry] = []
-        for hit in self._search.search(query):
-            memory = hit.memory
-            if not self._visible(view, memory):
-                continue
-            if memory.tier == "working" and not include_notes:
-                continue
-            if not memory.active and not include_superseded:
-                continue
-            if types and memory.type not in types:
-                continue
-            if scope and memory.scope != scope:
-                continue
-            entries.append(
-                SearchEntry(
-                    memory.id, memory.type, memory.scope, hit.score, memory.title, snippet(memory.body, query)
-                )
+
+        def wanted(memory: Memory) -> bool:
+            return (
+                self._visible(view, memory)
+                and (include_notes or memory.tier != "working")
+                and (include_superseded or memory.active)
+                and (not types or memory.type in types)
+                and (not scope or memory.scope == scope)
             )
-            if len(entries) >= limit:
+
+        top: int | None = max(4 * limit, 100)
+        while True:
+            hits = self._search.search(query, top)
+            chosen = [h for h in hits if wanted(h.memory)][:limit]
+            if len(chosen) == limit or top is None or len(hits) < top:
                 break
-        return entries
+            top = None  # filters removed too many of the best: look at every hit
+        return [
+            SearchEntry(
+                h.memory.id,
+                h.memory.type,
+                h.memory.scope,
+                h.score,
+                h.memory.title,
+                snippet(h.memory.body, query),
+            )
+            for h in chosen
+        ]
 
     # --- route and load --------------------------------------------------------------------
     def route(self, task: str, view: View | None = None) -> RoutePlan:
         view = view or self.view()
         config = self.config()
+        if self._pool[0] != view.key:
+            self._pool = (
+                view.key,
+                sorted((m for m in view.durable.values() if m.active), key=lambda m: m.id),
+            )
         return route(
             task,
-            view.durable.values(),
+            self._pool[1],
             role=config.role,
             classes=task_classes(config.routes),
             scores=self._scores(view),

@@ -58,10 +58,10 @@ class ScopeDir:
 
     def display(self, path: Path) -> str:
         """A file name safe to show: relative to this scope, never an absolute machine path."""
-        try:
-            return f"{self.label}/{path.relative_to(self.root).as_posix()}"
-        except ValueError:
-            return path.name
+        text, root = str(path), str(self.root)
+        if text.startswith(root + os.sep):
+            return f"{self.label}/{text[len(root) + 1 :].replace(os.sep, '/')}"
+        return path.name
 
 
 def engram_home(env: Mapping[str, str] = os.environ) -> Path:
