@@ -96,13 +96,17 @@ class Catalog:
         self._last_write = 0.0
 
     # --- refresh -----------------------------------------------------------------------------
-    def refresh(self) -> Snapshot:
+    def refresh(self, *, recent_ok: bool = False) -> Snapshot:
+        """Take in changed files. `recent_ok`: a sweep less than a second old is good enough
+        (a proposal's preview; its commit re-checks with a fresh look)."""
         with self._lock:
             if not self._seeded:
                 self._seed()
             changed = False
             now = time.monotonic()
-            sweep = len(self._entries) <= SMALL_STORE or now - self._last_sweep >= SWEEP_SECONDS
+            since = now - self._last_sweep
+            small = len(self._entries) <= SMALL_STORE
+            sweep = since >= 1.0 if recent_ok else (small or since >= SWEEP_SECONDS)
             if sweep:
                 self._last_sweep = now
             for tier, folder in self._tiers:
@@ -272,20 +276,31 @@ class Catalog:
         return Snapshot(memories, tuple(problems), self._version)
 
     def note_written(self, paths: list[Path]) -> None:
-        """engram itself just wrote these files: take them in now, without a listing."""
+        """engram itself just wrote these files, holding the workspace lock: take them in now,
+        without listing the folder (no other engram writer can have changed it meanwhile)."""
         with self._lock:
             changed = False
+            touched: set[int] = set()
             for path in paths:
-                for tier, folder in self._tiers:
-                    if path.parent == folder:
-                        try:
-                            inode = path.stat().st_ino
-                        except FileNotFoundError:
-                            if str(path) in self._entries:
-                                self._forget(str(path))
-                                changed = True
-                            continue
-                        changed |= self._update(str(path), folder, tier, inode)
+                for number, (tier, folder) in enumerate(self._tiers):
+                    if path.parent != folder:
+                        continue
+                    touched.add(number)
+                    try:
+                        inode = path.stat().st_ino
+                    except FileNotFoundError:
+                        if str(path) in self._entries:
+                            self._forget(str(path))
+                            changed = True
+                        continue
+                    changed |= self._update(str(path), folder, tier, inode)
+            for number in touched:
+                folder = self._tiers[number][1]
+                if folder in self._folders:
+                    try:
+                        self._folders[folder] = folder.stat().st_mtime_ns
+                    except OSError:
+                        self._folders.pop(folder, None)
             if changed:
                 self._version += 1
                 self._snapshot = self._build()
@@ -298,22 +313,47 @@ class Catalog:
         self._stored = {k: v for k, v in stored.items() if isinstance(v, dict) and "r" in v}
 
     def read_index(self) -> tuple[dict[str, Any], Problem | None]:
-        """The stored index records by key, or ({}, problem) when missing or corrupt."""
+        """The stored index records by key (seals.log folded in), and a problem when corrupt."""
         path = self.scope.index_path
+        memories: dict[str, Any] = {}
+        problem: Problem | None = None
         try:
             data = orjson.loads(path.read_bytes())
+            found = data.get("memories") if isinstance(data, dict) else None
+            if isinstance(found, dict) and data.get("version") in (1, INDEX_VERSION):
+                memories = found
+            else:
+                problem = Problem(
+                    "ENGRAM_CORRUPT", self.scope.display(path), "unknown format; rebuilt from the files"
+                )
         except FileNotFoundError:
-            return {}, None
+            pass
         except (OSError, orjson.JSONDecodeError):
-            return {}, Problem(
+            problem = Problem(
                 "ENGRAM_CORRUPT", self.scope.display(path), "unreadable; rebuilt from the files"
             )
-        memories = data.get("memories") if isinstance(data, dict) else None
-        if not isinstance(memories, dict) or data.get("version") not in (1, INDEX_VERSION):
-            return {}, Problem(
-                "ENGRAM_CORRUPT", self.scope.display(path), "unknown format; rebuilt from the files"
-            )
-        return memories, None
+        for key, sealed in self._read_seals():  # seals appended since index.json was written
+            record = memories.get(key)
+            memories[key] = {**record, "sealed": sealed} if isinstance(record, dict) else {"sealed": sealed}
+        return memories, problem
+
+    @property
+    def _seals_path(self) -> Path:
+        return self.scope.root / "seals.log"
+
+    def _read_seals(self) -> list[tuple[str, str]]:
+        try:
+            lines = self._seals_path.read_bytes().splitlines()
+        except FileNotFoundError:
+            return []
+        seals = []
+        for line in lines:
+            try:
+                key, sealed = orjson.loads(line)
+            except (orjson.JSONDecodeError, ValueError, TypeError):
+                continue  # a torn last line from a crash: that seal is simply not recorded
+            seals.append((str(key), str(sealed)))
+        return seals
 
     def flush(self, seal: set[str] | None = None, accept_all: bool = False) -> None:
         """Write index.json: every current record, keeping stored seals (and setting `seal`)."""
@@ -354,14 +394,29 @@ class Catalog:
                             }
                 body = {"version": INDEX_VERSION, "memories": records}
                 write_atomic(self.scope.index_path, orjson.dumps(body))
+                self._seals_path.unlink(missing_ok=True)  # now folded into index.json
         except (Busy, OSError):
             with self._lock:
                 self._dirty = True  # derived data: a later flush writes it
 
     def seal(self, keys: set[str] | None = None) -> None:
-        """Record current hashes as reviewed: `keys` (engram's own writes), or all (`verify --accept`)."""
-        self.refresh()
-        self.flush(seal=keys or set(), accept_all=keys is None)
+        """Record current hashes as reviewed: `keys` (engram's own writes, appended to seals.log
+        under the lock the writer holds), or every file (`verify --accept`, a full rewrite)."""
+        if keys is None:
+            self.refresh()
+            self.flush(accept_all=True)
+            return
+        with self._lock:
+            hashes = {
+                memory_key(e.memory): e.memory.hash for e in self._entries.values() if e.memory is not None
+            }
+            self._dirty = True
+        lines = b"".join(orjson.dumps([key, hashes[key]]) + b"\n" for key in sorted(keys) if key in hashes)
+        if lines and self._persist and self.scope.root.is_dir():
+            with open(self._seals_path, "ab") as handle:
+                handle.write(lines)
+                handle.flush()
+                os.fsync(handle.fileno())
 
 
 def digest(memories: tuple[Memory, ...]) -> str:

@@ -16,8 +16,10 @@ from store.errors import Busy
 LOCK_TIMEOUT_SECONDS: Final = 5.0
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> str:
-    """Write `data` so a crash leaves either the old file or the new one; return its sha256."""
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: bool = True) -> str:
+    """Write `data` so a crash leaves either the old file or the new one; return its sha256.
+
+    `sync_dir=False` leaves the folder's fsync to the caller (a batch syncs each folder once)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -32,11 +34,12 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> str:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
-    _fsync_dir(path.parent)
+    if sync_dir:
+        fsync_dir(path.parent)
     return hashlib.sha256(data).hexdigest()
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
         try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from store.fsutil import write_atomic
+from store.fsutil import fsync_dir, write_atomic
 
 log = logging.getLogger("engram.store")
 
@@ -26,6 +26,10 @@ Write = tuple[Path, bytes | None]
 
 
 def run(journal: Path, writes: Sequence[Write]) -> None:
+    """Apply `writes` all or nothing (a single write needs no journal: its rename is atomic)."""
+    if len(writes) == 1 and writes[0][1] is not None:
+        write_atomic(writes[0][0], writes[0][1])
+        return
     entries = [
         {"path": str(path), "data": None if data is None else base64.b64encode(data).decode("ascii")}
         for path, data in writes
@@ -62,4 +66,6 @@ def _apply(writes: Sequence[Write]) -> None:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         else:
-            write_atomic(path, data)
+            write_atomic(path, data, sync_dir=False)
+    for folder in sorted({path.parent for path, _ in writes}):
+        fsync_dir(folder)

@@ -99,10 +99,10 @@ class Store:
                 self._config_key = key
             return self._config
 
-    def view(self) -> View:
+    def view(self, *, recent_ok: bool = False) -> View:
         """What reads see now; rebuilt only when a catalog changed (or the day did)."""
         with self._view_lock:
-            snapshots = tuple(c.refresh() for c in self._catalogs)
+            snapshots = tuple(c.refresh(recent_ok=recent_ok) for c in self._catalogs)
             today = self._today().isoformat()
             key = (*(s.version for s in snapshots), today)
             if self._view is not None and self._view.key == key:
@@ -164,9 +164,9 @@ class Store:
         with workspace_lock(self.project.lock_path):
             recover(self.journal_path)
 
-    def similar_pool(self, text: str) -> list[Memory]:
+    def similar_pool(self, text: str, view: View | None = None) -> list[Memory]:
         """The active durable memories most like `text` (BM25), for verdicts."""
-        view = self.view()
+        view = view or self.view()
         hits = [
             h.memory for h in self._search.search(text, 100) if h.memory.tier == "durable" and h.memory.active
         ]

@@ -24,7 +24,7 @@ from store.verdicts import Candidate, Verdict, decide
 from store.workspace import init_scope
 
 if TYPE_CHECKING:
-    from store.store import Store
+    from store.store import Store, View
 
 
 class ReadOnly(StoreError):
@@ -93,15 +93,15 @@ def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int
     return out, total
 
 
-def verdicts(store: Store, candidates: Sequence[Candidate]) -> list[Verdict]:
-    view = store.view()
+def verdicts(store: Store, candidates: Sequence[Candidate], view: View | None = None) -> list[Verdict]:
+    view = view or store.view()
     config = store.config()
     taken: set[str] = set()
     return [
         decide(
             c,
             view.durable,
-            store.similar_pool,
+            lambda text: store.similar_pool(text, view),
             taken,
             duplicate=config.dedup_duplicate,
             related=config.dedup_related,
@@ -136,7 +136,7 @@ def draft(
 ) -> tuple[list[dict[str, Any]], int]:
     """The numbered preview entries of a proposal, computed without writing anything."""
     candidates, redactions = make_candidates(raw)
-    found = verdicts(store, candidates)
+    found = verdicts(store, candidates, store.view(recent_ok=True))
     notes = list(notes) or [None] * len(candidates)
     return [
         _entry(n, c, v, notes[n - 1]) for n, (c, v) in enumerate(zip(candidates, found, strict=True), 1)
@@ -239,7 +239,7 @@ def _plan(
     ]
     view = store.view()
     try:
-        fresh = verdicts(store, candidates)
+        fresh = verdicts(store, candidates, view)
     except StoreError as exc:
         for e in entries:
             report.deferred.append(
