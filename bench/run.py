@@ -87,6 +87,15 @@ def summary(samples: list[float]) -> dict[str, float]:
     return {"median_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2), "runs": len(ordered)}
 
 
+def prime(workspace: Path) -> None:
+    """Index a new store once (as `engram status` would), so runs measure a store in use."""
+    from store.store import Store
+
+    store = Store(workspace, env={**os.environ, "ENGRAM_HOME": str(workspace / "home")})
+    store.search("prime")
+    store.close()
+
+
 def cold_start(workspace: Path, method: str, repeat: int) -> list[float]:
     samples = []
     for _ in range(repeat):
@@ -218,6 +227,7 @@ def main() -> int:
     for size in sizes:
         print(f"store of {size} memories…", file=sys.stderr)
         workspace = stores.build(root, size)
+        prime(workspace)
         figures: dict[str, Any] = {}
         figures["cold_initialize"] = summary(cold_start(workspace, "initialize", repeat))
         figures["cold_discover"] = summary(cold_start(workspace, "server/discover", repeat))

@@ -9,7 +9,9 @@ next read without a restart. Cost stays low on large stores:
   at most every `SWEEP_SECONDS` above that (an in-place edit of a large store shows up within
   that time);
 * `index.json` keeps, per file, its mtime and size, the fields reads need and the hash, so a
-  new process parses only files that changed since the index was written.
+  new process parses only files that changed since the index was written. It is rewritten
+  when the store closes (and, for a small store, on its first refresh), never on the path of
+  a read; engram's own writes append their seals to `seals.log` meanwhile.
 
 `index.json` also holds a `sealed` hash per memory: the hash engram itself last wrote or a
 human accepted with `engram verify --accept`; `verify` compares the two to report hand edits.
@@ -38,8 +40,6 @@ INDEX_VERSION: Final = 2
 TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))
 SMALL_STORE: Final = 1000
 SWEEP_SECONDS: Final = 2.0
-INDEX_WRITE_SECONDS: Final = 5.0
-"""Derived index writes after a refresh are spaced this far apart (and flushed on close)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +118,8 @@ class Catalog:
                 self._stored.clear()
                 self._dirty = True
             snapshot = self._snapshot
-        if self._persist and self._dirty and time.monotonic() - self._last_write >= INDEX_WRITE_SECONDS:
-            self.flush()
+        if self._persist and self._dirty and self._last_write == 0.0 and len(self._entries) <= SMALL_STORE:
+            self.flush()  # a small store's first index is cheap: write it at once
         return snapshot
 
     def drain_changes(self) -> dict[str, Memory | None]:
@@ -359,10 +359,14 @@ class Catalog:
         """Write index.json: every current record, keeping stored seals (and setting `seal`)."""
         if not self._persist or not self.scope.root.is_dir():
             return
-        with self._lock:
+        if not self._lock.acquire(timeout=2.0):
+            return  # a refresh is still parsing (a huge store's first start): derived data, skip
+        try:
             entries = [(p, e) for p, e in sorted(self._entries.items()) if e.memory is not None]
             self._dirty = False
             self._last_write = time.monotonic()
+        finally:
+            self._lock.release()
         try:
             with workspace_lock(self.scope.lock_path, timeout=0.5):
                 stored, _ = self.read_index()

@@ -7,6 +7,7 @@ Timestamps and dates stay strings (no implicit YAML timestamps), YAML aliases ar
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from typing import Any, Final
@@ -39,6 +40,23 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+_FastLoader: Any = None
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _CLoader(yaml.CSafeLoader):
+        """libyaml's safe loader, same resolvers; used only when no alias can be present."""
+
+    _CLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
+    _FastLoader = _CLoader
+
+_MAYBE_ALIAS: Final = re.compile(r"[&*][^\s]")
+
+
+def _load_yaml(block: str) -> Any:
+    """Parse a front-matter block: libyaml when the text cannot hold an alias, else the
+    pure-Python loader that refuses aliases (anchors `&` and aliases `*` never reach libyaml)."""
+    loader = _FastLoader if _FastLoader is not None and not _MAYBE_ALIAS.search(block) else _Loader
+    return yaml.load(block, Loader=loader)  # noqa: S506 - safe loaders only
 
 
 _FULL_LIMIT: Final = 2048
@@ -237,7 +255,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if len(block.encode()) > MAX_FRONT_MATTER_BYTES:
         raise CorruptMemory(f"the front matter exceeds {MAX_FRONT_MATTER_BYTES // 1024} KiB")
     try:
-        meta = yaml.load(block, Loader=_Loader) if block.strip() else {}  # noqa: S506 - safe loader subclass
+        meta = _load_yaml(block) if block.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""

@@ -123,11 +123,15 @@ class SearchIndex:
         """Write the index next to index.json (derived data; skipped when unchanged)."""
         if self._cache is None or not self._writable or not self._dirty or not self._cache.parent.is_dir():
             return
-        with self._lock:
+        if not self._lock.acquire(timeout=2.0):
+            return  # still being built: derived data, the next process rebuilds what it needs
+        try:
             if self._index is None:
                 return
             data = bm25.dump(self._index)
             self._dirty = False
+        finally:
+            self._lock.release()
         try:
             write_atomic(self._cache, data)
         except OSError:

@@ -97,7 +97,17 @@ def similarity(a: Shape, b: Shape) -> float:
 
 
 def memory_shape(memory: Memory) -> Shape:
-    return shape(memory.title, memory.tags, memory.body)
+    """A memory's token sets, cached by its content hash (the same memory recurs across proposals)."""
+    key = (memory.scope, memory.tier, memory.id, memory.hash)
+    found = _shapes.get(key)
+    if found is None:
+        found = _shapes[key] = shape(memory.title, memory.tags, memory.body)
+        if len(_shapes) > 4096:
+            _shapes.pop(next(iter(_shapes)))
+    return found
+
+
+_shapes: dict[tuple[str, str, str, str], Shape] = {}
 
 
 def decide(
