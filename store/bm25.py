@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable
@@ -48,6 +49,11 @@ class InvertedIndex:
     def tag(self, key: Hashable) -> str | None:
         """The tag (content hash) the document was indexed with."""
         return self._tags.get(key)
+
+    def share_tag(self, key: Hashable, tag: str) -> None:
+        """Hold the caller's equal string instead of a copy (saves memory on large stores)."""
+        if self._tags.get(key) == tag:
+            self._tags[key] = tag
 
     def documents(self) -> list[Hashable]:
         return list(self._slot)
@@ -169,6 +175,12 @@ class InvertedIndex:
 
 
 _MAGIC: Final = b"ENGRAM-BM25-2\n"
+
+
+class CorruptIndex(ValueError):
+    """A saved index that does not add up; the caller rebuilds it from the memories."""
+
+
 _PENDING: Final[Any] = array("I")
 """Marker: this term's postings (or document's terms) are still in the loaded file."""
 
@@ -176,8 +188,10 @@ _PENDING: Final[Any] = array("I")
 class _Blob:
     """A loaded index file; postings and term lists are sliced out of it on first use."""
 
-    def __init__(self, data: bytes, start: int, post: list[int], terms: list[int]) -> None:
+    def __init__(self, data: Any, start: int, post: list[int], terms: list[int]) -> None:
         self.data = memoryview(data)
+        self.documents = len(terms)
+        self.vocabulary = len(post)
         self.post_at = list(itertools.accumulate(post, initial=0))
         self.terms_at = list(itertools.accumulate(terms, initial=0))
         self.docs_base = start
@@ -192,10 +206,16 @@ class _Blob:
 
     def postings(self, tid: int) -> tuple[array[int], array[int]]:
         lo, hi = self.post_at[tid], self.post_at[tid + 1]
-        return self._array(self.docs_base, lo, hi), self._array(self.tfs_base, lo, hi)
+        docs = self._array(self.docs_base, lo, hi)
+        if docs and max(docs) >= self.documents:
+            raise CorruptIndex("search index postings point past its documents")
+        return docs, self._array(self.tfs_base, lo, hi)
 
     def terms(self, slot: int) -> array[int]:
-        return self._array(self.terms_base, self.terms_at[slot], self.terms_at[slot + 1])
+        terms = self._array(self.terms_base, self.terms_at[slot], self.terms_at[slot + 1])
+        if terms and max(terms) >= self.vocabulary:
+            raise CorruptIndex("search index terms point past its vocabulary")
+        return terms
 
 
 def dump(index: InvertedIndex) -> bytes:
@@ -221,15 +241,16 @@ def dump(index: InvertedIndex) -> bytes:
     return b"".join(parts)
 
 
-def load(data: bytes) -> InvertedIndex:
-    """The inverse of `dump`; ValueError for anything that does not add up."""
-    if not data.startswith(_MAGIC):
+def load(data: Any) -> InvertedIndex:
+    """The inverse of `dump` (bytes or a read-only mmap, whose postings pages are then read
+    only when a query needs them); ValueError for anything that does not add up."""
+    if bytes(data[: len(_MAGIC)]) != _MAGIC:
         raise ValueError("not an engram search index")
     at = len(_MAGIC)
-    size = int.from_bytes(data[at : at + 8], "little")
-    header = orjson.loads(data[at + 8 : at + 8 + size])
+    size = int.from_bytes(bytes(data[at : at + 8]), "little")
+    header = orjson.loads(bytes(data[at + 8 : at + 8 + size]))
     at += 8 + size
-    keys = [tuple(k) if isinstance(k, list) else k for k in header["keys"]]
+    keys = [tuple(sys.intern(part) for part in k) if isinstance(k, list) else k for k in header["keys"]]
     vocab = header["vocab"]
     index = InvertedIndex()
     index._keys = keys
@@ -242,11 +263,6 @@ def load(data: bytes) -> InvertedIndex:
         raise ValueError("search index sizes do not add up")
     if len(index._doc_len) != len(keys) or len(index._df) != len(vocab):
         raise ValueError("truncated search index")
-    import numpy as np
-
-    all_docs = np.frombuffer(blob.data[blob.docs_base : blob.tfs_base], dtype=np.uint32)
-    if len(all_docs) and int(all_docs.max()) >= len(keys):
-        raise ValueError("search index postings point past its documents")
     index._blob = blob
     index._post_docs = [_PENDING] * len(vocab)
     index._post_tfs = [_PENDING] * len(vocab)

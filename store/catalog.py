@@ -378,7 +378,6 @@ class Catalog:
                     found = stored.get(key)
                     previous: dict[str, Any] = found if isinstance(found, dict) else {}
                     record: dict[str, Any] = {
-                        "file": self.scope.display(Path(memory.path)),
                         "mtime_ns": entry.mtime_ns,
                         "size": entry.size,
                         "r": memory.record(),
@@ -391,11 +390,7 @@ class Catalog:
                 if not accept_all:
                     for key, previous in stored.items():  # keep tombstones until accepted
                         if key not in records and isinstance(previous, dict) and previous.get("sealed"):
-                            records[key] = {
-                                "file": previous.get("file"),
-                                "sealed": previous["sealed"],
-                                "gone": True,
-                            }
+                            records[key] = {"sealed": previous["sealed"], "gone": True}
                 body = {"version": INDEX_VERSION, "memories": records}
                 write_atomic(self.scope.index_path, orjson.dumps(body))
                 self._seals_path.unlink(missing_ok=True)  # now folded into index.json

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 import threading
 from collections import OrderedDict
 from typing import Any, Final
@@ -151,8 +152,10 @@ class Memory:
     def from_record(cls, file_id: str, scope: str, tier: str, path: str, record: list[Any]) -> Memory:
         values = dict(zip(RECORD_FIELDS, record[1:], strict=True))
         for key in ("tags", "paths", "roles"):
-            values[key] = tuple(values[key])
-        return cls(file_id, scope, tier, record[0], path=path, **values)
+            values[key] = tuple(sys.intern(str(v)) for v in values[key])
+        for key in ("type", "status", "valid_until", "objective"):
+            values[key] = sys.intern(str(values[key]))  # a handful of distinct values, 100,000 times
+        return cls(file_id, sys.intern(scope), sys.intern(tier), record[0], path=path, **values)
 
     def full(self) -> tuple[dict[str, Any], str]:
         """(front matter, body), from the cache or the file."""

@@ -9,6 +9,7 @@ updated only for memories whose content hash changed, and saved next to index.js
 from __future__ import annotations
 
 import logging
+import mmap
 import re
 import threading
 from collections import Counter
@@ -65,12 +66,23 @@ class SearchIndex:
             self._index = bm25.InvertedIndex()
             if self._cache is not None:
                 try:
-                    self._index = bm25.load(self._cache.read_bytes())
+                    with open(self._cache, "rb") as handle:
+                        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                    self._index = bm25.load(mapped)
                 except FileNotFoundError:
                     pass
                 except (OSError, ValueError, KeyError, TypeError) as exc:
                     log.warning("search index %s unusable (%s); rebuilding", self._cache.name, exc)
         return self._index
+
+    def _rebuild(self) -> bm25.InvertedIndex:
+        """Start over from the memories when the saved index turns out not to add up."""
+        log.warning("search index %s is corrupt; rebuilding from the memories", self._cache)
+        index = self._index = bm25.InvertedIndex()
+        for key, memory in self._by_key.items():
+            index.add(key, document_tokens(memory), tag=memory.hash)
+        self._dirty = True
+        return index
 
     def warm(self) -> None:
         """Load the saved index and numpy now (a server does it while the client connects)."""
@@ -80,31 +92,48 @@ class SearchIndex:
 
     def sync(self, memories: Iterable[Memory]) -> None:
         """Make the index hold exactly these memories; only changed ones are re-tokenised."""
+        memories = list(memories)
         with self._lock:
-            index = self._ensure()
-            wanted = {key_of(m): m for m in memories}
-            for key in [k for k in index.documents() if k not in wanted]:
-                index.remove(key)
+            try:
+                self._sync(memories)
+            except bm25.CorruptIndex:
+                self._index = bm25.InvertedIndex()
+                self._sync(memories)
+
+    def _sync(self, memories: list[Memory]) -> None:
+        index = self._ensure()
+        wanted = {key_of(m): m for m in memories}
+        for key in [k for k in index.documents() if k not in wanted]:
+            index.remove(key)
+            self._dirty = True
+        for key, memory in wanted.items():
+            if index.tag(key) != memory.hash:
+                index.add(key, document_tokens(memory), tag=memory.hash)
                 self._dirty = True
-            for key, memory in wanted.items():
-                if index.tag(key) != memory.hash:
-                    index.add(key, document_tokens(memory), tag=memory.hash)
-                    self._dirty = True
-            self._by_key = wanted
+            else:
+                index.share_tag(key, memory.hash)
+        self._by_key = wanted
 
     def update(self, changes: dict[Key, Memory | None]) -> None:
         """Apply a few changes without looking at the rest of the store."""
         with self._lock:
-            index = self._ensure()
-            for key, memory in changes.items():
-                if memory is None:
-                    index.remove(key)
-                    self._by_key.pop(key, None)
-                else:
-                    if index.tag(key) != memory.hash:
-                        index.add(key, document_tokens(memory), tag=memory.hash)
-                    self._by_key[key] = memory
-                self._dirty = True
+            try:
+                self._update(changes)
+            except bm25.CorruptIndex:
+                self._rebuild()
+                self._update(changes)
+
+    def _update(self, changes: dict[Key, Memory | None]) -> None:
+        index = self._ensure()
+        for key, memory in changes.items():
+            if memory is None:
+                index.remove(key)
+                self._by_key.pop(key, None)
+            else:
+                if index.tag(key) != memory.hash:
+                    index.add(key, document_tokens(memory), tag=memory.hash)
+                self._by_key[key] = memory
+            self._dirty = True
 
     def search(self, query: str, top: int | None = None) -> list[Hit]:
         """Memories with a positive score (the best `top`, ties kept), best first, ties by id."""
@@ -113,7 +142,10 @@ class SearchIndex:
             return []
         with self._lock:
             index = self._ensure()
-            scored = index.scores(terms, top)
+            try:
+                scored = index.scores(terms, top)
+            except bm25.CorruptIndex:
+                scored = self._rebuild().scores(terms, top)
             by_key = self._by_key
             hits = [Hit(by_key[k], round(v, 4)) for k, v in scored if k in by_key]
         hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
