@@ -117,6 +117,7 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
 def verify(store: Store) -> Outcome:
     report = store.verify()
     problems = report.pop("problems")
+    repaired = report.pop("repaired")
     lines = [
         f"engram verify: {report['checked']} memory files checked, {report['pending']} pending proposals."
     ]
@@ -128,6 +129,7 @@ def verify(store: Store) -> Outcome:
         lines.append(f"Not yet recorded by engram (added by hand): {len(report['unindexed'])}")
     for problem in problems:
         lines.append(f"Unusable: {problem.file}: {problem.message}")
+    lines += [f"Repaired: {line}" for line in repaired]
     if report["mismatched"] or report["missing"] or report["unindexed"]:
         lines.append("Review the changes, then run `engram verify --accept` to record them as reviewed.")
     if report["ok"]:

@@ -17,6 +17,7 @@ import base64
 import hashlib
 import hmac
 import secrets
+import threading
 import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
@@ -114,6 +115,23 @@ class StateSealer:
         self._key = secrets.token_bytes(32)
         self._binding = binding
         self._clock = clock
+        self._spent: dict[str, float] = {}
+        """Digests of states whose call completed, until they would have expired anyway."""
+        self._spent_lock = threading.Lock()
+
+    @staticmethod
+    def _fingerprint(state: str) -> str:
+        return hashlib.sha256(state.encode()).hexdigest()
+
+    def unused(self, state: str) -> bool:
+        with self._spent_lock:
+            return self._fingerprint(state) not in self._spent
+
+    def spend(self, state: str) -> None:
+        now = self._clock()
+        with self._spent_lock:
+            self._spent = {k: v for k, v in self._spent.items() if v > now}
+            self._spent[self._fingerprint(state)] = now + STATE_TTL_SECONDS
 
     @staticmethod
     def _digest(tool: str, arguments: Any) -> str:

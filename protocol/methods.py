@@ -155,8 +155,12 @@ class Methods:
     def call_tool_modern(self, params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
         tool, arguments = self._lookup(params)
         answers: dict[str, ElicitAnswer] = {}
+        state = params.get("requestState")
         if "requestState" in params:
-            answers, asked = self._sealer.open(params["requestState"], tool.name, arguments)
+            answers, asked = self._sealer.open(state, tool.name, arguments)
+            assert isinstance(state, str)  # open() refused anything else
+            if not self._sealer.unused(state):
+                raise InvalidParams("This requestState was already used: start the call again without it")
             responses = params.get("inputResponses")
             if responses is not None and not isinstance(responses, dict):
                 raise InvalidParams("inputResponses must be an object keyed by the inputRequests keys")
@@ -172,6 +176,8 @@ class Methods:
                 "inputRequests": {question.key: request},
                 "requestState": self._sealer.seal(tool.name, arguments, answers, question.key),
             }
+        if state is not None:
+            self._sealer.spend(state)  # a completed round-trip cannot be replayed
         return self.tool_result_shape(outcome, ctx.version)
 
     @staticmethod

@@ -86,6 +86,8 @@ class Store:
         self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
         self._index_hash: tuple[tuple[Any, ...], str] = ((), "")
         self._pool: tuple[tuple[Any, ...], list[Memory]] = ((), [])
+        self.recovered = 0
+        """Files rewritten by `recover` from an interrupted commit's journal (verify reports it)."""
         self._config_lock = threading.Lock()
         self._config_key: tuple[Any, ...] = ()
         self._config = Config()
@@ -162,7 +164,7 @@ class Store:
         from store.journal import recover
 
         with workspace_lock(self.project.lock_path):
-            recover(self.journal_path)
+            self.recovered += recover(self.journal_path)
 
     def similar_pool(self, text: str, view: View | None = None) -> list[Memory]:
         """The active durable memories most like `text` (BM25), for verdicts."""
@@ -348,9 +350,12 @@ class Store:
         mismatched: list[str] = []
         missing: list[str] = []
         unindexed: list[str] = []
+        repaired: list[Problem] = []
         checked = 0
         for catalog, snapshot in zip(self._catalogs, view.snapshots, strict=True):
             stored, problem = catalog.read_index()
+            if problem is not None:
+                repaired.append(problem)
             present = {memory_key(m): m for m in snapshot.memories}
             checked += len(present)
             for key, memory in present.items():
@@ -374,6 +379,12 @@ class Store:
             "unindexed": sorted(unindexed),
             "pending": self.pending_count(),
             "problems": problems,
+            "repaired": [f"{p.file}: {p.message}" for p in repaired]
+            + (
+                [f"completed an interrupted commit from its journal ({self.recovered} files)"]
+                if self.recovered
+                else []
+            ),
         }
 
     def accept(self) -> None:
