@@ -65,6 +65,12 @@ def _range(schema: dict[str, Any]) -> str:
     return f"allowed {high} or less"
 
 
+def _show(value: Any) -> str:
+    """A value for a message, cut short so a hostile argument is not echoed whole."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _describe(error: ValidationError) -> str:
     name, kind = _name(error), error.validator
     schema = cast(dict[str, Any], error.schema)
@@ -84,7 +90,7 @@ def _describe(error: ValidationError) -> str:
         wanted_text = _TYPE_NAMES.get(wanted, str(wanted)) if isinstance(wanted, str) else str(wanted)
         return f"{label} must be {wanted_text}, got {type(error.instance).__name__}"
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        return f"{label} = {error.instance!r} is out of range ({_range(schema)})"
+        return f"{label} = {_show(error.instance)} is out of range ({_range(schema)})"
     if kind == "maxLength":
         return f"{label} is too long: at most {schema['maxLength']} characters"
     if kind == "minLength":
@@ -95,10 +101,10 @@ def _describe(error: ValidationError) -> str:
         return f"{label} has too few items: at least {schema['minItems']}"
     if kind == "enum":
         options = ", ".join(str(o) for o in schema["enum"])
-        return f"{label} = {error.instance!r} is not one of: {options}"
+        return f"{label} = {_show(error.instance)} is not one of: {options}"
     if kind == "pattern":
         expected = schema.get("description") or f"the pattern {schema['pattern']}"
-        return f"{label} = {error.instance!r} is not valid: expected {expected}"
+        return f"{label} = {_show(error.instance)} is not valid: expected {expected}"
     if kind == "uniqueItems":
         return f"{label} must not repeat items"
     return f"{label}: {error.message}"

@@ -251,6 +251,8 @@ class Catalog:
                     problem = Problem(exc.code, shown, exc.message)
                 except OSError as exc:
                     problem = Problem("ENGRAM_CORRUPT", shown, f"cannot be read ({exc.strerror})")
+                except Exception as exc:  # one hostile file must never hide the rest of the store
+                    problem = Problem("ENGRAM_CORRUPT", shown, f"cannot be parsed ({type(exc).__name__})")
         previous = cached.memory if cached is not None else None
         self._entries[path] = _Entry(stat.st_mtime_ns, stat.st_size, inode, memory, problem)
         self._folder_of[path] = folder

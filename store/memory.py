@@ -264,6 +264,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         where = f" (line {mark.line + 2})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise CorruptMemory(f"the front matter is not valid YAML{where}: {problem}") from None
+    except RecursionError:
+        raise CorruptMemory("the front matter is nested too deeply") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise CorruptMemory(f"the front matter holds a value engram cannot read ({str(exc)[:80]})") from None
     if not isinstance(meta, dict):
         raise CorruptMemory("the front matter must be a YAML mapping of keys to values")
     body = text[end + 5 :] if end + 5 <= len(text) else ""
@@ -295,7 +299,12 @@ def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: str 
         raise CorruptMemory("the file is not valid UTF-8") from None
     meta, body = split_front_matter(text)
     _check_meta(meta, file_id, tier)
-    return Memory.from_parsed(file_id, scope, tier, meta, body, path)
+    try:
+        return Memory.from_parsed(file_id, scope, tier, meta, body, path)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise CorruptMemory(
+            "front-matter values must be text, numbers (64-bit), booleans, lists or mappings"
+        ) from None
 
 
 def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
@@ -309,6 +318,8 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
     title = meta.get("title")
     if not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE:
         raise CorruptMemory(f"title must be a non-empty string of at most {MAX_TITLE} characters")
+    if any(ch in title for ch in "\r\n\x00\u2028\u2029"):
+        raise CorruptMemory("title must be a single line")
     if meta.get("status", "active") not in STATUSES:
         raise CorruptMemory(f"status must be one of: {', '.join(STATUSES)}")
     for key in ("tags", "paths", "roles", "supersedes"):
