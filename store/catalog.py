@@ -5,9 +5,9 @@ next read without a restart. Cost stays low on large stores:
 
 * a folder whose mtime did not change is not listed again; engram's own writes and editors
   that save by renaming change it, so they are seen at once;
-* every file is re-stat'ed on every read while a scope holds at most `SMALL_STORE` files, and
-  at most every `SWEEP_SECONDS` above that (an in-place edit of a large store shows up within
-  that time);
+* every file is re-stat'ed on every read while a scope holds at most `SMALL_STORE` files;
+  above that a background thread re-stats them every `SWEEP_SECONDS`, off the request path (an
+  in-place edit of a large store shows up within that time);
 * `index.json` keeps, per file, its mtime and size, the fields reads need and the hash, so a
   new process parses only files that changed since the index was written. It is rewritten
   when the store closes (and, for a small store, on its first refresh), never on the path of
@@ -67,6 +67,7 @@ class _Entry:
     inode: int
     memory: Memory | None
     problem: Problem | None
+    tier: str = "durable"
 
 
 def memory_key(memory: Memory) -> str:
@@ -86,6 +87,8 @@ class Catalog:
         self._folders: dict[Path, int] = {}
         self._folder_problems: dict[Path, list[Problem]] = {}
         self._last_sweep = 0.0
+        self._sweeper: threading.Thread | None = None
+        self._swept: set[str] = set()
         self._lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self._version = 0
@@ -106,9 +109,16 @@ class Catalog:
             now = time.monotonic()
             since = now - self._last_sweep
             small = len(self._entries) <= SMALL_STORE
-            sweep = since >= 1.0 if recent_ok else (small or since >= SWEEP_SECONDS)
+            sweep = small and (since >= 1.0 or not recent_ok)
             if sweep:
                 self._last_sweep = now
+            elif not small:
+                self._start_sweeper()
+            for path in self._swept:  # found changed in place by the background sweep
+                entry = self._entries.get(path)
+                if entry is not None:
+                    changed |= self._update(path, self._folder_of[path], entry.tier, entry.inode)
+            self._swept.clear()
             for tier, folder in self._tiers:
                 changed |= self._refresh_folder(folder, tier, sweep)
             if changed or self._snapshot is None:
@@ -121,6 +131,30 @@ class Catalog:
         if self._persist and self._dirty and self._last_write == 0.0 and len(self._entries) <= SMALL_STORE:
             self.flush()  # a small store's first index is cheap: write it at once
         return snapshot
+
+    def _start_sweeper(self) -> None:
+        """Large stores: stat every file every SWEEP_SECONDS off the request path, so an edit
+        made in place (same name, same folder mtime) is taken in by the next read after it."""
+        if self._sweeper is None:
+            self._sweeper = threading.Thread(target=self._sweep_forever, name="engram-sweep", daemon=True)
+            self._sweeper.start()
+
+    def _sweep_forever(self) -> None:
+        while True:
+            time.sleep(SWEEP_SECONDS)
+            with self._lock:
+                known = [(path, e.mtime_ns, e.size) for path, e in self._entries.items()]
+            edited = []
+            for path, mtime_ns, size in known:
+                try:
+                    stat = os.stat(path, follow_symlinks=False)
+                except OSError:
+                    continue  # gone: the folder listing notices
+                if (stat.st_mtime_ns, stat.st_size) != (mtime_ns, size):
+                    edited.append(path)
+            if edited:
+                with self._lock:
+                    self._swept.update(edited)
 
     def drain_changes(self) -> dict[str, Memory | None]:
         """Memories added or changed (None: removed) since the last call, by key."""
@@ -208,7 +242,6 @@ class Catalog:
                 )
             elif entry.is_file(follow_symlinks=False):
                 found.append((entry.path, entry.inode(), None))
-        found.sort()
         return found
 
     def _update(self, path: str, folder: Path, tier: str, inode: int) -> bool:
@@ -254,7 +287,7 @@ class Catalog:
                 except Exception as exc:  # one hostile file must never hide the rest of the store
                     problem = Problem("ENGRAM_CORRUPT", shown, f"cannot be parsed ({type(exc).__name__})")
         previous = cached.memory if cached is not None else None
-        self._entries[path] = _Entry(stat.st_mtime_ns, stat.st_size, inode, memory, problem)
+        self._entries[path] = _Entry(stat.st_mtime_ns, stat.st_size, inode, memory, problem, tier)
         self._folder_of[path] = folder
         if memory is not None and previous is not None and memory.hash == previous.hash:
             self._entries[path].memory = previous  # touched, not changed
@@ -272,9 +305,9 @@ class Catalog:
             self._changes[memory_key(entry.memory)] = None
 
     def _build(self) -> Snapshot:
-        memories = tuple(e.memory for _, e in sorted(self._entries.items()) if e.memory is not None)
+        memories = tuple(e.memory for e in self._entries.values() if e.memory is not None)
         problems = [p for found in self._folder_problems.values() for p in found]
-        problems += [e.problem for _, e in sorted(self._entries.items()) if e.problem is not None]
+        problems += [e.problem for e in self._entries.values() if e.problem is not None]
         return Snapshot(memories, tuple(problems), self._version)
 
     def note_written(self, paths: list[Path]) -> None:

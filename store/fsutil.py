@@ -81,3 +81,29 @@ def workspace_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> It
         yield
     finally:
         lock.release()
+
+
+STALE_TEMP_SECONDS: Final = 60.0
+
+
+def clean_stale_temps(folder: Path, prefix: str = ".", older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Remove temp files a killed writer left in `folder` (`<prefix>*.tmp`, older than a minute)."""
+    import time
+
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    cutoff = time.time() - older_than
+    for entry in entries:
+        if (
+            entry.name.startswith(prefix)
+            and entry.name.endswith(".tmp")
+            and entry.is_file(follow_symlinks=False)
+        ):
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed

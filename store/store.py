@@ -157,8 +157,16 @@ class Store:
         return self.project.root / "journal.json"
 
     def recover(self) -> None:
-        """Finish a commit a crash interrupted (at start; every write does it too)."""
-        if self.read_only or not self.journal_path.exists():
+        """At start: finish a commit a crash interrupted (every write does it too) and remove
+        temp files a killed writer left behind."""
+        if self.read_only:
+            return
+        from store.fsutil import clean_stale_temps
+
+        for scope in (self.project, self.user):
+            for folder in (scope.root, scope.memory_dir, scope.working_dir):
+                clean_stale_temps(folder)
+        if not self.journal_path.exists():
             return
         from store.fsutil import workspace_lock
         from store.journal import recover

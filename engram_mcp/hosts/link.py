@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any, Final
 from engram_mcp.hosts import codex_toml, jsonc
 from engram_mcp.hosts.command import is_ours, pinned
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
-from store.fsutil import write_atomic
+from store.fsutil import clean_stale_temps, write_atomic
 
 NAME: Final = "engram"
 HOOK_MATCHER: Final = "startup|resume|clear|compact"
@@ -98,11 +97,12 @@ def write(host_path: Path, before: str | None, after: str | None) -> None:
             folder.rmdir()  # an emptied host folder such as .claude/ that link created
         return
     backup = host_path.with_name(host_path.name + ".bak")
+    clean_stale_temps(host_path.parent, prefix=f".{host_path.name}.")
     mode = None
     if before is not None:
         mode = host_path.stat().st_mode & 0o7777
         if not backup.exists():
-            shutil.copy2(host_path, backup)
+            write_atomic(backup, host_path.read_bytes(), mode=mode)
     write_atomic(host_path, after.encode("utf-8"), mode=mode)
 
 
