@@ -218,7 +218,11 @@ class Catalog:
             )
             return [(str(folder), 0, problem)]
         found: list[tuple[str, int, Problem | None]] = []
+        known = self._entries
         for entry in entries:
+            if entry.path in known and not entry.is_symlink():  # checked when first seen
+                found.append((entry.path, entry.inode(), None))
+                continue
             name = entry.name
             if not name.endswith(".md") or name.startswith("."):
                 continue
