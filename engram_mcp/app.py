@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from engram_mcp import __version__
@@ -32,7 +33,9 @@ def unknown_tool(read_only: bool) -> object:
     return hint
 
 
-def server_spec(store: Store, flags: Flags, *, elicitation_timeout: float = 60.0) -> ServerSpec:
+def server_spec(
+    store: Store, flags: Flags, *, elicitation_timeout: float = 60.0, ready: Callable[[], None] | None = None
+) -> ServerSpec:
     return ServerSpec(
         name=SERVER_NAME,
         version=__version__,
@@ -45,4 +48,5 @@ def server_spec(store: Store, flags: Flags, *, elicitation_timeout: float = 60.0
         state_binding=str(store.workspace),
         elicitation=flags.elicitation,
         elicitation_timeout=elicitation_timeout,
+        ready=ready or (lambda: None),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -57,8 +58,17 @@ def _seconds(value: str, default: float) -> float:
     return seconds if 0 < seconds <= 3600 else default
 
 
-def _warm(store: object) -> None:
-    """Load the store's indexes while the client connects; errors surface on the first call."""
+def _warm(store: object, imported: threading.Event) -> None:
+    """Import the heavy libraries once, on this one thread (concurrent first imports of
+    jsonschema from several threads can fail), then load the store's indexes while the client
+    connects. Operations wait for the imports; errors surface on the first call that needs them."""
+    try:
+        import jsonschema.validators  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError:
+        logging.getLogger("engram").warning("a dependency failed to import", exc_info=True)
+    finally:
+        imported.set()
     try:
         store.warm()  # type: ignore[attr-defined]
     except Exception:  # a broken store is reported by the request that needs it
@@ -101,13 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         store.recover()
     except StoreError as exc:
         logging.getLogger("engram").warning("%s: %s", exc.code, exc.message)
-    import threading
-
-    threading.Thread(target=_warm, args=(store,), name="engram-warm", daemon=True).start()
+    imported = threading.Event()
+    threading.Thread(target=_warm, args=(store, imported), name="engram-warm", daemon=True).start()
     wire_in, wire_out = claim_stdio()
     try:
         timeout = _seconds(os.environ.get("ENGRAM_ELICITATION_TIMEOUT", ""), 60.0)
-        Server(server_spec(store, flags, elicitation_timeout=timeout)).serve(wire_in, wire_out)
+        def ready() -> None:
+            imported.wait(60)
+
+        spec = server_spec(store, flags, elicitation_timeout=timeout, ready=ready)
+        Server(spec).serve(wire_in, wire_out)
     finally:
         store.close()
     return 0

@@ -185,6 +185,8 @@ class Server:
             self._inflight[id_] = _InFlight(context)
 
         def work() -> None:
+            if method not in INLINE_METHODS:
+                self.spec.ready()
             reply = self.answer(id_, method, params, context)
             with self._lock:
                 self._inflight.pop(id_, None)
@@ -384,6 +386,7 @@ class Server:
 
     # --- batches (2025-03-26 sessions only) -------------------------------------------------
     def _batch(self, batch: list[Any]) -> None:
+        self.spec.ready()
         if self.session is None or self.session.version != "2025-03-26" or not batch:
             reason = "empty batch" if not batch else "batches are accepted only in 2025-03-26 sessions"
             self._send(_error(None, InvalidRequest(f"Invalid request: {reason}")))

@@ -124,3 +124,6 @@ class ServerSpec:
     elicitation: bool = True
     """False (`--no-elicitation`): handlers get `unavailable` and take the token path."""
     elicitation_timeout: float = 60.0
+    ready: Callable[[], None] = lambda: None
+    """Blocks until the application can serve operations (e.g. its lazy imports are done);
+    called on the worker before each operation, never for lifecycle requests."""
