@@ -116,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     wire_in, wire_out = claim_stdio()
     try:
         timeout = _seconds(os.environ.get("ENGRAM_ELICITATION_TIMEOUT", ""), 60.0)
+
         def ready() -> None:
             imported.wait(60)
 
