@@ -12,6 +12,7 @@ import pytest
 
 from engram_mcp.cli import main
 from store.memory import split_front_matter
+from tests.snapshots import memory_state
 
 TOKEN_RE = re.compile(r"approval_token: (engram-\S+)")
 
@@ -44,18 +45,6 @@ def session_file(tmp_path: Path) -> Path:
 
 def memory_files(ws: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((ws / ".engram" / "memory").glob("*.md"))}
-
-
-def state(ws: Path, home: Path) -> dict[str, bytes]:
-    out: dict[str, bytes] = {}
-    for root in (ws / ".engram", home):
-        for folder in ("memory", "working"):
-            for p in sorted((root / folder).glob("*.md")):
-                out[str(p)] = p.read_bytes()
-    pending = ws / ".engram" / "pending-approvals.json"
-    if pending.exists():
-        out[str(pending)] = pending.read_bytes()
-    return out
 
 
 def token_in(text: str) -> str:
@@ -183,14 +172,14 @@ def test_commit_selected_numbers(ws: Path, session_file: Path, capsys: pytest.Ca
 def test_commit_bad_token_exits_1_with_code(
     ws: Path, engram_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    before = state(ws, engram_home)
+    before = memory_state(ws, engram_home)
     assert main(["commit", "engram-nonsense"]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "ENGRAM_TOKEN" in captured.err
     assert main(["commit", "garbage"]) == 1
     assert "ENGRAM_TOKEN_UNKNOWN" in capsys.readouterr().err
-    assert state(ws, engram_home) == before
+    assert memory_state(ws, engram_home) == before
 
 
 def test_commit_out_of_range_exits_1(
@@ -283,9 +272,9 @@ def test_read_only_refuses_every_write(
         token = token_in(capsys.readouterr().out)
         argv = [token if a == "TOKEN" else a for a in argv]
     argv = [str(session_file) if a == "SESSION" else a for a in argv]
-    before = state(ws, engram_home)
+    before = memory_state(ws, engram_home)
     monkeypatch.setenv("ENGRAM_READ_ONLY", "1")
     assert main(argv) == 1
     captured = capsys.readouterr()
     assert "ENGRAM_READ_ONLY" in captured.err
-    assert state(ws, engram_home) == before
+    assert memory_state(ws, engram_home) == before

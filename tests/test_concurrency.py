@@ -23,6 +23,7 @@ from store import fsutil, writer
 from store.errors import Busy
 from store.memory import parse_memory
 from store.store import Store
+from tests.snapshots import memory_state
 
 REPO = Path(__file__).resolve().parent.parent
 PROCESSES = 4
@@ -68,18 +69,6 @@ HOLDER = textwrap.dedent(
         sys.stdin.read()  # hold until the test closes our stdin
     """
 )
-
-
-def memory_state(ws: Path, home: Path) -> dict[str, bytes]:
-    out: dict[str, bytes] = {}
-    for root in (ws / ".engram", home):
-        for folder in ("memory", "working"):
-            for p in sorted((root / folder).glob("*.md")):
-                out[str(p)] = p.read_bytes()
-    pending = ws / ".engram" / "pending-approvals.json"
-    if pending.exists():
-        out[str(pending)] = pending.read_bytes()
-    return out
 
 
 @pytest.mark.timeout(90)

@@ -25,6 +25,7 @@ import pytest
 from engram_mcp.cli import main
 from store.memory import parse_memory
 from store.store import Store
+from tests.snapshots import memory_state
 from tests.wire import WireSession
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,18 +51,6 @@ def ok_data(reply: dict[str, Any]) -> dict[str, Any]:
     structured = result["structuredContent"]
     assert structured["ok"] is True, structured
     return structured["data"]  # type: ignore[no-any-return]
-
-
-def memory_state(ws: Path, home: Path) -> dict[str, bytes]:
-    out: dict[str, bytes] = {}
-    for root in (ws / ".engram", home):
-        for folder in ("memory", "working"):
-            for p in sorted((root / folder).glob("*.md")):
-                out[str(p)] = p.read_bytes()
-    pending = ws / ".engram" / "pending-approvals.json"
-    if pending.exists():
-        out[str(pending)] = pending.read_bytes()
-    return out
 
 
 def drive_server(session: WireSession, seed: int) -> dict[str, Any]:

@@ -1,0 +1,18 @@
+"""Byte snapshots of a store, to prove that a refused or failed operation wrote nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def memory_state(ws: Path, home: Path) -> dict[str, bytes]:
+    """Every memory and note file of both scopes, and the pending proposals, by path."""
+    out: dict[str, bytes] = {}
+    for root in (ws / ".engram", home):
+        for folder in ("memory", "working"):
+            for p in sorted((root / folder).glob("*.md")):
+                out[str(p)] = p.read_bytes()
+    pending = ws / ".engram" / "pending-approvals.json"
+    if pending.exists():
+        out[str(pending)] = pending.read_bytes()
+    return out
