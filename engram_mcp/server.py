@@ -8,6 +8,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 USAGE = """\
 usage: engram-mcp [--workspace DIR] [--read-only] [--no-elicitation] [--always-load]
@@ -58,10 +59,27 @@ def _seconds(value: str, default: float) -> float:
     return seconds if 0 < seconds <= 3600 else default
 
 
-def _warm(store: object, imported: threading.Event) -> None:
+class _FirstReply:
+    """The wire's stdout, noting when the first reply (the handshake's) has gone out."""
+
+    def __init__(self, stream: IO[bytes], sent: threading.Event) -> None:
+        self._stream, self._sent = stream, sent
+
+    def write(self, data: bytes) -> int:
+        written = self._stream.write(data)
+        self._sent.set()
+        return written
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+def _warm(store: object, imported: threading.Event, answered: threading.Event) -> None:
     """Import the heavy libraries once, on this one thread (concurrent first imports of
-    jsonschema from several threads can fail), then load the store's indexes while the client
-    connects. Operations wait for the imports; errors surface on the first call that needs them."""
+    jsonschema from several threads can fail), then load the store's indexes. It starts once the
+    first reply is out (or after 0.3 s), so it never slows the handshake. Operations wait for the
+    imports; errors surface on the first call that needs them."""
+    answered.wait(0.3)
     try:
         import jsonschema.validators  # noqa: F401
         import numpy  # noqa: F401
@@ -111,8 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         store.recover()
     except StoreError as exc:
         logging.getLogger("engram").warning("%s: %s", exc.code, exc.message)
-    imported = threading.Event()
-    threading.Thread(target=_warm, args=(store, imported), name="engram-warm", daemon=True).start()
+    imported, answered = threading.Event(), threading.Event()
+    threading.Thread(target=_warm, args=(store, imported, answered), name="engram-warm", daemon=True).start()
     wire_in, wire_out = claim_stdio()
     try:
         timeout = _seconds(os.environ.get("ENGRAM_ELICITATION_TIMEOUT", ""), 60.0)
@@ -121,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             imported.wait(60)
 
         spec = server_spec(store, flags, elicitation_timeout=timeout, ready=ready)
-        Server(spec).serve(wire_in, wire_out)
+        Server(spec).serve(wire_in, _FirstReply(wire_out, answered))  # type: ignore[arg-type]
     finally:
         store.close()
     return 0
