@@ -305,6 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     store = Store(find_workspace(Path.cwd(), args.workspace), read_only=read_only)
     try:
         store.recover()
+        store.clean_temps()
         outcome = guarded(lambda: args.run(args, store))
     except UsageError as exc:
         print(f"engram {args.command}: {exc}", file=sys.stderr)

@@ -88,6 +88,7 @@ def _warm(store: object, imported: threading.Event, answered: threading.Event) -
     finally:
         imported.set()
     try:
+        store.clean_temps()  # type: ignore[attr-defined]
         store.warm()  # type: ignore[attr-defined]
     except Exception:  # a broken store is reported by the request that needs it
         logging.getLogger("engram").debug("warm-up failed", exc_info=True)

@@ -156,9 +156,9 @@ class Store:
     def journal_path(self) -> Path:
         return self.project.root / "journal.json"
 
-    def recover(self) -> None:
-        """At start: finish a commit a crash interrupted (every write does it too) and remove
-        temp files a killed writer left behind."""
+    def clean_temps(self) -> None:
+        """Remove temp files a killed writer left behind (a listing: servers do it off the
+        request path, the CLI at start)."""
         if self.read_only:
             return
         from store.fsutil import clean_stale_temps
@@ -166,7 +166,10 @@ class Store:
         for scope in (self.project, self.user):
             for folder in (scope.root, scope.memory_dir, scope.working_dir):
                 clean_stale_temps(folder)
-        if not self.journal_path.exists():
+
+    def recover(self) -> None:
+        """At start: finish a commit a crash interrupted (every write does it too)."""
+        if self.read_only or not self.journal_path.exists():
             return
         from store.fsutil import workspace_lock
         from store.journal import recover
