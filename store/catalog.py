@@ -373,6 +373,9 @@ class Catalog:
             )
         for key, sealed in self._read_seals():  # seals appended since index.json was written
             record = memories.get(key)
+            if sealed is None:  # engram itself removed the file: nothing to report as missing
+                memories.pop(key, None)
+                continue
             memories[key] = {**record, "sealed": sealed} if isinstance(record, dict) else {"sealed": sealed}
         return memories, problem
 
@@ -380,7 +383,7 @@ class Catalog:
     def _seals_path(self) -> Path:
         return self.scope.root / "seals.log"
 
-    def _read_seals(self) -> list[tuple[str, str]]:
+    def _read_seals(self) -> list[tuple[str, str | None]]:
         try:
             lines = self._seals_path.read_bytes().splitlines()
         except FileNotFoundError:
@@ -391,7 +394,7 @@ class Catalog:
                 key, sealed = orjson.loads(line)
             except (orjson.JSONDecodeError, ValueError, TypeError):
                 continue  # a torn last line from a crash: that seal is simply not recorded
-            seals.append((str(key), str(sealed)))
+            seals.append((str(key), None if sealed is None else str(sealed)))
         return seals
 
     def flush(self, seal: set[str] | None = None, accept_all: bool = False) -> None:
@@ -439,7 +442,8 @@ class Catalog:
 
     def seal(self, keys: set[str] | None = None) -> None:
         """Record current hashes as reviewed: `keys` (engram's own writes, appended to seals.log
-        under the lock the writer holds), or every file (`verify --accept`, a full rewrite)."""
+        under the lock the writer holds; a key whose file engram removed is recorded as gone),
+        or every file (`verify --accept`, a full rewrite)."""
         if keys is None:
             self.refresh()
             self.flush(accept_all=True)
@@ -449,7 +453,7 @@ class Catalog:
                 memory_key(e.memory): e.memory.hash for e in self._entries.values() if e.memory is not None
             }
             self._dirty = True
-        lines = b"".join(orjson.dumps([key, hashes[key]]) + b"\n" for key in sorted(keys) if key in hashes)
+        lines = b"".join(orjson.dumps([key, hashes.get(key)]) + b"\n" for key in sorted(keys))
         if lines and self._persist and self.scope.root.is_dir():
             with open(self._seals_path, "ab") as handle:
                 handle.write(lines)

@@ -131,6 +131,7 @@ def gc(store: Store) -> list[str]:
         writes: list[journal.Write] = [(store.project.working_dir / f"{m.id}.md", None) for m in expired]
         if writes:
             journal.run(store.journal_path, writes)
+            store.seal_paths([path for path, _ in writes])
     return sorted(m.id for m in expired)
 
 

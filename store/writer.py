@@ -206,7 +206,7 @@ def commit(store: Store, token: str, approve: object) -> CommitReport:
         record["status"] = "used"
         writes.append((store.project.pending_path, pending.render(now)))
         journal.run(store.journal_path, writes)
-        store.seal_paths([path for path, data in writes if data is not None])
+        store.seal_paths([path for path, _ in writes])
     return report
 
 
@@ -215,7 +215,7 @@ def apply_entries(store: Store, entries: Sequence[dict[str, Any]]) -> CommitRepo
     with write_lock(store, ("project", "user")):
         report, writes = _plan(store, entries, store.now())
         journal.run(store.journal_path, writes)
-        store.seal_paths([path for path, data in writes if data is not None])
+        store.seal_paths([path for path, _ in writes])
     return report
 
 
