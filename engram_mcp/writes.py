@@ -6,8 +6,11 @@ its preview without side effects, yields one question, and only then writes.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Generator, Sequence
 from typing import Any, Final
+
+import orjson
 
 from engram_mcp.outcome import Outcome
 from protocol.spec import Elicit, ElicitAnswer
@@ -88,6 +91,14 @@ def report_outcome(report: CommitReport, extra: dict[str, Any] | None = None) ->
     )
 
 
+def _shown_key(name: str, shown: Any) -> str:
+    """A question key that changes when what the human is shown changes: a 2026-07-28 retry
+    whose re-computed preview differs (the store changed meanwhile) is asked again instead of
+    applying an answer given to another preview."""
+    digest = hashlib.sha256(orjson.dumps(shown, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+    return f"{name}-{digest}"
+
+
 def approval_schema(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Flat form: one boolean per candidate (verdict, id, title; never the text) and a scope."""
     properties: dict[str, Any] = {}
@@ -126,10 +137,11 @@ def chosen_entries(entries: Sequence[dict[str, Any]], content: dict[str, Any] | 
 
 def proposal_flow(store: Store, entries: list[dict[str, Any]], redactions: int, origin: str) -> Flow:
     """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer."""
+    schema = approval_schema(entries)
     answer = yield Elicit(
-        key="approval",
+        key=_shown_key("approval", schema),
         message=f"engram: save {len(entries)} memory candidate(s) to this project? Untick any you reject.",
-        schema=approval_schema(entries),
+        schema=schema,
     )
     if answer.action == "accept":
         try:
@@ -175,7 +187,7 @@ def proposal_flow(store: Store, entries: list[dict[str, Any]], redactions: int, 
 
 def note_flow(store: Store, draft: notes.NoteDraft) -> Flow:
     answer = yield Elicit(
-        key="confirm",
+        key=_shown_key("confirm", [draft.id, draft.title, draft.text]),
         message=f"engram: save the working note {draft.title!r} ({draft.id})?",
         schema={
             "type": "object",

@@ -31,7 +31,7 @@ from typing import Any, Final
 import orjson
 
 from store.errors import Busy, CorruptMemory
-from store.fsutil import workspace_lock, write_atomic
+from store.fsutil import LOCK_TIMEOUT_SECONDS, workspace_lock, write_atomic
 from store.ids import is_valid_id
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory
 from store.workspace import ScopeDir
@@ -99,9 +99,10 @@ class Catalog:
         self._last_write = 0.0
 
     # --- refresh -----------------------------------------------------------------------------
-    def refresh(self, *, recent_ok: bool = False) -> Snapshot:
+    def refresh(self, *, recent_ok: bool = False, force: bool = False) -> Snapshot:
         """Take in changed files. `recent_ok`: a sweep less than a second old is good enough
-        (a proposal's preview; its commit re-checks with a fresh look)."""
+        (a proposal's preview; its commit re-checks with a fresh look). `force`: list every
+        folder and stat every file now, whatever the store's size (writes, under the lock)."""
         with self._lock:
             if not self._seeded:
                 self._seed()
@@ -109,10 +110,12 @@ class Catalog:
             now = time.monotonic()
             since = now - self._last_sweep
             small = len(self._entries) <= SMALL_STORE
-            sweep = small and (since >= 1.0 or not recent_ok)
+            sweep = force or (small and (since >= 1.0 or not recent_ok))
+            if force:
+                self._folders.clear()  # re-list: a file may share its folder's mtime tick
             if sweep:
                 self._last_sweep = now
-            elif not small:
+            if not small:
                 self._start_sweeper()
             for path in self._swept:  # found changed in place by the background sweep
                 entry = self._entries.get(path)
@@ -398,10 +401,15 @@ class Catalog:
         return seals
 
     def flush(self, seal: set[str] | None = None, accept_all: bool = False) -> None:
-        """Write index.json: every current record, keeping stored seals (and setting `seal`)."""
+        """Write index.json: every current record, keeping stored seals (and setting `seal`).
+
+        Derived data: a busy lock skips it, except for `accept_all` (`verify --accept`), which
+        is the human's record and raises Busy instead of being dropped."""
         if not self._persist or not self.scope.root.is_dir():
             return
-        if not self._lock.acquire(timeout=2.0):
+        if not self._lock.acquire(timeout=LOCK_TIMEOUT_SECONDS if accept_all else 2.0):
+            if accept_all:
+                raise Busy("the store is still being indexed; nothing was recorded, retry shortly")
             return  # a refresh is still parsing (a huge store's first start): derived data, skip
         try:
             entries = [(p, e) for p, e in sorted(self._entries.items()) if e.memory is not None]
@@ -410,7 +418,7 @@ class Catalog:
         finally:
             self._lock.release()
         try:
-            with workspace_lock(self.scope.lock_path, timeout=0.5):
+            with workspace_lock(self.scope.lock_path, timeout=LOCK_TIMEOUT_SECONDS if accept_all else 0.5):
                 stored, _ = self.read_index()
                 records: dict[str, Any] = {}
                 for _, entry in entries:
@@ -439,6 +447,8 @@ class Catalog:
         except (Busy, OSError):
             with self._lock:
                 self._dirty = True  # derived data: a later flush writes it
+            if accept_all:
+                raise
 
     def seal(self, keys: set[str] | None = None) -> None:
         """Record current hashes as reviewed: `keys` (engram's own writes, appended to seals.log

@@ -39,12 +39,12 @@ def run(journal: Path, writes: Sequence[Write]) -> None:
     journal.unlink()
 
 
-def recover(journal: Path) -> int:
-    """Roll a leftover journal forward; return how many files it rewrote (0: none left over)."""
+def recover(journal: Path) -> list[Path]:
+    """Roll a leftover journal forward; return the files it wrote or removed (none left over: [])."""
     try:
         raw = journal.read_bytes()
     except FileNotFoundError:
-        return 0
+        return []
     try:
         entries = orjson.loads(raw)["writes"]
         writes = [
@@ -53,11 +53,11 @@ def recover(journal: Path) -> int:
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         log.warning("discarding an unreadable journal %s (it was never applied)", journal.name)
         journal.unlink()
-        return 0
+        return []
     _apply(writes)
     journal.unlink()
     log.warning("completed an interrupted commit from %s (%d files)", journal.name, len(writes))
-    return len(writes)
+    return [path for path, _ in writes]
 
 
 def _apply(writes: Sequence[Write]) -> None:

@@ -101,10 +101,11 @@ class Store:
                 self._config_key = key
             return self._config
 
-    def view(self, *, recent_ok: bool = False) -> View:
-        """What reads see now; rebuilt only when a catalog changed (or the day did)."""
+    def view(self, *, recent_ok: bool = False, sweep: bool = False) -> View:
+        """What reads see now; rebuilt only when a catalog changed (or the day did).
+        `sweep`: re-list and re-stat every file whatever the store's size (the write path)."""
         with self._view_lock:
-            snapshots = tuple(c.refresh(recent_ok=recent_ok) for c in self._catalogs)
+            snapshots = tuple(c.refresh(recent_ok=recent_ok, force=sweep) for c in self._catalogs)
             today = self._today().isoformat()
             key = (*(s.version for s in snapshots), today)
             if self._view is not None and self._view.key == key:
@@ -172,10 +173,19 @@ class Store:
         if self.read_only or not self.journal_path.exists():
             return
         from store.fsutil import workspace_lock
-        from store.journal import recover
 
         with workspace_lock(self.project.lock_path):
-            self.recovered += recover(self.journal_path)
+            self.recover_locked()
+
+    def recover_locked(self) -> None:
+        """Roll an interrupted commit forward (the caller holds the lock) and record the files
+        it rewrote as engram's own, so verify does not report them as hand edits."""
+        from store.journal import recover
+
+        paths = recover(self.journal_path)
+        if paths:
+            self.recovered += len(paths)
+            self.seal_paths(paths)
 
     def similar_pool(self, text: str, view: View | None = None) -> list[Memory]:
         """The active durable memories most like `text` (BM25), for verdicts."""

@@ -66,7 +66,8 @@ def write_lock(store: Store, scopes: Sequence[str] = ("project",)) -> Iterator[N
         stack.enter_context(workspace_lock(store.project.lock_path))
         if "user" in scopes:
             stack.enter_context(workspace_lock(store.user.lock_path))
-        journal.recover(store.journal_path)
+        store.recover_locked()
+        store.view(sweep=True)  # take in every change made before the lock was ours
         yield
 
 
@@ -258,6 +259,11 @@ def _plan(
             )
             continue
         scope_dir = store.user if candidate.scope == "user" else store.project
+        if pinned.kind in ("ADD", "SUPERSEDE") and (scope_dir.memory_dir / f"{pinned.id}.md").exists():
+            report.deferred.append(
+                _deferred(entry, now_verdict, f"a file {pinned.id}.md appeared meanwhile; propose again")
+            )
+            continue
         if pinned.kind in ("ADD", "SUPERSEDE"):
             meta = _new_meta(candidate, pinned, stamp)
             written = scope_dir.memory_dir / f"{pinned.id}.md"

@@ -769,7 +769,10 @@ def _modern_save(ws: WireSession, **extra: Any) -> dict[str, Any]:
     return ws.modern("tools/call", params, **MODERN_ELICIT)
 
 
-ACCEPT = {"approval": {"action": "accept", "content": {"candidate_1": True, "scope": "all"}}}
+def _respond(asked: dict[str, Any], action: str, **content: Any) -> dict[str, Any]:
+    """An inputResponses map answering the key the server asked (it names what was shown)."""
+    (key,) = asked["inputRequests"]
+    return {key: {"action": action, **({"content": content} if content else {})}}
 
 
 @pytest.mark.timeout(60)
@@ -782,12 +785,13 @@ def test_a_request_state_replayed_after_success_does_not_write_twice(workspace: 
         first = _result(_modern_save(ws))
         assert first["resultType"] == "input_required"
         state = first["requestState"]
-        done = _result(_modern_save(ws, inputResponses=ACCEPT, requestState=state))
+        accept = _respond(first, "accept", candidate_1=True, scope="all")
+        done = _result(_modern_save(ws, inputResponses=accept, requestState=state))
         assert done["isError"] is False and len(done["structuredContent"]["data"]["written"]) == 1
         after = _snapshot(memory)
         assert len(after) == len(before) + 1
         for _ in range(3):
-            replay = _modern_save(ws, inputResponses=ACCEPT, requestState=state)
+            replay = _modern_save(ws, inputResponses=accept, requestState=state)
             if "error" in replay:
                 assert replay["error"]["code"] == -32602
             else:
@@ -806,12 +810,11 @@ def test_a_declined_request_state_cannot_be_replayed_as_an_accept(workspace: Pat
     memory = workspace / MEMORY
     before = _snapshot(memory)
     with WireSession(workspace) as ws:
-        state = _result(_modern_save(ws))["requestState"]
-        declined = _result(
-            _modern_save(ws, inputResponses={"approval": {"action": "decline"}}, requestState=state)
-        )
+        asked = _result(_modern_save(ws))
+        state = asked["requestState"]
+        declined = _result(_modern_save(ws, inputResponses=_respond(asked, "decline"), requestState=state))
         assert declined["structuredContent"]["data"]["declined"] is True
-        for answer in (ACCEPT, {"approval": {"action": "cancel"}}):
+        for answer in (_respond(asked, "accept", candidate_1=True, scope="all"), _respond(asked, "cancel")):
             replay = _modern_save(ws, inputResponses=answer, requestState=state)
             if "error" in replay:
                 assert replay["error"]["code"] == -32602
@@ -825,7 +828,9 @@ def test_brute_forced_request_states_are_invalid_params(workspace: Path) -> None
     memory = workspace / MEMORY
     before = _snapshot(memory)
     with WireSession(workspace) as ws:
-        real = _result(_modern_save(ws))["requestState"]
+        asked = _result(_modern_save(ws))
+        real = asked["requestState"]
+        accept = _respond(asked, "accept", candidate_1=True, scope="all")
         body, _tag = real.split(".")
         forged: list[Any] = []
         for _ in range(100):
@@ -851,7 +856,7 @@ def test_brute_forced_request_states_are_invalid_params(workspace: Path) -> None
             True,
         ]
         for state in forged:
-            reply = _modern_save(ws, inputResponses=ACCEPT, requestState=state)
+            reply = _modern_save(ws, inputResponses=accept, requestState=state)
             assert "error" in reply, (state, reply)
             assert reply["error"]["code"] == -32602, (str(state)[:80], reply)
         assert _snapshot(memory) == before

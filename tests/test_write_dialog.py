@@ -355,18 +355,26 @@ def _ask(ws: WireSession, params: dict[str, Any]) -> dict[str, Any]:
 def _input_required(ws: WireSession, params: dict[str, Any]) -> tuple[dict[str, Any], str]:
     result = _ask(ws, params)
     assert result["resultType"] == "input_required", result
-    request = result["inputRequests"]["approval"]
+    (key,) = result["inputRequests"]
+    assert key.startswith("approval-")  # the key names what was shown (engram's choice)
+    _KEYS[result["requestState"]] = key
+    request = result["inputRequests"][key]
     assert request["method"] == "elicitation/create"
     state = result["requestState"]
     assert isinstance(state, str) and state
     return request, state
 
 
-def _answer(action: str, content: dict[str, Any] | None = None) -> dict[str, Any]:
+_KEYS: dict[str, str] = {}
+"""requestState → the inputRequests key it asked (a client echoes the key it was given)."""
+
+
+def _answer(action: str, content: dict[str, Any] | None = None, state: str | None = None) -> dict[str, Any]:
     response: dict[str, Any] = {"action": action}
     if content is not None:
         response["content"] = content
-    return {"approval": response}
+    key = _KEYS[state] if state is not None else next(reversed(_KEYS.values()))
+    return {key: response}
 
 
 SUBSET = {"candidate_1": True, "candidate_2": False, "candidate_3": True, "scope": "all"}

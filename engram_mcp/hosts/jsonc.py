@@ -363,8 +363,9 @@ def _cut(text: str, obj: _Node, member: _Member) -> str:
     return text[: obj.start + 1] + text[end:]
 
 
-def remove_member(text: str, path: Sequence[str], key: str) -> str:
-    """Remove `key` from the object at `path`; drop containers left empty (and comment-free)."""
+def remove_member(text: str, path: Sequence[str], key: str, *, prune: bool = True) -> str:
+    """Remove `key` from the object at `path`; with `prune`, drop containers left empty (and
+    comment-free), the inverse of a `set_member` that created them."""
     doc = _parse(text)
     obj = _walk(doc, path)
     if obj is None or obj.members is None or _lookup(obj, key) is None:
@@ -373,7 +374,11 @@ def remove_member(text: str, path: Sequence[str], key: str) -> str:
         text = _cut(text, obj, member)
         doc = _parse(text)
         obj = _walk(doc, path)
-    if obj is None or obj.members or any(obj.start < c[0] < obj.end for c in doc.comments):
+    if not prune or obj is None or obj.members or any(obj.start < c[0] < obj.end for c in doc.comments):
+        if prune or obj is None or obj.members or "\n" not in text[obj.start : obj.end]:
+            return text
+        if not text[obj.start + 1 : obj.end - 1].strip():
+            return text[: obj.start] + "{}" + text[obj.end :]  # set_member expanded a "{}"
         return text
     if path:
         return remove_member(text, path[:-1], path[-1])

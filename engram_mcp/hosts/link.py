@@ -86,6 +86,15 @@ def entry_is_ours(host: HostFile, entry: Mapping[str, Any]) -> bool:
     return is_ours(command, args if isinstance(args, list) else [])
 
 
+def _had_container(host: HostFile) -> bool:
+    """Whether the original file (its `.bak`) already had engram's container, which unlink keeps."""
+    try:
+        original = host.path.with_name(host.path.name + ".bak").read_text("utf-8")
+        return original.strip() != "" and jsonc.get(original, host.container) is not None
+    except (OSError, UnicodeDecodeError, jsonc.JsoncError):
+        return False
+
+
 def write(host_path: Path, before: str | None, after: str | None) -> None:
     """Atomic write keeping the mode; one `.bak` of the original on the first change.
 
@@ -162,10 +171,13 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
     entry = desired_entry(
         host, existing if existing is not None and entry_is_ours(host, existing) else None, args
     )
-    if before is None or not before.strip():
-        after = jsonc.new_document(host.container, NAME, entry)
-    else:
-        after = jsonc.set_member(before, host.container, NAME, entry)
+    try:
+        if before is None or not before.strip():
+            after = jsonc.new_document(host.container, NAME, entry)
+        else:
+            after = jsonc.set_member(before, host.container, NAME, entry)
+    except jsonc.JsoncError as exc:
+        return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
     return _finish(host, before, after, "added" if existing is None else "updated", dry_run)
 
 
@@ -194,7 +206,7 @@ def unlink_file(host: HostFile, *, force: bool, dry_run: bool) -> Result:
             )
         after: str | None = codex_toml.remove(before)
     else:
-        after = jsonc.remove_member(before, host.container, NAME)
+        after = jsonc.remove_member(before, host.container, NAME, prune=not _had_container(host))
     created_by_us = not host.path.with_name(host.path.name + ".bak").exists()
     if after is not None and created_by_us and after.strip() in ("", "{}"):
         after = None  # link created this file; unlink takes it away again
@@ -254,15 +266,18 @@ def link_hook(workspace: Path, dry_run: bool) -> Result:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
     if isinstance(groups, list) and group in groups:
         return Result("claude", host.shown, "unchanged", "SessionStart hook")
-    if before is None or not before.strip():
-        after = jsonc.new_document(("hooks",), "SessionStart", [group])
-    elif not isinstance(groups, list):
-        after = jsonc.set_member(before, ("hooks",), "SessionStart", [group])
-    else:
-        after = before
-        for index in reversed([i for i, g in enumerate(groups) if _is_our_group(g)]):
-            after = jsonc.remove_item(after, ("hooks", "SessionStart"), index)  # a stale pin
-        after = jsonc.append_item(after, ("hooks", "SessionStart"), group)
+    try:
+        if before is None or not before.strip():
+            after = jsonc.new_document(("hooks",), "SessionStart", [group])
+        elif not isinstance(groups, list):
+            after = jsonc.set_member(before, ("hooks",), "SessionStart", [group])
+        else:
+            after = before
+            for index in reversed([i for i, g in enumerate(groups) if _is_our_group(g)]):
+                after = jsonc.remove_item(after, ("hooks", "SessionStart"), index)  # a stale pin
+            after = jsonc.append_item(after, ("hooks", "SessionStart"), group)
+    except jsonc.JsoncError as exc:
+        return Result("claude", host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
     return _finish(
         host, before, after, "added" if groups is None else "updated", dry_run, "SessionStart hook"
     )
