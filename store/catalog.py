@@ -101,8 +101,8 @@ class Catalog:
     # --- refresh -----------------------------------------------------------------------------
     def refresh(self, *, recent_ok: bool = False, force: bool = False) -> Snapshot:
         """Take in changed files. `recent_ok`: a sweep less than a second old is good enough
-        (a proposal's preview; its commit re-checks with a fresh look). `force`: list every
-        folder and stat every file now, whatever the store's size (writes, under the lock)."""
+        (a proposal's preview; its commit re-checks with a fresh look). `force`: stat every
+        known file now, whatever the store's size (writes, under the lock)."""
         with self._lock:
             if not self._seeded:
                 self._seed()
@@ -111,8 +111,6 @@ class Catalog:
             since = now - self._last_sweep
             small = len(self._entries) <= SMALL_STORE
             sweep = force or (small and (since >= 1.0 or not recent_ok))
-            if force:
-                self._folders.clear()  # re-list: a file may share its folder's mtime tick
             if sweep:
                 self._last_sweep = now
             if not small:

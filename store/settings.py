@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def _update(store: Store, key: str, value: Any) -> Any:
     """Set (or with None remove) one top-level key; return the previous value."""
-    with write_lock(store):
+    with write_lock(store, memories=False):
         path = store.project.config_path
         current, problems = read_config_file(path, ".engram/config.json")
         if problems:

@@ -103,7 +103,7 @@ class Store:
 
     def view(self, *, recent_ok: bool = False, sweep: bool = False) -> View:
         """What reads see now; rebuilt only when a catalog changed (or the day did).
-        `sweep`: re-list and re-stat every file whatever the store's size (the write path)."""
+        `sweep`: re-stat every known file whatever the store's size (the write path)."""
         with self._view_lock:
             snapshots = tuple(c.refresh(recent_ok=recent_ok, force=sweep) for c in self._catalogs)
             today = self._today().isoformat()

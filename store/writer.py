@@ -56,8 +56,11 @@ class CommitReport:
 
 
 @contextmanager
-def write_lock(store: Store, scopes: Sequence[str] = ("project",)) -> Iterator[None]:
-    """The workspace lock (and the user scope's when it is written), journal recovered."""
+def write_lock(
+    store: Store, scopes: Sequence[str] = ("project",), *, memories: bool = True
+) -> Iterator[None]:
+    """The workspace lock (and the user scope's when it is written), journal recovered; when the
+    operation writes memories, a view that has re-stat'ed every file first."""
     if store.read_only:
         raise ReadOnly("this engram runs read-only (--read-only or ENGRAM_READ_ONLY=1); nothing was written")
     if not store.project.root.is_dir():
@@ -67,7 +70,8 @@ def write_lock(store: Store, scopes: Sequence[str] = ("project",)) -> Iterator[N
         if "user" in scopes:
             stack.enter_context(workspace_lock(store.user.lock_path))
         store.recover_locked()
-        store.view(sweep=True)  # take in every change made before the lock was ours
+        if memories:
+            store.view(sweep=True)  # take in every change made before the lock was ours
         yield
 
 
@@ -158,7 +162,7 @@ def store_proposal(
         "redactions": redactions,
         "candidates": entries,
     }
-    with write_lock(store):
+    with write_lock(store, memories=False):
         pending = Pending.read(store.project.pending_path)
         pending.add(token, record)
         journal.run(store.journal_path, [(store.project.pending_path, pending.render(now))])
@@ -169,7 +173,7 @@ def set_status(store: Store, token: str, status: str) -> None:
     """Mark a proposal declined (the dialog said no); unknown tokens are ignored."""
     from store.approvals import token_hash
 
-    with write_lock(store):
+    with write_lock(store, memories=False):
         pending = Pending.read(store.project.pending_path)
         record = pending.records.get(token_hash(token))
         if record is not None and record.get("status") == "pending":
@@ -238,7 +242,7 @@ def _plan(
         )
         for e in entries
     ]
-    view = store.view()
+    view = store.view(recent_ok=True)  # the write lock's sweep just ran
     try:
         fresh = verdicts(store, candidates, view)
     except StoreError as exc:
