@@ -8,7 +8,6 @@ from store.ids import ID_PATTERN
 from store.memory import DURABLE_TYPES, NOTE_TYPE
 
 SCOPES: Final = ("project", "user")
-DISCLOSURES: Final = ("tiered", "cards", "bodies")
 
 
 def obj(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -20,7 +20,6 @@ The index is derived data: missing or corrupt, it is rebuilt from the files.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -467,7 +466,3 @@ class Catalog:
                 handle.write(lines)
                 handle.flush()
                 os.fsync(handle.fileno())
-
-
-def digest(memories: tuple[Memory, ...]) -> str:
-    return hashlib.sha256("\n".join(f"{memory_key(m)}:{m.hash}" for m in memories).encode()).hexdigest()

@@ -157,10 +157,6 @@ class Memory:
             values[key] = sys.intern(str(values[key]))  # a handful of distinct values, 100,000 times
         return cls(file_id, sys.intern(scope), sys.intern(tier), record[0], path=path, **values)
 
-    def full(self) -> tuple[dict[str, Any], str]:
-        """(front matter, body), from the cache or the file."""
-        return self.meta, self.body
-
     def _read(self) -> str | None:
         assert self.path is not None
         try:

@@ -22,6 +22,7 @@ from store.route import RoutePlan, route, task_classes
 from store.search import SearchIndex, snippet
 from store.usage import Usage
 from store.variants import variant_text
+from store.verdicts import POOL
 from store.workspace import ScopeDir, init_scope, project_dir, user_dir
 
 
@@ -193,7 +194,7 @@ class Store:
         hits = [
             h.memory for h in self._search.search(text, 100) if h.memory.tier == "durable" and h.memory.active
         ]
-        return [m for m in hits if view.durable.get(m.id) is m][:20]
+        return [m for m in hits if view.durable.get(m.id) is m][:POOL]
 
     def seal_paths(self, paths: Sequence[Path]) -> None:
         """Record the files engram itself just wrote as reviewed, so verify stays clean."""

@@ -169,18 +169,6 @@ def store_proposal(
     return Preview(token, record["expires"], entries, redactions)
 
 
-def set_status(store: Store, token: str, status: str) -> None:
-    """Mark a proposal declined (the dialog said no); unknown tokens are ignored."""
-    from store.approvals import token_hash
-
-    with write_lock(store, memories=False):
-        pending = Pending.read(store.project.pending_path)
-        record = pending.records.get(token_hash(token))
-        if record is not None and record.get("status") == "pending":
-            record["status"] = status
-            journal.run(store.journal_path, [(store.project.pending_path, pending.render(store.now()))])
-
-
 def selection(entries: Sequence[dict[str, Any]], approve: object) -> list[dict[str, Any]]:
     if approve == "all":
         return list(entries)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from engram_mcp import reads
 from engram_mcp.schemas import (
-    DISCLOSURES,
     MEMORY_ID,
     MEMORY_TYPES,
     SCOPES,
@@ -18,6 +17,7 @@ from engram_mcp.schemas import (
 )
 from engram_mcp.tools.base import READ_ONLY_ANNOTATIONS, Flags, handler
 from protocol.spec import Tool
+from store.load import DISCLOSURES
 from store.store import Store
 
 _ENTRY_BASE = {"id": {"type": "string"}, "type": {"type": "string"}, "scope": {"type": "string"}}
