@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult, ErrorData, TextContent
 
+from tests.samples import NEW
 from tests.wire import WireSession
 
 SERVER = str(Path(sys.executable).with_name("engram-mcp"))
@@ -25,26 +26,6 @@ TIMEOUT = 15.0
 TEST_DEADLINE = 45.0
 MODERN_CAPS: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
 
-NEW = [
-    {
-        "type": "gotcha",
-        "title": "Greenhouse humidity sensors drain batteries in frost",
-        "body": "The greenhouse humidity sensors lose their lithium charge overnight whenever the "
-        "glasshouse drops below freezing; swap the cells every autumn before the first frost.",
-    },
-    {
-        "type": "fact",
-        "title": "The office parrot answers only to whistled Vivaldi",
-        "body": "Bartholomew, the office parrot, ignores spoken names and responds only to whistled "
-        "melodies from the Four Seasons concertos, mostly the spring allegro.",
-    },
-    {
-        "type": "procedure",
-        "title": "Tune the harpsichord with meantone temperament",
-        "body": "Before each baroque concert, tune the middle octave of the harpsichord by ear against "
-        "a fork at 415 hertz using quarter-comma meantone, then copy the octaves outward.",
-    },
-]
 BODY_WORDS = ("lithium", "Bartholomew", "quarter-comma")
 """A word from each body that must never appear in the dialog form."""
 NOTE_TEXT = "The nightly ledger export takes 14 minutes on the staging replica"

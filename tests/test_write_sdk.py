@@ -22,6 +22,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
+from tests.samples import NEW
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SERVER = str(Path(sys.executable).with_name("engram-mcp"))
 MODES = ("legacy", "2026-07-28")
@@ -29,27 +31,6 @@ TIMEOUT = 15.0
 TEST_DEADLINE = 45.0
 READ_TOOLS = {"engram_load", "engram_route", "engram_search", "engram_verify", "engram_status"}
 
-# Three candidates unrelated to the fixture memories (a billing web app) and to each other.
-NEW = [
-    {
-        "type": "gotcha",
-        "title": "Greenhouse humidity sensors drain batteries in frost",
-        "body": "The greenhouse humidity sensors lose their lithium charge overnight whenever the "
-        "glasshouse drops below freezing; swap the cells every autumn before the first frost.",
-    },
-    {
-        "type": "fact",
-        "title": "The office parrot answers only to whistled Vivaldi",
-        "body": "Bartholomew, the office parrot, ignores spoken names and responds only to whistled "
-        "melodies from the Four Seasons concertos, mostly the spring allegro.",
-    },
-    {
-        "type": "procedure",
-        "title": "Tune the harpsichord with meantone temperament",
-        "body": "Before each baroque concert, tune the middle octave of the harpsichord by ear against "
-        "a fork at 415 hertz using quarter-comma meantone, then copy the octaves outward.",
-    },
-]
 EXPIRED_NOTE = "stripe-api-upgrade-scratch"
 
 
