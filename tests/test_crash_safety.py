@@ -17,6 +17,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
@@ -31,6 +32,15 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 # --- running and killing a child -----------------------------------------------------------------
+def rounds(minimum: int, progressed: Callable[[], bool], cap: int = 40) -> Iterator[int]:
+    """Round numbers: at least `minimum`, then on until `progressed()` (a loaded machine starts
+    children slowly, so a fixed count of random kills may land before any work), `cap` at most."""
+    n = 0
+    while n < minimum or (not progressed() and n < cap):
+        yield n
+        n += 1
+
+
 def kill_after_random_delay(
     script: str, args: list[str], rng: random.Random, low: float = 0.02, high: float = 0.4
 ) -> tuple[str, str]:
@@ -165,7 +175,11 @@ def test_commits_killed_at_random_are_all_or_nothing(
     completed: set[int] = set()
     rolled_forward = 0
     litter = 0
-    for _ in range(12):
+
+    def applied() -> int:
+        return sum(1 for k in started if (memory_dir / f"pair-{k}-a.md").exists())
+
+    for _ in rounds(12, lambda: applied() >= 5):
         out, _ = kill_after_random_delay(COMMITTER, [str(workspace), str(next_k)], rng)
         ks = [int(line) for line in out.split()]  # ("ready" was read already)
         if ks:
@@ -204,10 +218,9 @@ def test_commits_killed_at_random_are_all_or_nothing(
         assert main(["verify"]) == 0, capsys.readouterr()
         capsys.readouterr()
 
-    applied = sum(1 for k in started if (memory_dir / f"pair-{k}-a.md").exists())
-    assert applied >= 5, f"the children committed too little to test anything ({sorted(started)})"
+    assert applied() >= 5, f"the children committed too little to test anything ({sorted(started)})"
     print(
-        f"commits: {len(started)} started, {applied} applied, {len(completed)} returned, {rolled_forward} journals rolled "
+        f"commits: {len(started)} started, {applied()} applied, {len(completed)} returned, {rolled_forward} journals rolled "
         f"forward, {litter} temp files left behind"
     )
 
@@ -243,7 +256,7 @@ def test_note_saves_killed_at_random_leave_whole_notes(workspace: Path) -> None:
     done: dict[int, str] = {}
     begun: dict[int, str] = {}
     litter: list[str] = []
-    for _ in range(8):
+    for _ in rounds(8, lambda: len(done) >= 5):
         out, _ = kill_after_random_delay(NOTER, [str(workspace), str(next_k)], rng)
         for line in out.splitlines():
             parts = line.split()
@@ -327,17 +340,17 @@ def test_index_refreshes_killed_at_random_are_rebuilt(workspace: Path) -> None:
     rng = random.Random(777)
     root = workspace / ".engram"
     i = 0
-    refreshes = 0
-    for _ in range(8):
+    refreshed: list[int] = []
+    for _ in rounds(8, lambda: len(refreshed) >= 5):
         out, _ = kill_after_random_delay(REFRESHER, [str(workspace), str(i)], rng)
         done = [int(line) for line in out.split()]
-        refreshes += len(done)
+        refreshed.extend(done)
         i = (done[-1] + 1 if done else i) + 1  # the interrupted round's text is never reused
         assert_derived_files_readable(root)
         assert_memory_files_parse(root / "memory", "durable")
         assert_store_reads_right(workspace)
-    assert refreshes >= 5, "the children refreshed too little to test anything"
-    print(f"index refreshes: {refreshes}; temp files left behind: {temp_litter(root)}")
+    assert len(refreshed) >= 5, "the children refreshed too little to test anything"
+    print(f"index refreshes: {len(refreshed)}; temp files left behind: {temp_litter(root)}")
 
 
 @pytest.mark.timeout(60)
