@@ -32,12 +32,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 # --- running and killing a child -----------------------------------------------------------------
-def rounds(minimum: int, progressed: Callable[[], bool], cap: int = 40) -> Iterator[int]:
-    """Round numbers: at least `minimum`, then on until `progressed()` (a loaded machine starts
-    children slowly, so a fixed count of random kills may land before any work), `cap` at most."""
+def rounds(minimum: int, progressed: Callable[[], bool], cap: int = 40) -> Iterator[float]:
+    """Stretch factors for the kill window, one per round: `minimum` rounds at 1.0, then on until
+    `progressed()`, each extra round's window half as long again (at most 10x), `cap` rounds at
+    most. A loaded machine runs the children slowly, so a fixed count of kills in a fixed window
+    may land before any work is done."""
     n = 0
     while n < minimum or (not progressed() and n < cap):
-        yield n
+        yield min(10.0, 1.5 ** max(0, n - minimum + 1))
         n += 1
 
 
@@ -179,8 +181,8 @@ def test_commits_killed_at_random_are_all_or_nothing(
     def applied() -> int:
         return sum(1 for k in started if (memory_dir / f"pair-{k}-a.md").exists())
 
-    for _ in rounds(12, lambda: applied() >= 5):
-        out, _ = kill_after_random_delay(COMMITTER, [str(workspace), str(next_k)], rng)
+    for stretch in rounds(12, lambda: applied() >= 5):
+        out, _ = kill_after_random_delay(COMMITTER, [str(workspace), str(next_k)], rng, high=0.4 * stretch)
         ks = [int(line) for line in out.split()]  # ("ready" was read already)
         if ks:
             started.update(ks)
@@ -256,8 +258,8 @@ def test_note_saves_killed_at_random_leave_whole_notes(workspace: Path) -> None:
     done: dict[int, str] = {}
     begun: dict[int, str] = {}
     litter: list[str] = []
-    for _ in rounds(8, lambda: len(done) >= 5):
-        out, _ = kill_after_random_delay(NOTER, [str(workspace), str(next_k)], rng)
+    for stretch in rounds(8, lambda: len(done) >= 5):
+        out, _ = kill_after_random_delay(NOTER, [str(workspace), str(next_k)], rng, high=0.4 * stretch)
         for line in out.splitlines():
             parts = line.split()
             if len(parts) == 3:
@@ -341,8 +343,8 @@ def test_index_refreshes_killed_at_random_are_rebuilt(workspace: Path) -> None:
     root = workspace / ".engram"
     i = 0
     refreshed: list[int] = []
-    for _ in rounds(8, lambda: len(refreshed) >= 5):
-        out, _ = kill_after_random_delay(REFRESHER, [str(workspace), str(i)], rng)
+    for stretch in rounds(8, lambda: len(refreshed) >= 5):
+        out, _ = kill_after_random_delay(REFRESHER, [str(workspace), str(i)], rng, high=0.4 * stretch)
         done = [int(line) for line in out.split()]
         refreshed.extend(done)
         i = (done[-1] + 1 if done else i) + 1  # the interrupted round's text is never reused
