@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp.hosts import codex_toml, jsonc
+from engram_mcp.hosts import codex_toml, gate_rules, jsonc
 from engram_mcp.hosts.command import is_ours, pinned
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
 from store.fsutil import clean_stale_temps, write_atomic
@@ -86,12 +86,19 @@ def entry_is_ours(host: HostFile, entry: Mapping[str, Any]) -> bool:
     return is_ours(command, args if isinstance(args, list) else [])
 
 
-def _had_container(host: HostFile) -> bool:
-    """Whether the original file (its `.bak`) already had engram's container, which unlink keeps."""
+def _original(host: HostFile) -> str | None:
+    """The file as it was before engram first changed it (its `.bak`), or None."""
     try:
-        original = host.path.with_name(host.path.name + ".bak").read_text("utf-8")
-        return original.strip() != "" and jsonc.get(original, host.container) is not None
-    except (OSError, UnicodeDecodeError, jsonc.JsoncError):
+        return host.path.with_name(host.path.name + ".bak").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _had_container(host: HostFile, original: str | None) -> bool:
+    """Whether the original file already had engram's container, which unlink keeps."""
+    try:
+        return original is not None and original.strip() != "" and jsonc.get(original, host.container) is not None
+    except jsonc.JsoncError:
         return False
 
 
@@ -139,7 +146,10 @@ def desired_entry(host: HostFile, existing: Mapping[str, Any] | None, args: list
     fresh = host.entry(command, [*base_args, *args])
     if existing is None:
         return fresh
-    return {**existing, **fresh}  # keep keys the user added (env, timeout…), re-pin the rest
+    kept = {**existing, **fresh}  # keep keys the user added (env, timeout…), re-pin the rest
+    if host.target == "gemini" and kept.get("trust") is True:
+        del kept["trust"]  # Gemini's trust skips every confirmation, engram_commit's included
+    return kept
 
 
 def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) -> Result:
@@ -176,8 +186,11 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
             after = jsonc.new_document(host.container, NAME, entry)
         else:
             after = jsonc.set_member(before, host.container, NAME, entry)
+        after = gate_rules.add(host.target, after)
     except jsonc.JsoncError as exc:
         return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
+    except gate_rules.RuleError as exc:
+        return Result(host.target, host.shown, "error", f"{exc}; left untouched")
     return _finish(host, before, after, "added" if existing is None else "updated", dry_run)
 
 
@@ -206,7 +219,9 @@ def unlink_file(host: HostFile, *, force: bool, dry_run: bool) -> Result:
             )
         after: str | None = codex_toml.remove(before)
     else:
-        after = jsonc.remove_member(before, host.container, NAME, prune=not _had_container(host))
+        original = _original(host)
+        after = gate_rules.remove(host.target, before, original)
+        after = jsonc.remove_member(after, host.container, NAME, prune=not _had_container(host, original))
     created_by_us = not host.path.with_name(host.path.name + ".bak").exists()
     if after is not None and created_by_us and after.strip() in ("", "{}"):
         after = None  # link created this file; unlink takes it away again

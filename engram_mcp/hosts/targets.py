@@ -88,6 +88,11 @@ def _claude_desktop(home: Path, env: Mapping[str, str]) -> Path:
     return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "Claude" / "claude_desktop_config.json"
 
 
+def codex_home(env: Mapping[str, str] = os.environ) -> Path:
+    """Codex's user folder: `$CODEX_HOME`, else `~/.codex`."""
+    return Path(env.get("CODEX_HOME") or _home(env) / ".codex")
+
+
 def _first_existing(*paths: Path) -> Path:
     return next((p for p in paths if p.exists()), paths[-1])
 
@@ -105,14 +110,8 @@ def resolve(
     if target == "claude":
         return Skip(target, scope, "claude-global") if global_ else host(workspace / ".mcp.json", "json")
     if target == "codex":
-        if not global_:
-            return Skip(
-                target,
-                scope,
-                "Codex reads MCP servers only from ~/.codex/config.toml: use `engram link codex --global`",
-            )
-        codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
-        return host(codex_home / "config.toml", "toml", ("mcp_servers",))
+        folder = codex_home(env) if global_ else workspace / ".codex"
+        return host(folder / "config.toml", "toml", ("mcp_servers",))
     if target == "gemini":
         base = home if global_ else workspace
         return host(base / ".gemini" / "settings.json", "jsonc")
