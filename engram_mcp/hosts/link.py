@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from engram_mcp.hosts import codex_toml, gate_rules, jsonc
 from engram_mcp.hosts.command import is_ours, pinned
+from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
 from store.fsutil import clean_stale_temps, write_atomic
 
@@ -42,6 +43,8 @@ class Result:
     """added, updated, unchanged, removed, absent, skipped, printed, foreign, error"""
     message: str = ""
     diff: str = ""
+    step: str = ""
+    """The host-side step still needed before the host uses this entry (steps.py), one line."""
 
     @property
     def failed(self) -> bool:
@@ -353,7 +356,11 @@ def link(
         if not installing_hook and not hook_installed(claude_settings(workspace)):
             args = ["--always-load"]
     results.append(link_file(resolved, args=args, force=force, dry_run=dry_run))
-    if target == "claude" and not no_hook and not results[0].failed:
+    if results[0].failed:
+        return results
+    if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
+        results[0].step = f"{step.message}: {step.fix}"
+    if target == "claude" and not no_hook:
         results.append(link_hook(workspace, dry_run))
     return results
 
