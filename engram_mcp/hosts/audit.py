@@ -138,7 +138,11 @@ def opencode_decision(permission: Any, tool: str) -> tuple[str | None, str]:
             continue
         if isinstance(action, dict):
             values = [a for a in action.values() if isinstance(a, str)]
-            action = action.get("*") if isinstance(action.get("*"), str) else ("allow" if "allow" in values else "ask")
+            action = (
+                action.get("*")
+                if isinstance(action.get("*"), str)
+                else ("allow" if "allow" in values else "ask")
+            )
         if isinstance(action, str):
             decision, rule = action, f'"{pattern}": "{action}"'
     return decision, rule
@@ -176,7 +180,9 @@ def _opencode(where: Where) -> Iterator[Finding]:
                 if isinstance(permission, str)
                 else f'make the last {label} rule matching {tool} "ask": add "{tool}": "ask" after {rule}'
             )
-            yield Finding(GATE_OPEN, where.show(path), f"opencode runs {tool} without asking ({setting})", fix, setting)
+            yield Finding(
+                GATE_OPEN, where.show(path), f"opencode runs {tool} without asking ({setting})", fix, setting
+            )
     if linked and not ruled:
         yield Finding(
             GATE_OPEN,
@@ -263,7 +269,7 @@ def _gemini(where: Where) -> Iterator[Finding]:
                     where.show(path),
                     f"policy rule #{n} allows {COMMIT_TOOL} without asking",
                     f'make rule #{n} name engram\'s read tools only, or change its decision to "ask_user"',
-                    f"[[rule]] #{n} decision = \"allow\"",
+                    f'[[rule]] #{n} decision = "allow"',
                 )
 
 
@@ -295,7 +301,10 @@ def _cursor(where: Where) -> Iterator[Finding]:
 
 
 def _vscode(where: Where) -> Iterator[Finding]:
-    for path in (vscode_user_dir(where.home, where.env) / "settings.json", where.workspace / ".vscode" / "settings.json"):
+    for path in (
+        vscode_user_dir(where.home, where.env) / "settings.json",
+        where.workspace / ".vscode" / "settings.json",
+    ):
         settings = _dict(read_jsonc(path))
         for key in ("chat.tools.global.autoApprove", "chat.tools.autoApprove"):
             if settings.get(key) is True:

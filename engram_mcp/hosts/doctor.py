@@ -96,7 +96,7 @@ def _claude_json_files(workspace: Path, env: Mapping[str, str]) -> list[HostFile
     where = Where(workspace, env)
     path, shown = where.claude_json(), where.show(where.claude_json())
     found = [HostFile("claude", "user", path, "json", ("mcpServers",), shown)]
-    for key in where.project_keys()[:1]:
+    for key in where.project_keys():
         found.append(HostFile("claude", "local", path, "json", ("projects", key, "mcpServers"), shown))
     return found
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 from engram_mcp.hosts import jsonc
@@ -27,7 +27,13 @@ class Finding:
         return f"{self.code}  {self.file}: {self.message}. {label}: {self.fix}"
 
     def data(self) -> dict[str, str]:
-        return {"code": self.code, "file": self.file, "message": self.message, "fix": self.fix, "setting": self.setting}
+        return {
+            "code": self.code,
+            "file": self.file,
+            "message": self.message,
+            "fix": self.fix,
+            "setting": self.setting,
+        }
 
 
 def read_jsonc(path: Path) -> Any:
@@ -52,7 +58,11 @@ class Where:
         return display_path(path, self.workspace, self.home)
 
     def claude_dir(self) -> Path:
-        return Path(self.env["CLAUDE_CONFIG_DIR"]) if self.env.get("CLAUDE_CONFIG_DIR") else self.home / ".claude"
+        return (
+            Path(self.env["CLAUDE_CONFIG_DIR"])
+            if self.env.get("CLAUDE_CONFIG_DIR")
+            else self.home / ".claude"
+        )
 
     def claude_json(self) -> Path:
         folder = self.env.get("CLAUDE_CONFIG_DIR")

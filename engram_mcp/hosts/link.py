@@ -100,7 +100,11 @@ def _original(host: HostFile) -> str | None:
 def _had_container(host: HostFile, original: str | None) -> bool:
     """Whether the original file already had engram's container, which unlink keeps."""
     try:
-        return original is not None and original.strip() != "" and jsonc.get(original, host.container) is not None
+        return (
+            original is not None
+            and original.strip() != ""
+            and jsonc.get(original, host.container) is not None
+        )
     except jsonc.JsoncError:
         return False
 
@@ -324,6 +328,13 @@ def unlink_hook(workspace: Path, dry_run: bool) -> Result:
     return _finish(host, before, after, "removed", dry_run, "SessionStart hook")
 
 
+def _read_quietly(path: Path) -> str | None:
+    try:
+        return read(path)
+    except HostError:
+        return None
+
+
 # --- commands ----------------------------------------------------------------------------------
 def claude_global_command(always_load: bool) -> str:
     command, args = pinned("engram-mcp")
@@ -360,6 +371,12 @@ def link(
         return results
     if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
         results[0].step = f"{step.message}: {step.fix}"
+    user_settings = Path(env.get("HOME") or Path.home()) / ".gemini" / "settings.json"
+    if gate_rules.replaced_user_list(target, resolved.scope, _read_quietly(user_settings)):
+        results[0].message = (
+            "Gemini CLI uses this file's tools.allowed instead of the one in ~/.gemini/settings.json "
+            "(it does not merge the lists): copy the entries you need here"
+        )
     if target == "claude" and not no_hook:
         results.append(link_hook(workspace, dry_run))
     return results

@@ -48,7 +48,10 @@ def _claude(where: Where) -> Finding | None:
             "Claude Code was told not to start the project server engram (disabledMcpjsonServers)",
             'remove "engram" from disabledMcpjsonServers and approve it in `claude` (/mcp)',
         )
-    if any(SERVER in _names(p.get("enabledMcpjsonServers")) or p.get("enableAllProjectMcpServers") is True for p in places):
+    if any(
+        SERVER in _names(p.get("enabledMcpjsonServers")) or p.get("enableAllProjectMcpServers") is True
+        for p in places
+    ):
         return None
     return Finding(
         STEP_PENDING,
@@ -98,7 +101,9 @@ def _gemini(where: Where) -> Finding | None:
 
 def _codex_trusted(where: Where) -> bool:
     try:
-        projects = _dict(tomllib.loads((codex_home(where.env) / "config.toml").read_text("utf-8")).get("projects"))
+        projects = _dict(
+            tomllib.loads((codex_home(where.env) / "config.toml").read_text("utf-8")).get("projects")
+        )
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False
     here = where.workspace.resolve()

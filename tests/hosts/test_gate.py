@@ -24,7 +24,6 @@ from tests.hosts.test_link import (
     CASES,
     Case,
     _case,
-    parse,
     parse_jsonc,
     place,
     run,
@@ -125,8 +124,12 @@ def test_doctor_accepts_the_prompt_mode_and_flags_approve_and_auto(
     linked = config.read_text()
     command = json.dumps(str(ENGRAM_MCP))
     for text in (
-        linked.replace('engram_commit = { approval_mode = "prompt" }', 'engram_commit = { approval_mode = "approve" }'),
-        linked.replace('engram_commit = { approval_mode = "prompt" }', 'engram_commit = { approval_mode = "auto" }'),
+        linked.replace(
+            'engram_commit = { approval_mode = "prompt" }', 'engram_commit = { approval_mode = "approve" }'
+        ),
+        linked.replace(
+            'engram_commit = { approval_mode = "prompt" }', 'engram_commit = { approval_mode = "auto" }'
+        ),
         f'[mcp_servers.engram]\ncommand = {command}\nargs = []\ndefault_tools_approval_mode = "approve"\n',
         f"[mcp_servers.engram]\ncommand = {command}\nargs = []\n",
     ):
@@ -300,8 +303,6 @@ def _auto_approves_commit(path: Path, text: str) -> str | None:
     return None
 
 
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_nothing_link_writes_auto_approves_the_commit_tool(
     case: Case,
@@ -329,20 +330,65 @@ def test_nothing_link_writes_auto_approves_the_commit_tool(
 # --- doctor audits the gate ---------------------------------------------------------------------------
 COMMAND = json.dumps(str(ENGRAM_MCP))
 OPEN_GATES = [
-    ("claude-user-allow", "home", ".claude/settings.json", '{"permissions": {"allow": ["mcp__engram__engram_commit"]}}'),
-    ("claude-project-star", "ws", ".claude/settings.json", '{"permissions": {"allow": ["Bash(git *)", "mcp__engram__*"]}}'),
-    ("claude-local-server", "ws", ".claude/settings.local.json", '{"permissions": {"allow": ["mcp__engram"]}}'),
-    ("claude-bypass", "home", ".claude/settings.json", '{"permissions": {"defaultMode": "bypassPermissions"}}'),
-    ("claude-json-project", "home", ".claude.json", '{"projects": {"WS": {"allowedTools": ["mcp__engram__engram_commit"]}}}'),
+    (
+        "claude-user-allow",
+        "home",
+        ".claude/settings.json",
+        '{"permissions": {"allow": ["mcp__engram__engram_commit"]}}',
+    ),
+    (
+        "claude-project-star",
+        "ws",
+        ".claude/settings.json",
+        '{"permissions": {"allow": ["Bash(git *)", "mcp__engram__*"]}}',
+    ),
+    (
+        "claude-local-server",
+        "ws",
+        ".claude/settings.local.json",
+        '{"permissions": {"allow": ["mcp__engram"]}}',
+    ),
+    (
+        "claude-bypass",
+        "home",
+        ".claude/settings.json",
+        '{"permissions": {"defaultMode": "bypassPermissions"}}',
+    ),
+    (
+        "claude-json-project",
+        "home",
+        ".claude.json",
+        '{"projects": {"WS": {"allowedTools": ["mcp__engram__engram_commit"]}}}',
+    ),
     ("opencode-exact", "ws", "opencode.json", '{"permission": {"engram_engram_commit": "allow"}}'),
-    ("opencode-glob", "home", ".config/opencode/opencode.json", '{"permission": {"engram_engram_commit": "ask", "engram_*": "allow"}}'),
+    (
+        "opencode-glob",
+        "home",
+        ".config/opencode/opencode.json",
+        '{"permission": {"engram_engram_commit": "ask", "engram_*": "allow"}}',
+    ),
     ("opencode-string", "ws", "opencode.json", '{"permission": "allow"}'),
-    ("opencode-agent", "ws", "opencode.json", '{"permission": {"engram_engram_commit": "ask"}, "agent": {"build": {"permission": {"engram_*": "allow"}}}}'),
-    ("gemini-trust", "home", ".gemini/settings.json", '{"mcpServers": {"engram": {"command": CMD, "args": [], "trust": true}}}'),
+    (
+        "opencode-agent",
+        "ws",
+        "opencode.json",
+        '{"permission": {"engram_engram_commit": "ask"}, "agent": {"build": {"permission": {"engram_*": "allow"}}}}',
+    ),
+    (
+        "gemini-trust",
+        "home",
+        ".gemini/settings.json",
+        '{"mcpServers": {"engram": {"command": CMD, "args": [], "trust": true}}}',
+    ),
     ("gemini-tools-allowed", "ws", ".gemini/settings.json", '{"tools": {"allowed": ["mcp_engram_*"]}}'),
     ("gemini-mcp-allowed", "home", ".gemini/settings.json", '{"mcp": {"allowed": ["engram"]}}'),
     ("cursor-allowlist", "home", ".cursor/permissions.json", '{"mcpAllowlist": ["engram:*"]}'),
-    ("vscode-auto-approve", "home", ".config/Code/User/settings.json", '{"chat.tools.global.autoApprove": true}'),
+    (
+        "vscode-auto-approve",
+        "home",
+        ".config/Code/User/settings.json",
+        '{"chat.tools.global.autoApprove": true}',
+    ),
 ]
 
 
@@ -381,7 +427,9 @@ def test_doctor_reads_claude_user_scope_servers_in_claude_json(
         private_home / ".claude.json",
         json.dumps(
             {
-                "mcpServers": {"engram": {"type": "stdio", "command": "/opt/gone/bin/engram-mcp", "args": []}},
+                "mcpServers": {
+                    "engram": {"type": "stdio", "command": "/opt/gone/bin/engram-mcp", "args": []}
+                },
                 "projects": {str(workspace): {"mcpServers": {"engram": {"command": str(ENGRAM_MCP)}}}},
             }
         ),
@@ -431,8 +479,12 @@ def test_doctor_reports_an_untrusted_gemini_folder_and_a_trusted_one_is_fine(
     assert str(workspace) in line and "TRUST_FOLDER" in line
     rc, env = run_json(capsys, "doctor")
     assert rc == 0
-    assert [(s["code"], s["file"]) for s in steps(env)] == [("host.step_pending", "~/.gemini/trustedFolders.json")]
-    write(private_home / ".gemini" / "trustedFolders.json", json.dumps({str(workspace.parent): "TRUST_FOLDER"}))
+    assert [(s["code"], s["file"]) for s in steps(env)] == [
+        ("host.step_pending", "~/.gemini/trustedFolders.json")
+    ]
+    write(
+        private_home / ".gemini" / "trustedFolders.json", json.dumps({str(workspace.parent): "TRUST_FOLDER"})
+    )
     rc, env = run_json(capsys, "doctor")
     assert steps(env) == []
     # folder trust switched off: nothing to do either
@@ -460,3 +512,16 @@ def test_doctor_reports_an_untrusted_codex_project(
     write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
     rc, env = run_json(capsys, "doctor")
     assert steps(env) == []
+
+
+def test_gemini_workspace_link_says_its_tools_allowed_replaces_the_users_list(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """engram's choice: Gemini does not merge tools.allowed across scopes; link says so."""
+    monkeypatch.chdir(workspace)
+    write(private_home / ".gemini" / "settings.json", '{"tools": {"allowed": ["run_shell_command(git)"]}}\n')
+    rc, out, _ = run(capsys, "link", "gemini")
+    assert rc == 0
+    assert "instead of the one in ~/.gemini/settings.json" in out
+    rc, out, _ = run(capsys, "link", "gemini", "--global")
+    assert rc == 0 and "instead of" not in out
