@@ -5,8 +5,9 @@ on their behalf. `link` prints the step (one line), `doctor` reports it as `host
 (informational: exit 0).
 
 * Claude Code — a project server from `.mcp.json` waits for approval: `enabledMcpjsonServers`
-  naming engram (or `enableAllProjectMcpServers`) in this project's entry of `~/.claude.json`
-  or in a settings file; `disabledMcpjsonServers` naming it means the human refused it.
+  naming engram (or `enableAllProjectMcpServers`) in this project's entry of `~/.claude.json`,
+  `~/.claude/settings.json` or `.claude/settings.local.json` (not the committed
+  `.claude/settings.json`); `disabledMcpjsonServers` naming it means the human refused it.
 * Gemini CLI — with folder trust on (`security.folderTrust.enabled`, default on), an untrusted
   folder's `.gemini/settings.json` is ignored; trust is read from `~/.gemini/trustedFolders.json`
   with Gemini's rule (the longest matching path wins; TRUST_PARENT trusts the parent folder).
@@ -40,7 +41,13 @@ def _names(value: Any) -> list[Any]:
 def _claude(where: Where) -> Finding | None:
     state = _dict(read_jsonc(where.claude_json()))
     places = [_dict(_dict(state.get("projects")).get(key)) for key in where.project_keys()]
-    places += [_dict(read_jsonc(path)) for path in where.claude_settings()]
+    # a committed .claude/settings.json is not counted: Claude Code ignores its approval keys
+    # in an untrusted folder, so a cloned repository cannot approve its own servers
+    places += [
+        _dict(read_jsonc(p))
+        for p in where.claude_settings()
+        if p != where.workspace / ".claude" / "settings.json"
+    ]
     if any(SERVER in _names(p.get("disabledMcpjsonServers")) for p in places):
         return Finding(
             STEP_PENDING,

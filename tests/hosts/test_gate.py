@@ -525,3 +525,43 @@ def test_gemini_workspace_link_says_its_tools_allowed_replaces_the_users_list(
     assert "instead of the one in ~/.gemini/settings.json" in out
     rc, out, _ = run(capsys, "link", "gemini", "--global")
     assert rc == 0 and "instead of" not in out
+
+
+def test_a_committed_claude_settings_file_does_not_count_as_approval(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """engram's choice: Claude Code ignores approval keys committed in .claude/settings.json of an
+    untrusted folder, so doctor does not take them as the human's approval."""
+    monkeypatch.chdir(workspace)
+    rc, _, _ = run(capsys, "link", "claude", "--no-hook")
+    assert rc == 0
+    write(workspace / ".claude" / "settings.json", '{"enabledMcpjsonServers": ["engram"]}\n')
+    rc, env = run_json(capsys, "doctor")
+    assert [s["file"].removeprefix("./") for s in steps(env)] == [".mcp.json"]
+    write(workspace / ".claude" / "settings.local.json", '{"enabledMcpjsonServers": ["engram"]}\n')
+    rc, env = run_json(capsys, "doctor")
+    assert steps(env) == []
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        '{\n  "permission": "ask"\n}\n',
+        '{\n  "permission": {\n    "*": "ask",\n    "engram_engram_commit": "ask"\n  }\n}\n',
+    ],
+    ids=["string-ask", "rule-already-there"],
+)
+def test_opencode_rules_the_user_already_had_survive_link_and_unlink(
+    original: str, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    path = write(workspace / "opencode.json", original)
+    rc, _, _ = run(capsys, "link", "opencode")
+    assert rc == 0
+    config = parse_jsonc(path.read_text())
+    assert opencode_decision(config, OPENCODE_COMMIT) == "ask"
+    assert parse_jsonc(original)["permission"] == config["permission"]
+    rc, env = run_json(capsys, "doctor")
+    assert gate_open(env) == []
+    rc, _, _ = run(capsys, "unlink", "opencode")
+    assert rc == 0 and path.read_text() == original
