@@ -565,3 +565,22 @@ def test_opencode_rules_the_user_already_had_survive_link_and_unlink(
     assert gate_open(env) == []
     rc, _, _ = run(capsys, "unlink", "opencode")
     assert rc == 0 and path.read_text() == original
+
+
+def test_relinking_gemini_drops_trust_true_from_engrams_own_entry(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SPEC §4.2: nothing link writes auto-approves the commit tool, a re-pinned entry included."""
+    monkeypatch.chdir(workspace)
+    path = write(
+        private_home / ".gemini" / "settings.json",
+        f'{{"mcpServers": {{"engram": {{"command": {COMMAND}, "args": [], "timeout": 9000, "trust": true}}}}}}\n',
+    )
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 1 and len(gate_open(env)) == 1
+    rc, _, _ = run(capsys, "link", "gemini", "--global")
+    assert rc == 0
+    entry = parse_jsonc(path.read_text())["mcpServers"]["engram"]
+    assert "trust" not in entry and entry["timeout"] == 9000
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0 and gate_open(env) == []
