@@ -35,7 +35,14 @@ from typing import Any
 
 from engram_mcp.hosts.command import is_ours
 from engram_mcp.hosts.findings import Finding, Where, read_jsonc
-from engram_mcp.hosts.gate import COMMIT_TOOL, SERVER, claude_name, gemini_name, opencode_name
+from engram_mcp.hosts.gate import (
+    COMMIT_TOOL,
+    SERVER,
+    claude_rule_covers,
+    gemini_covers,
+    opencode_decision,
+    opencode_name,
+)
 from engram_mcp.hosts.targets import codex_home, vscode_user_dir
 
 GATE_OPEN = "host.gate_open"
@@ -83,14 +90,6 @@ def _codex(where: Where) -> Iterator[Finding]:
 
 
 # --- Claude Code ----------------------------------------------------------------------------------
-def claude_rule_covers(rule: str) -> bool:
-    """Whether a Claude Code permission rule allows engram_commit (`*` only after `mcp__engram__`)."""
-    rule = rule.strip()
-    if rule in (f"mcp__{SERVER}", f"mcp__{SERVER}__*"):
-        return True
-    return rule.startswith(f"mcp__{SERVER}__") and fnmatch.fnmatchcase(claude_name(COMMIT_TOOL), rule)
-
-
 def _claude(where: Where) -> Iterator[Finding]:
     for path in where.claude_settings():
         permissions = _dict(_dict(read_jsonc(path)).get("permissions"))
@@ -125,29 +124,6 @@ def _claude(where: Where) -> Iterator[Finding]:
 
 
 # --- opencode -------------------------------------------------------------------------------------
-def opencode_decision(permission: Any, tool: str) -> tuple[str | None, str]:
-    """(decision, rule) of a `permission` value for `tool`: the last matching key wins; None when
-    no rule matches. An object value (patterns over the tool's input) counts as its `*` action,
-    or allow when any of its patterns allows."""
-    if isinstance(permission, str):
-        return permission, f'"permission": "{permission}"'
-    decision: str | None = None
-    rule = ""
-    for pattern, action in _dict(permission).items():
-        if not fnmatch.fnmatchcase(tool, pattern.replace("[", "[[]")):
-            continue
-        if isinstance(action, dict):
-            values = [a for a in action.values() if isinstance(a, str)]
-            action = (
-                action.get("*")
-                if isinstance(action.get("*"), str)
-                else ("allow" if "allow" in values else "ask")
-            )
-        if isinstance(action, str):
-            decision, rule = action, f'"{pattern}": "{action}"'
-    return decision, rule
-
-
 def _opencode_files(where: Where) -> list[Path]:
     folders = (where.home / ".config" / "opencode", where.workspace)
     return [folder / name for folder in folders for name in ("opencode.jsonc", "opencode.json")]
@@ -194,12 +170,6 @@ def _opencode(where: Where) -> Iterator[Finding]:
 
 
 # --- Gemini CLI -----------------------------------------------------------------------------------
-def gemini_covers(pattern: str) -> bool:
-    """Whether a `tools.allowed` entry allows the commit tool (Gemini's exact and wildcard forms)."""
-    name = re.sub(r"\(.*\)$", "", pattern.strip())
-    return name in ("*", "mcp_*", f"mcp_{SERVER}_*", gemini_name(COMMIT_TOOL))
-
-
 def _gemini_settings(where: Where, path: Path) -> Iterator[Finding]:
     settings = _dict(read_jsonc(path))
     shown = where.show(path)

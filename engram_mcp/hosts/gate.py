@@ -19,7 +19,9 @@ configures):
 
 from __future__ import annotations
 
-from typing import Final
+import fnmatch
+import re
+from typing import Any, Final
 
 SERVER: Final = "engram"
 COMMIT_TOOL: Final = "engram_commit"
@@ -45,3 +47,41 @@ GEMINI_ALLOWED: Final = tuple(gemini_name(tool) for tool in READ_TOOLS)
 """What `engram link gemini` adds to `tools.allowed`: the read tools, never the commit tool."""
 OPENCODE_RULE: Final = (opencode_name(COMMIT_TOOL), "ask")
 """The `permission` member `engram link opencode` adds: opencode otherwise runs every tool unasked."""
+
+
+# --- does a host rule cover the commit tool? (each host's own matching) ---------------------------
+def claude_rule_covers(rule: str) -> bool:
+    """Whether a Claude Code permission rule allows engram_commit (`*` only after `mcp__engram__`)."""
+    rule = rule.strip()
+    if rule in (f"mcp__{SERVER}", f"mcp__{SERVER}__*"):
+        return True
+    return rule.startswith(f"mcp__{SERVER}__") and fnmatch.fnmatchcase(claude_name(COMMIT_TOOL), rule)
+
+
+def opencode_decision(permission: Any, tool: str) -> tuple[str | None, str]:
+    """(decision, rule) of a `permission` value for `tool`: the last matching key wins; None when
+    no rule matches. An object value (patterns over the tool's input) counts as its `*` action,
+    or allow when any of its patterns allows."""
+    if isinstance(permission, str):
+        return permission, f'"permission": "{permission}"'
+    decision: str | None = None
+    rule = ""
+    for pattern, action in (permission if isinstance(permission, dict) else {}).items():
+        if not fnmatch.fnmatchcase(tool, pattern.replace("[", "[[]")):
+            continue
+        if isinstance(action, dict):
+            values = [a for a in action.values() if isinstance(a, str)]
+            action = (
+                action.get("*")
+                if isinstance(action.get("*"), str)
+                else ("allow" if "allow" in values else "ask")
+            )
+        if isinstance(action, str):
+            decision, rule = action, f'"{pattern}": "{action}"'
+    return decision, rule
+
+
+def gemini_covers(pattern: str) -> bool:
+    """Whether a `tools.allowed` entry allows the commit tool (Gemini's exact and wildcard forms)."""
+    name = re.sub(r"\(.*\)$", "", pattern.strip())
+    return name in ("*", "mcp_*", f"mcp_{SERVER}_*", gemini_name(COMMIT_TOOL))

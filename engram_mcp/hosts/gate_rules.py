@@ -20,7 +20,7 @@ the user had written before link.
 from __future__ import annotations
 
 from engram_mcp.hosts import jsonc
-from engram_mcp.hosts.gate import GEMINI_ALLOWED, OPENCODE_RULE
+from engram_mcp.hosts.gate import GEMINI_ALLOWED, OPENCODE_RULE, opencode_decision
 
 _PERMISSION = ("permission",)
 _ALLOWED = ("tools", "allowed")
@@ -68,7 +68,13 @@ def _add_opencode(text: str) -> str:
         return text  # "ask" or "deny" for every tool: the commit tool is not run unasked
     if permission is not None and not isinstance(permission, dict):
         raise RuleError('"permission" is neither an object nor "allow"/"ask"/"deny"; fix it by hand')
-    return jsonc.set_member(text, _PERMISSION, key, action)
+    text = jsonc.set_member(text, _PERMISSION, key, action)
+    if opencode_decision(_get(text, _PERMISSION), key)[0] != action:
+        # a later rule (say "engram_*": "allow") still wins: opencode's last match decides, so
+        # engram's rule moves to the end
+        text = jsonc.remove_member(text, _PERMISSION, key, prune=False)
+        text = jsonc.set_member(text, _PERMISSION, key, action)
+    return text
 
 
 def _remove_opencode(text: str, original: str | None) -> str:

@@ -584,3 +584,21 @@ def test_relinking_gemini_drops_trust_true_from_engrams_own_entry(
     assert "trust" not in entry and entry["timeout"] == 9000
     rc, env = run_json(capsys, "doctor")
     assert rc == 0 and gate_open(env) == []
+
+
+def test_opencode_link_puts_its_rule_after_a_glob_that_would_allow_the_commit(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """opencode: the last matching rule wins, so engram's "ask" must come after `engram_*`."""
+    monkeypatch.chdir(workspace)
+    path = write(
+        workspace / "opencode.json",
+        '{\n  "permission": {\n    "engram_engram_commit": "allow",\n    "engram_*": "allow"\n  }\n}\n',
+    )
+    rc, _, _ = run(capsys, "link", "opencode")
+    assert rc == 0
+    config = parse_jsonc(path.read_text())
+    assert opencode_decision(config, OPENCODE_COMMIT) == "ask"
+    assert list(config["permission"]) == ["engram_*", OPENCODE_COMMIT]
+    rc, env = run_json(capsys, "doctor")
+    assert gate_open(env) == []
