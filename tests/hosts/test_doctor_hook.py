@@ -67,6 +67,7 @@ def test_doctor_is_clean_on_a_freshly_linked_setup(
     for argv in (
         ["claude"],
         ["codex", "--global"],
+        ["codex"],
         ["gemini"],
         ["gemini", "--global"],
         ["cursor", "--global"],
@@ -83,7 +84,13 @@ def test_doctor_is_clean_on_a_freshly_linked_setup(
     assert "OK" in out
     rc, env = run_json(capsys, "doctor")
     assert rc == 0 and env["data"]["findings"] == []
-    assert len(env["data"]["linked"]) == 10
+    assert len(env["data"]["linked"]) == 11
+    # the hosts' own steps are listed, and do not fail doctor
+    assert sorted(s["file"].removeprefix("./") for s in env["data"]["steps"]) == [
+        ".mcp.json",
+        "~/.codex/config.toml",
+        "~/.gemini/trustedFolders.json",
+    ]
 
 
 def test_doctor_flags_a_missing_command(
