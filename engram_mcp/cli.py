@@ -169,10 +169,14 @@ def _gc(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def _results(results: list[Result], data_key: str = "results") -> Outcome:
-    lines = [r.line() + (("\n" + r.diff.rstrip("\n")) if r.diff else "") for r in results]
+    lines = [
+        r.line() + (("\n" + r.diff.rstrip("\n")) if r.diff else "") + (f"\nnext: {r.step}" if r.step else "")
+        for r in results
+    ]
     data = {
         data_key: [
-            {"target": r.target, "file": r.file, "action": r.action, "message": r.message} for r in results
+            {"target": r.target, "file": r.file, "action": r.action, "message": r.message, "step": r.step}
+            for r in results
         ]
     }
     failed = [r for r in results if r.failed]
@@ -207,20 +211,22 @@ def _upgrade(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
-    linked, findings = doctor(store.workspace)
+    linked, findings, steps = doctor(store.workspace)
     lines = [f"linked: {line}" for line in linked] or [
         "no host config has an engram entry yet (see `engram link`)"
     ]
-    lines += [f.line() for f in findings]
+    lines += [f.line() for f in (*findings, *steps)]
     data = {
         "linked": linked,
-        "findings": [{"code": f.code, "file": f.file, "message": f.message, "fix": f.fix} for f in findings],
+        "findings": [f.data() for f in findings],
+        "steps": [f.data() for f in steps],
     }
     if findings:
         return Outcome(
             False, "\n".join(lines), data, tuple((f.code, f"{f.file}: {f.message}") for f in findings)
         )
-    return Outcome(True, "\n".join([*lines, "OK: nothing to fix."]), data)
+    pending = f" ({len(steps)} host step(s) still to do, above)" if steps else ""
+    return Outcome(True, "\n".join([*lines, f"OK: nothing to fix{pending}."]), data)
 
 
 def _hook(args: argparse.Namespace, store: Store) -> Outcome:

@@ -1,4 +1,5 @@
-"""Codex's `~/.codex/config.toml`: engram's managed block, added and removed as text.
+"""Codex's `config.toml` (user `~/.codex/config.toml` or project `.codex/config.toml`): engram's
+managed block, added and removed as text.
 
 The block is marked by a comment (Codex rejects unknown keys, so never a marker key):
 
@@ -7,8 +8,14 @@ The block is marked by a comment (Codex rejects unknown keys, so never a marker 
     command = "engram-mcp"
     args = []
 
-    [mcp_servers.engram.tools.engram_commit]
-    approval_mode = "approve"
+    [mcp_servers.engram.tools]
+    engram_commit = { approval_mode = "prompt" }
+    engram_load = { approval_mode = "approve" }
+    ...
+
+In Codex `"approve"` means approved *without asking*, so the commit tool gets `"prompt"` (a human
+approves each call; `codex exec`, which cannot ask, refuses it) and only the read tools of
+`gate.READ_TOOLS` get `"approve"`, so headless runs can search and load.
 
 `link` appends it after a blank line; `unlink` removes exactly those lines, so the file gets
 its original bytes back. Every result is parsed with tomllib before it may be written.
@@ -20,6 +27,8 @@ import re
 import tomllib
 from collections.abc import Sequence
 from typing import Any, Final
+
+from engram_mcp.hosts.gate import COMMIT_TOOL, READ_TOOLS
 
 MARKER: Final = "# managed by engram: `engram unlink codex` removes this block"
 
@@ -49,8 +58,9 @@ def block(command: str, args: Sequence[str], newline: str = "\n") -> str:
         f"command = {_quote(command)}",
         "args = [" + ", ".join(_quote(a) for a in args) + "]",
         "",
-        "[mcp_servers.engram.tools.engram_commit]",
-        'approval_mode = "approve"',
+        "[mcp_servers.engram.tools]",
+        f'{COMMIT_TOOL} = {{ approval_mode = "prompt" }}',
+        *(f'{tool} = {{ approval_mode = "approve" }}' for tool in READ_TOOLS),
     ]
     return newline.join(lines) + newline
 

@@ -1,15 +1,21 @@
-"""`engram doctor` and `engram upgrade` over every known host file (SPEC §8)."""
+"""`engram doctor` and `engram upgrade` over every known host file (SPEC §8).
+
+doctor checks each engram entry (present, command resolvable, pinned to this installation, hook
+present), Claude's user and local scopes in `~/.claude.json` included; audits the gate
+(audit.py: `host.gate_open`, exit 1); and lists the host-side steps still missing for
+workspace links (steps.py: `host.step_pending`, informational).
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engram_mcp.hosts import codex_toml
+from engram_mcp.hosts.audit import audit
 from engram_mcp.hosts.command import is_current, resolve
+from engram_mcp.hosts.findings import Finding, Where
 from engram_mcp.hosts.link import (
     HostError,
     Result,
@@ -20,18 +26,8 @@ from engram_mcp.hosts.link import (
     link_hook,
     read,
 )
+from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, claude_settings, known_files
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    code: str
-    file: str
-    message: str
-    fix: str
-
-    def line(self) -> str:
-        return f"{self.code}  {self.file}: {self.message}. Fix: {self.fix}"
 
 
 def _command_of(host: HostFile, entry: Mapping[str, Any]) -> tuple[Any, list[Any]]:
@@ -81,27 +77,6 @@ def check_file(host: HostFile, workspace: Path) -> tuple[bool, list[Finding]]:
                 "run `engram upgrade`",
             )
         )
-    if host.target == "gemini" and entry.get("trust") is True:
-        findings.append(
-            Finding(
-                "host.gemini_trust",
-                host.shown,
-                "mcpServers.engram sets trust: true, which skips the approval prompt for engram_commit",
-                f'remove `"trust": true` from mcpServers.engram in {host.shown}',
-            )
-        )
-    if host.target == "codex" and text is not None:
-        tools = entry.get("tools") if isinstance(entry.get("tools"), dict) else {}
-        mode = (tools.get("engram_commit") or {}).get("approval_mode") if isinstance(tools, dict) else None
-        if mode != "approve" or not codex_toml.has_block(text):
-            findings.append(
-                Finding(
-                    "host.codex_approval",
-                    host.shown,
-                    'engram_commit is not set to approval_mode = "approve"',
-                    link_hint,
-                )
-            )
     if host.target == "claude" and host.scope == "workspace":
         has_hook = hook_installed(claude_settings(workspace))
         if not has_hook and "--always-load" not in args:
@@ -116,16 +91,34 @@ def check_file(host: HostFile, workspace: Path) -> tuple[bool, list[Finding]]:
     return True, findings
 
 
-def doctor(workspace: Path, env: Mapping[str, str] = os.environ) -> tuple[list[str], list[Finding]]:
-    """(files with an engram entry, findings) across every known host file."""
+def _claude_json_files(workspace: Path, env: Mapping[str, str]) -> list[HostFile]:
+    """Claude Code's user scope and this project's local scope, both in `~/.claude.json`."""
+    where = Where(workspace, env)
+    path, shown = where.claude_json(), where.show(where.claude_json())
+    found = [HostFile("claude", "user", path, "json", ("mcpServers",), shown)]
+    for key in where.project_keys():
+        found.append(HostFile("claude", "local", path, "json", ("projects", key, "mcpServers"), shown))
+    return found
+
+
+def doctor(
+    workspace: Path, env: Mapping[str, str] = os.environ
+) -> tuple[list[str], list[Finding], list[Finding]]:
+    """(files with an engram entry, findings, host steps still pending) across every known host file."""
     linked: list[str] = []
     findings: list[Finding] = []
-    for host in known_files(workspace, env):
+    steps: list[Finding] = []
+    for host in [*known_files(workspace, env), *_claude_json_files(workspace, env)]:
         present, found = check_file(host, workspace)
         if present:
-            linked.append(f"{host.target}: {host.shown}")
+            scope = f" ({host.scope} scope)" if host.scope in ("user", "local") else ""
+            linked.append(f"{host.target}: {host.shown}{scope}")
         findings.extend(found)
-    return linked, findings
+        if present and not found and host.scope == "workspace":
+            step = step_for(host.target, workspace, env)
+            steps.extend([step] if step is not None else [])
+    findings.extend(audit(workspace, env))
+    return linked, list(dict.fromkeys(findings)), steps
 
 
 def upgrade(workspace: Path, *, dry_run: bool = False, env: Mapping[str, str] = os.environ) -> list[Result]:

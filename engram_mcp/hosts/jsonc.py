@@ -252,6 +252,15 @@ def _compact(text: str, obj: _Node) -> tuple[str, str]:
     return (" " if colon != ":" else ""), colon
 
 
+def _array_gap(text: str, elements: list[_Member]) -> str:
+    """The blank after a comma in a single-line array: as between its first two items, else one space."""
+    for before, after in itertools.pairwise(elements):
+        if before.comma is not None:
+            gap = text[before.comma + 1 : after.key_start]
+            return gap if not gap.strip() else " "
+    return " "
+
+
 def _dumps_compact(value: Any, sep: str, colon: str) -> str:
     return json.dumps(value, ensure_ascii=False, separators=("," + sep, colon))
 
@@ -263,7 +272,10 @@ def _insert(doc: _Doc, obj: _Node, key: str | None, value: Any) -> str:
     if (members and "\n" not in text[obj.start : obj.end]) or (
         not members and style.one_line and obj is not doc.root
     ):
-        sep, colon = _compact(text, obj if members and key is not None else doc.root or obj)
+        if key is None and members:
+            sep, colon = _array_gap(text, members), ":"
+        else:
+            sep, colon = _compact(text, obj if members and key is not None else doc.root or obj)
         member = _prefix(key, colon) + _dumps_compact(value, sep, colon)
         if not members:
             return text[: obj.start + 1] + member + text[obj.start + 1 :]

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp.hosts import codex_toml, jsonc
+from engram_mcp.hosts import codex_toml, gate_rules, jsonc
 from engram_mcp.hosts.command import is_ours, pinned
+from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
 from store.fsutil import clean_stale_temps, write_atomic
 
@@ -42,6 +43,8 @@ class Result:
     """added, updated, unchanged, removed, absent, skipped, printed, foreign, error"""
     message: str = ""
     diff: str = ""
+    step: str = ""
+    """The host-side step still needed before the host uses this entry (steps.py), one line."""
 
     @property
     def failed(self) -> bool:
@@ -86,12 +89,23 @@ def entry_is_ours(host: HostFile, entry: Mapping[str, Any]) -> bool:
     return is_ours(command, args if isinstance(args, list) else [])
 
 
-def _had_container(host: HostFile) -> bool:
-    """Whether the original file (its `.bak`) already had engram's container, which unlink keeps."""
+def _original(host: HostFile) -> str | None:
+    """The file as it was before engram first changed it (its `.bak`), or None."""
     try:
-        original = host.path.with_name(host.path.name + ".bak").read_text("utf-8")
-        return original.strip() != "" and jsonc.get(original, host.container) is not None
-    except (OSError, UnicodeDecodeError, jsonc.JsoncError):
+        return host.path.with_name(host.path.name + ".bak").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _had_container(host: HostFile, original: str | None) -> bool:
+    """Whether the original file already had engram's container, which unlink keeps."""
+    try:
+        return (
+            original is not None
+            and original.strip() != ""
+            and jsonc.get(original, host.container) is not None
+        )
+    except jsonc.JsoncError:
         return False
 
 
@@ -139,7 +153,10 @@ def desired_entry(host: HostFile, existing: Mapping[str, Any] | None, args: list
     fresh = host.entry(command, [*base_args, *args])
     if existing is None:
         return fresh
-    return {**existing, **fresh}  # keep keys the user added (env, timeout…), re-pin the rest
+    kept = {**existing, **fresh}  # keep keys the user added (env, timeout…), re-pin the rest
+    if host.target == "gemini" and kept.get("trust") is True:
+        del kept["trust"]  # Gemini's trust skips every confirmation, engram_commit's included
+    return kept
 
 
 def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) -> Result:
@@ -176,8 +193,11 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
             after = jsonc.new_document(host.container, NAME, entry)
         else:
             after = jsonc.set_member(before, host.container, NAME, entry)
+        after = gate_rules.add(host.target, after)
     except jsonc.JsoncError as exc:
         return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
+    except gate_rules.RuleError as exc:
+        return Result(host.target, host.shown, "error", f"{exc}; left untouched")
     return _finish(host, before, after, "added" if existing is None else "updated", dry_run)
 
 
@@ -206,7 +226,9 @@ def unlink_file(host: HostFile, *, force: bool, dry_run: bool) -> Result:
             )
         after: str | None = codex_toml.remove(before)
     else:
-        after = jsonc.remove_member(before, host.container, NAME, prune=not _had_container(host))
+        original = _original(host)
+        after = gate_rules.remove(host.target, before, original)
+        after = jsonc.remove_member(after, host.container, NAME, prune=not _had_container(host, original))
     created_by_us = not host.path.with_name(host.path.name + ".bak").exists()
     if after is not None and created_by_us and after.strip() in ("", "{}"):
         after = None  # link created this file; unlink takes it away again
@@ -306,6 +328,13 @@ def unlink_hook(workspace: Path, dry_run: bool) -> Result:
     return _finish(host, before, after, "removed", dry_run, "SessionStart hook")
 
 
+def _read_quietly(path: Path) -> str | None:
+    try:
+        return read(path)
+    except HostError:
+        return None
+
+
 # --- commands ----------------------------------------------------------------------------------
 def claude_global_command(always_load: bool) -> str:
     command, args = pinned("engram-mcp")
@@ -338,7 +367,17 @@ def link(
         if not installing_hook and not hook_installed(claude_settings(workspace)):
             args = ["--always-load"]
     results.append(link_file(resolved, args=args, force=force, dry_run=dry_run))
-    if target == "claude" and not no_hook and not results[0].failed:
+    if results[0].failed:
+        return results
+    if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
+        results[0].step = f"{step.message}: {step.fix}"
+    user_settings = Path(env.get("HOME") or Path.home()) / ".gemini" / "settings.json"
+    if gate_rules.replaced_user_list(target, resolved.scope, _read_quietly(user_settings)):
+        results[0].message = (
+            "Gemini CLI uses this file's tools.allowed instead of the one in ~/.gemini/settings.json "
+            "(it does not merge the lists): copy the entries you need here"
+        )
+    if target == "claude" and not no_hook:
         results.append(link_hook(workspace, dry_run))
     return results
 

@@ -53,11 +53,11 @@ class Skip:
     message: str
 
 
-def _home(env: Mapping[str, str]) -> Path:
+def home_of(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or Path.home())
 
 
-def _shown(path: Path, workspace: Path, home: Path) -> str:
+def display_path(path: Path, workspace: Path, home: Path) -> str:
     for base, label in ((workspace, "."), (home, "~")):
         try:
             return f"{label}/{path.relative_to(base).as_posix()}"
@@ -66,7 +66,7 @@ def _shown(path: Path, workspace: Path, home: Path) -> str:
     return str(path)
 
 
-def _vscode_user_dir(home: Path, env: Mapping[str, str]) -> Path:
+def vscode_user_dir(home: Path, env: Mapping[str, str]) -> Path:
     if sys.platform == "darwin":
         return home / "Library" / "Application Support" / "Code" / "User"
     if sys.platform == "win32":
@@ -88,6 +88,11 @@ def _claude_desktop(home: Path, env: Mapping[str, str]) -> Path:
     return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "Claude" / "claude_desktop_config.json"
 
 
+def codex_home(env: Mapping[str, str] = os.environ) -> Path:
+    """Codex's user folder: `$CODEX_HOME`, else `~/.codex`."""
+    return Path(env.get("CODEX_HOME") or home_of(env) / ".codex")
+
+
 def _first_existing(*paths: Path) -> Path:
     return next((p for p in paths if p.exists()), paths[-1])
 
@@ -96,23 +101,17 @@ def resolve(
     target: str, global_: bool, workspace: Path, env: Mapping[str, str] = os.environ
 ) -> HostFile | Skip:
     """The file `engram link target [--global]` edits, or why there is none."""
-    home = _home(env)
+    home = home_of(env)
     scope = "global" if global_ else "workspace"
 
     def host(path: Path, fmt: str, container: tuple[str, ...] = ("mcpServers",)) -> HostFile:
-        return HostFile(target, scope, path, fmt, container, _shown(path, workspace, home))
+        return HostFile(target, scope, path, fmt, container, display_path(path, workspace, home))
 
     if target == "claude":
         return Skip(target, scope, "claude-global") if global_ else host(workspace / ".mcp.json", "json")
     if target == "codex":
-        if not global_:
-            return Skip(
-                target,
-                scope,
-                "Codex reads MCP servers only from ~/.codex/config.toml: use `engram link codex --global`",
-            )
-        codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
-        return host(codex_home / "config.toml", "toml", ("mcp_servers",))
+        folder = codex_home(env) if global_ else workspace / ".codex"
+        return host(folder / "config.toml", "toml", ("mcp_servers",))
     if target == "gemini":
         base = home if global_ else workspace
         return host(base / ".gemini" / "settings.json", "jsonc")
@@ -137,7 +136,7 @@ def resolve(
             )
         return host(home / ".codeium" / "windsurf" / "mcp_config.json", "json")
     if target == "vscode":
-        folder = _vscode_user_dir(home, env) if global_ else workspace / ".vscode"
+        folder = vscode_user_dir(home, env) if global_ else workspace / ".vscode"
         return host(folder / "mcp.json", "jsonc", ("servers",))
     if target == "claude-desktop":
         if not global_:

@@ -51,12 +51,12 @@ def test_doctor_flags_gemini_trust_with_the_file_and_the_fix(
     )
     rc, out, err = run(capsys, "doctor")
     assert rc == 1
-    [line] = [line for line in (out + err).splitlines() if "host.gemini_trust" in line]
+    [line] = [line for line in (out + err).splitlines() if "host.gate_open" in line]
     assert "~/.gemini/settings.json" in line
     assert "Fix:" in line and '"trust": true' in line.split("Fix:")[1]
     rc, env = run_json(capsys, "doctor")
     assert rc == 1
-    [finding] = [f for f in env["data"]["findings"] if f["code"] == "host.gemini_trust"]
+    [finding] = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
     assert finding["file"] == "~/.gemini/settings.json" and "trust" in finding["fix"]
 
 
@@ -67,6 +67,7 @@ def test_doctor_is_clean_on_a_freshly_linked_setup(
     for argv in (
         ["claude"],
         ["codex", "--global"],
+        ["codex"],
         ["gemini"],
         ["gemini", "--global"],
         ["cursor", "--global"],
@@ -83,7 +84,13 @@ def test_doctor_is_clean_on_a_freshly_linked_setup(
     assert "OK" in out
     rc, env = run_json(capsys, "doctor")
     assert rc == 0 and env["data"]["findings"] == []
-    assert len(env["data"]["linked"]) == 10
+    assert len(env["data"]["linked"]) == 11
+    # the hosts' own steps are listed, and do not fail doctor
+    assert sorted(s["file"].removeprefix("./") for s in env["data"]["steps"]) == [
+        ".mcp.json",
+        "~/.codex/config.toml",
+        "~/.gemini/trustedFolders.json",
+    ]
 
 
 def test_doctor_flags_a_missing_command(
@@ -172,6 +179,7 @@ def test_upgrade_repins_old_entries_of_ours_and_leaves_the_rest_alone(
     stale = {f for c, f in codes(env) if c == "host.pin_stale"}
     assert {"~/.cursor/mcp.json", "~/.codex/config.toml"} <= stale
     assert any(f.endswith(".vscode/mcp.json") for f in stale)
+    assert ("host.gate_open", "~/.codex/config.toml") in codes(env)
 
     rc, out, err = run(capsys, "upgrade")
     assert rc == 0, out + err
@@ -190,7 +198,8 @@ def test_upgrade_repins_old_entries_of_ours_and_leaves_the_rest_alone(
     codex_after = codex.read_text()
     codex_data = tomllib.loads(codex_after)["mcp_servers"]
     assert_our_command(codex_data["engram"]["command"])
-    assert codex_data["engram"]["tools"]["engram_commit"]["approval_mode"] == "approve"
+    # issue 9: an old block's "approve" (approved without asking) is re-written as "prompt"
+    assert codex_data["engram"]["tools"]["engram_commit"]["approval_mode"] == "prompt"
     assert codex_after.startswith(
         '# codex\nmodel = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n' + MARKER
     )

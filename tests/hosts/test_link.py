@@ -103,9 +103,14 @@ def snapshot(*roots: Path, dirs: bool = True) -> dict[str, bytes]:
     return files
 
 
-def assert_only_inserted(before: str, after: str, needle: str) -> None:
+GATE_RULES = {"opencode": ('"engram_engram_commit": "ask"',), "gemini": ('"mcp_engram_engram_',)}
+"""What link adds beside the entry so the host asks before engram_commit (gate_rules.py)."""
+
+
+def assert_only_inserted(before: str, after: str, needle: str, rules: tuple[str, ...] = ()) -> None:
     """Everything except engram's entry is byte-identical: `after` is `before` plus one inserted
-    span holding the entry (and at most one separate comma), nothing reformatted."""
+    span holding the entry (and at most one separate comma), plus spans holding engram's approval
+    rules, nothing reformatted."""
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     inserted = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -113,7 +118,7 @@ def assert_only_inserted(before: str, after: str, needle: str) -> None:
         if tag == "insert":
             inserted.append(after[j1:j2])
     with_entry = [chunk for chunk in inserted if needle in chunk]
-    rest = [chunk for chunk in inserted if needle not in chunk]
+    rest = [chunk for chunk in inserted if needle not in chunk and not any(r in chunk for r in rules)]
     assert len(with_entry) == 1, inserted
     assert all(chunk.strip() == "," for chunk in rest) and len(rest) <= 1, f"other bytes changed: {rest!r}"
 
@@ -152,6 +157,16 @@ CASES = [
         True,
         "codex-global.config.toml",
         "home",
+        ".codex/config.toml",
+        "toml",
+        ("mcp_servers",),
+    ),
+    Case(
+        "codex-ws",
+        "codex",
+        False,
+        "codex-workspace.config.toml",
+        "ws",
         ".codex/config.toml",
         "toml",
         ("mcp_servers",),
@@ -331,7 +346,7 @@ def check_entry(case: Case, data: Any) -> dict[str, Any]:
     if case.target == "vscode":
         assert entry["type"] == "stdio"
     if case.target == "codex":
-        assert entry["tools"]["engram_commit"]["approval_mode"] == "approve"
+        assert entry["tools"]["engram_commit"]["approval_mode"] == "prompt"
         assert "type" not in entry
     return entry
 
@@ -375,7 +390,7 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         assert path.with_name(path.name + ".bak").read_bytes() == original
         # everything except engram's entry is byte-identical
         needle = "mcp_servers.engram" if case.fmt == "toml" else '"engram"'
-        assert_only_inserted(original.decode(), linked.decode(), needle)
+        assert_only_inserted(original.decode(), linked.decode(), needle, GATE_RULES.get(case.target, ()))
         if b"\r\n" in original:
             assert linked.count(b"\n") == linked.count(b"\r\n"), "CRLF file got LF line endings"
     if case.fmt == "toml":
@@ -512,7 +527,7 @@ def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
     assert not (private_home / ".claude.json").exists()
 
 
-@pytest.mark.parametrize("target", ["codex", "windsurf", "antigravity", "claude-desktop"])
+@pytest.mark.parametrize("target", ["windsurf", "antigravity", "claude-desktop"])
 def test_targets_without_a_workspace_file_are_skipped_with_a_note(
     target: str,
     workspace: Path,

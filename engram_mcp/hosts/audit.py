@@ -1,0 +1,293 @@
+"""`engram doctor`'s gate audit: every host setting that lets `engram_commit` run unasked (SPEC §8).
+
+Each finding is `host.gate_open` with the file, the setting found and the fix; doctor exits 1.
+What is read, per host (each with the host's own matching rules):
+
+* Codex — `[mcp_servers.engram]` in `~/.codex/config.toml` and `.codex/config.toml`: the commit
+  tool's effective mode (its `approval_mode`, else the server's `default_tools_approval_mode`,
+  else Codex's default `auto`) must be `prompt`.
+* Claude Code — `permissions.allow` rules matching `mcp__engram__engram_commit` (`mcp__engram`,
+  `mcp__engram__*` and other `*` patterns included) and `permissions.defaultMode:
+  bypassPermissions`, in `~/.claude/settings.json`, `.claude/settings.json` and
+  `.claude/settings.local.json`; this project's `allowedTools` in `~/.claude.json`.
+  (`--allowedTools` on a command line cannot be seen.)
+* opencode — the `permission` rules of the global and project config, and of each agent: the
+  last rule whose pattern matches `engram_engram_commit` decides, as in opencode; `allow`, or no
+  rule at all while engram is linked (opencode's default is allow), opens the gate.
+* Gemini CLI — `trust: true` on the engram server, `tools.allowed` entries covering
+  `mcp_engram_engram_commit`, `mcp.allowed` naming engram, `mcp.autoAllowInHeadless`, in user
+  and project settings; allow rules in `~/.gemini/policies/*.toml` that cover it.
+* Cursor — `mcpAllowlist` in `~/.cursor/permissions.json` / `.cursor/permissions.json`, and the
+  Cursor CLI's `permissions.allow` `Mcp(server:tool)` rules.
+* VS Code — `chat.tools.global.autoApprove` / `chat.tools.autoApprove` in user or workspace
+  settings. Windsurf, Antigravity and Claude Desktop document no auto-approve setting in a file.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from engram_mcp.hosts.command import is_ours
+from engram_mcp.hosts.findings import Finding, Where, read_jsonc
+from engram_mcp.hosts.gate import (
+    COMMIT_TOOL,
+    SERVER,
+    claude_rule_covers,
+    gemini_covers,
+    opencode_decision,
+    opencode_name,
+)
+from engram_mcp.hosts.targets import codex_home, vscode_user_dir
+
+GATE_OPEN = "host.gate_open"
+_CODEX_FIX = f'set {COMMIT_TOOL} = {{ approval_mode = "prompt" }} under [mcp_servers.engram.tools]'
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+# --- Codex ----------------------------------------------------------------------------------------
+def codex_mode(entry: Mapping[str, Any]) -> tuple[str, str]:
+    """(effective approval mode of the commit tool, the setting it comes from)."""
+    tool = _dict(_dict(entry.get("tools")).get(COMMIT_TOOL))
+    if isinstance(tool.get("approval_mode"), str):
+        mode = tool["approval_mode"]
+        return mode, f'[mcp_servers.engram.tools] {COMMIT_TOOL} approval_mode = "{mode}"'
+    default = entry.get("default_tools_approval_mode")
+    if isinstance(default, str):
+        return default, f'[mcp_servers.engram] default_tools_approval_mode = "{default}"'
+    return "auto", f"no approval_mode for {COMMIT_TOOL} (Codex's default is auto)"
+
+
+def _codex(where: Where) -> Iterator[Finding]:
+    for path in (codex_home(where.env) / "config.toml", where.workspace / ".codex" / "config.toml"):
+        try:
+            entry = _dict(tomllib.loads(path.read_text("utf-8")).get("mcp_servers")).get(SERVER)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if not isinstance(entry, dict) or not is_ours(entry.get("command"), _strings(entry.get("args"))):
+            continue
+        mode, setting = codex_mode(entry)
+        if mode != "prompt":
+            yield Finding(
+                GATE_OPEN,
+                where.show(path),
+                f"Codex runs {COMMIT_TOOL} without asking: {setting}",
+                f"{_CODEX_FIX} (in Codex, approve means approved without asking)",
+                setting,
+            )
+
+
+# --- Claude Code ----------------------------------------------------------------------------------
+def _claude(where: Where) -> Iterator[Finding]:
+    for path in where.claude_settings():
+        permissions = _dict(_dict(read_jsonc(path)).get("permissions"))
+        for rule in _strings(permissions.get("allow")):
+            if claude_rule_covers(rule):
+                yield Finding(
+                    GATE_OPEN,
+                    where.show(path),
+                    f"the allow rule {rule!r} lets Claude Code run {COMMIT_TOOL} without a prompt",
+                    f"remove {rule!r} from permissions.allow (allow engram's read tools by name instead)",
+                    f'permissions.allow "{rule}"',
+                )
+        if permissions.get("defaultMode") == "bypassPermissions":
+            yield Finding(
+                GATE_OPEN,
+                where.show(path),
+                f"bypassPermissions lets Claude Code run {COMMIT_TOOL} without a prompt",
+                'remove "defaultMode": "bypassPermissions" from permissions',
+                'permissions.defaultMode "bypassPermissions"',
+            )
+    state = _dict(read_jsonc(where.claude_json()))
+    for key in where.project_keys():
+        for rule in _strings(_dict(_dict(state.get("projects")).get(key)).get("allowedTools")):
+            if claude_rule_covers(rule):
+                yield Finding(
+                    GATE_OPEN,
+                    where.show(where.claude_json()),
+                    f"this project's allowedTools {rule!r} lets Claude Code run {COMMIT_TOOL} without a prompt",
+                    f'remove {rule!r} from projects["{key}"].allowedTools (or run /permissions in claude)',
+                    f'projects["{key}"].allowedTools "{rule}"',
+                )
+
+
+# --- opencode -------------------------------------------------------------------------------------
+def _opencode_files(where: Where) -> list[Path]:
+    folders = (where.home / ".config" / "opencode", where.workspace)
+    return [folder / name for folder in folders for name in ("opencode.jsonc", "opencode.json")]
+
+
+def _opencode(where: Where) -> Iterator[Finding]:
+    tool = opencode_name(COMMIT_TOOL)
+    linked: list[Path] = []
+    ruled = False
+    for path in _opencode_files(where):
+        config = _dict(read_jsonc(path))
+        entry = _dict(_dict(config.get("mcp")).get(SERVER))
+        command = entry.get("command")
+        if isinstance(command, list) and command and is_ours(command[0], command[1:]):
+            linked.append(path)
+        scopes = [("permission", config.get("permission"))] + [
+            (f"agent.{name}.permission", _dict(agent).get("permission"))
+            for name, agent in _dict(config.get("agent")).items()
+        ]
+        for label, permission in scopes:
+            if permission is None:
+                continue
+            decision, rule = opencode_decision(permission, tool)
+            ruled = ruled or (decision is not None and label == "permission")
+            if decision != "allow":
+                continue
+            setting = rule if isinstance(permission, str) else f"{label} {rule}"
+            fix = (
+                f'replace it with {{"*": "allow", "{tool}": "ask"}}'
+                if isinstance(permission, str)
+                else f'make the last {label} rule matching {tool} "ask": add "{tool}": "ask" after {rule}'
+            )
+            yield Finding(
+                GATE_OPEN, where.show(path), f"opencode runs {tool} without asking ({setting})", fix, setting
+            )
+    if linked and not ruled:
+        yield Finding(
+            GATE_OPEN,
+            where.show(linked[0]),
+            f"no permission rule for {tool}: opencode's default agent runs it without asking",
+            f'add "permission": {{"{tool}": "ask"}} (`engram link opencode` writes it)',
+            f"no permission rule for {tool}",
+        )
+
+
+# --- Gemini CLI -----------------------------------------------------------------------------------
+def _gemini_settings(where: Where, path: Path) -> Iterator[Finding]:
+    settings = _dict(read_jsonc(path))
+    shown = where.show(path)
+    if _dict(_dict(settings.get("mcpServers")).get(SERVER)).get("trust") is True:
+        yield Finding(
+            GATE_OPEN,
+            shown,
+            f"mcpServers.engram sets trust: true, which skips the approval prompt for {COMMIT_TOOL}",
+            f'remove `"trust": true` from mcpServers.engram in {shown}',
+            "mcpServers.engram.trust true",
+        )
+    for pattern in _strings(_dict(settings.get("tools")).get("allowed")):
+        if gemini_covers(pattern):
+            yield Finding(
+                GATE_OPEN,
+                shown,
+                f"tools.allowed {pattern!r} lets Gemini CLI run {COMMIT_TOOL} without asking",
+                f"remove {pattern!r} from tools.allowed; list engram's read tools by name",
+                f'tools.allowed "{pattern}"',
+            )
+    mcp = _dict(settings.get("mcp"))
+    for name in _strings(mcp.get("allowed")):
+        if name in (SERVER, "*"):
+            yield Finding(
+                GATE_OPEN,
+                shown,
+                f"mcp.allowed {name!r} lets Gemini CLI run every engram tool, {COMMIT_TOOL} included, unasked",
+                f"remove {name!r} from mcp.allowed",
+                f'mcp.allowed "{name}"',
+            )
+    if mcp.get("autoAllowInHeadless") is True:
+        yield Finding(
+            GATE_OPEN,
+            shown,
+            f"mcp.autoAllowInHeadless lets `gemini -p` run {COMMIT_TOOL} unasked",
+            "remove mcp.autoAllowInHeadless (engram's read tools are already allowed by name)",
+            "mcp.autoAllowInHeadless true",
+        )
+
+
+def _policy_covers(rule: Mapping[str, Any]) -> bool:
+    if rule.get("decision") != "allow":
+        return False
+    mcp_name = rule.get("mcpName")
+    if mcp_name not in (None, SERVER, "*"):
+        return False
+    names = rule.get("toolName")
+    tools = _strings(names) if isinstance(names, list) else [names] if isinstance(names, str) else []
+    if not tools:
+        return mcp_name is not None
+    return any(gemini_covers(t) or (mcp_name is not None and t in ("*", COMMIT_TOOL)) for t in tools)
+
+
+def _gemini(where: Where) -> Iterator[Finding]:
+    for path in (where.home / ".gemini" / "settings.json", where.workspace / ".gemini" / "settings.json"):
+        yield from _gemini_settings(where, path)
+    folder = where.home / ".gemini" / "policies"
+    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        try:
+            rules = tomllib.loads(path.read_text("utf-8")).get("rule")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        for n, rule in enumerate(rules if isinstance(rules, list) else [], 1):
+            if isinstance(rule, dict) and _policy_covers(rule):
+                yield Finding(
+                    GATE_OPEN,
+                    where.show(path),
+                    f"policy rule #{n} allows {COMMIT_TOOL} without asking",
+                    f'make rule #{n} name engram\'s read tools only, or change its decision to "ask_user"',
+                    f'[[rule]] #{n} decision = "allow"',
+                )
+
+
+# --- Cursor, VS Code ------------------------------------------------------------------------------
+def _cursor(where: Where) -> Iterator[Finding]:
+    target = f"{SERVER}:{COMMIT_TOOL}"
+    for folder in (where.home / ".cursor", where.workspace / ".cursor"):
+        path = folder / "permissions.json"
+        for pattern in _strings(_dict(read_jsonc(path)).get("mcpAllowlist")):
+            if fnmatch.fnmatchcase(target, pattern):
+                yield Finding(
+                    GATE_OPEN,
+                    where.show(path),
+                    f"mcpAllowlist {pattern!r} lets Cursor run {COMMIT_TOOL} without asking",
+                    f"remove {pattern!r} from mcpAllowlist; list engram's read tools by name",
+                    f'mcpAllowlist "{pattern}"',
+                )
+    for path in (where.home / ".cursor" / "cli-config.json", where.workspace / ".cursor" / "cli.json"):
+        for rule in _strings(_dict(_dict(read_jsonc(path)).get("permissions")).get("allow")):
+            inner = re.fullmatch(r"Mcp\((.*)\)", rule.strip())
+            if inner and fnmatch.fnmatchcase(target, inner.group(1)):
+                yield Finding(
+                    GATE_OPEN,
+                    where.show(path),
+                    f"the Cursor CLI rule {rule!r} runs {COMMIT_TOOL} without asking",
+                    f"remove {rule!r} from permissions.allow",
+                    f'permissions.allow "{rule}"',
+                )
+
+
+def _vscode(where: Where) -> Iterator[Finding]:
+    for path in (
+        vscode_user_dir(where.home, where.env) / "settings.json",
+        where.workspace / ".vscode" / "settings.json",
+    ):
+        settings = _dict(read_jsonc(path))
+        for key in ("chat.tools.global.autoApprove", "chat.tools.autoApprove"):
+            if settings.get(key) is True:
+                yield Finding(
+                    GATE_OPEN,
+                    where.show(path),
+                    f"{key} approves every tool call, {COMMIT_TOOL} included",
+                    f"remove {key} (approve engram's read tools one by one instead)",
+                    f"{key} true",
+                )
+
+
+def audit(workspace: Path, env: Mapping[str, str] = os.environ) -> list[Finding]:
+    """Every setting, in every host file engram knows, that lets engram_commit run unasked."""
+    where = Where(workspace, env)
+    return [f for check in (_codex, _claude, _opencode, _gemini, _cursor, _vscode) for f in check(where)]

@@ -1,0 +1,77 @@
+"""What `engram doctor` reports about host files (SPEC §8), and where it looks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engram_mcp.hosts import jsonc
+from engram_mcp.hosts.targets import display_path, home_of
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """`code` is stable (host.gate_open, host.step_pending, …); `file` is shown as ./… or ~/…;
+    `setting` names the key or rule found, when there is one."""
+
+    code: str
+    file: str
+    message: str
+    fix: str
+    setting: str = ""
+
+    def line(self) -> str:
+        label = "Next" if self.code == "host.step_pending" else "Fix"
+        return f"{self.code}  {self.file}: {self.message}. {label}: {self.fix}"
+
+    def data(self) -> dict[str, str]:
+        return {
+            "code": self.code,
+            "file": self.file,
+            "message": self.message,
+            "fix": self.fix,
+            "setting": self.setting,
+        }
+
+
+def read_jsonc(path: Path) -> Any:
+    """A JSON / JSONC file's data, or None when it is missing, unreadable or broken (the audits
+    only look; a broken host file is reported by the entry check, other files are not ours)."""
+    try:
+        text = path.read_text("utf-8")
+        return jsonc.loads(text) if text.strip() else None
+    except (OSError, UnicodeDecodeError, jsonc.JsoncError):
+        return None
+
+
+class Where:
+    """Paths of one doctor run, shown the way users see them."""
+
+    def __init__(self, workspace: Path, env: Mapping[str, str]) -> None:
+        self.workspace = workspace
+        self.env = env
+        self.home = home_of(env)
+
+    def show(self, path: Path) -> str:
+        return display_path(path, self.workspace, self.home)
+
+    def claude_dir(self) -> Path:
+        return (
+            Path(self.env["CLAUDE_CONFIG_DIR"])
+            if self.env.get("CLAUDE_CONFIG_DIR")
+            else self.home / ".claude"
+        )
+
+    def claude_json(self) -> Path:
+        folder = self.env.get("CLAUDE_CONFIG_DIR")
+        return Path(folder) / ".claude.json" if folder else self.home / ".claude.json"
+
+    def claude_settings(self) -> list[Path]:
+        local = self.workspace / ".claude"
+        return [self.claude_dir() / "settings.json", local / "settings.json", local / "settings.local.json"]
+
+    def project_keys(self) -> list[str]:
+        """How hosts key this project: its path as given and resolved."""
+        return list(dict.fromkeys([str(self.workspace), str(self.workspace.resolve())]))

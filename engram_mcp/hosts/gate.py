@@ -1,0 +1,87 @@
+"""Which of engram's tools a host may run unasked, and the names each host gives them (SPEC §4.2, §8).
+
+The human gate is the host's permission prompt on `engram_commit`. `engram link` writes, where
+the host has per-tool rules, "ask" for the commit tool and "allow" for the read tools, so that
+headless runs (`codex exec`, `gemini -p`, `opencode run`) can search and load while a commit
+still needs a human. Nothing engram writes ever auto-approves `engram_commit`.
+
+`READ_TOOLS` is the one list of tools that may run unasked. A tool is on it when it writes
+nothing durable: it reads memory files, derived indexes and settings, and at most rebuilds a
+derived file. Left off, and so left to the host's default (which asks in every host engram
+configures):
+
+* `engram_commit` — writes approved memories: the gate itself.
+* `engram_save`, `engram_save_session`, `engram_note` — with a client that supports the
+  approval dialog (§4.3) they write memory once the human accepts there; a host that answers
+  the dialog on its own must not be told to run them unasked.
+* `engram_set_role`, `engram_set_rule_variant` — change settings that steer every later load.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Any, Final
+
+SERVER: Final = "engram"
+COMMIT_TOOL: Final = "engram_commit"
+READ_TOOLS: Final = ("engram_load", "engram_route", "engram_search", "engram_status", "engram_verify")
+
+
+def opencode_name(tool: str) -> str:
+    """opencode registers an MCP tool as `<server>_<tool>`."""
+    return f"{SERVER}_{tool}"
+
+
+def gemini_name(tool: str) -> str:
+    """Gemini CLI's fully qualified name of an MCP tool, `mcp_<server>_<tool>`."""
+    return f"mcp_{SERVER}_{tool}"
+
+
+def claude_name(tool: str) -> str:
+    """Claude Code's permission-rule name of an MCP tool, `mcp__<server>__<tool>`."""
+    return f"mcp__{SERVER}__{tool}"
+
+
+GEMINI_ALLOWED: Final = tuple(gemini_name(tool) for tool in READ_TOOLS)
+"""What `engram link gemini` adds to `tools.allowed`: the read tools, never the commit tool."""
+OPENCODE_RULE: Final = (opencode_name(COMMIT_TOOL), "ask")
+"""The `permission` member `engram link opencode` adds: opencode otherwise runs every tool unasked."""
+
+
+# --- does a host rule cover the commit tool? (each host's own matching) ---------------------------
+def claude_rule_covers(rule: str) -> bool:
+    """Whether a Claude Code permission rule allows engram_commit (`*` only after `mcp__engram__`)."""
+    rule = rule.strip()
+    if rule in (f"mcp__{SERVER}", f"mcp__{SERVER}__*"):
+        return True
+    return rule.startswith(f"mcp__{SERVER}__") and fnmatch.fnmatchcase(claude_name(COMMIT_TOOL), rule)
+
+
+def opencode_decision(permission: Any, tool: str) -> tuple[str | None, str]:
+    """(decision, rule) of a `permission` value for `tool`: the last matching key wins; None when
+    no rule matches. An object value (patterns over the tool's input) counts as its `*` action,
+    or allow when any of its patterns allows."""
+    if isinstance(permission, str):
+        return permission, f'"permission": "{permission}"'
+    decision: str | None = None
+    rule = ""
+    for pattern, action in (permission if isinstance(permission, dict) else {}).items():
+        if not fnmatch.fnmatchcase(tool, pattern.replace("[", "[[]")):
+            continue
+        if isinstance(action, dict):
+            values = [a for a in action.values() if isinstance(a, str)]
+            action = (
+                action.get("*")
+                if isinstance(action.get("*"), str)
+                else ("allow" if "allow" in values else "ask")
+            )
+        if isinstance(action, str):
+            decision, rule = action, f'"{pattern}": "{action}"'
+    return decision, rule
+
+
+def gemini_covers(pattern: str) -> bool:
+    """Whether a `tools.allowed` entry allows the commit tool (Gemini's exact and wildcard forms)."""
+    name = re.sub(r"\(.*\)$", "", pattern.strip())
+    return name in ("*", "mcp_*", f"mcp_{SERVER}_*", gemini_name(COMMIT_TOOL))

@@ -1,0 +1,604 @@
+"""Acceptance: every host asks before `engram_commit` (issue 9, SPEC §4.2 last bullet, §8).
+
+What `engram link` writes is inspected with independent parsers (tomllib, a JSONC reader) and
+with each host's own matching rules; `engram doctor` is checked against settings that open the
+gate in each host. HOME is a temp dir (conftest).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram_mcp.hosts.gate import COMMIT_TOOL, READ_TOOLS
+from engram_mcp.tools import WRITE_TOOLS, build_tools
+from engram_mcp.tools.base import Flags
+from store.store import Store
+from tests.hosts.test_link import (
+    CASES,
+    Case,
+    _case,
+    parse_jsonc,
+    place,
+    run,
+    run_json,
+    snapshot,
+)
+
+ENGRAM_MCP = Path(__import__("sys").executable).with_name("engram-mcp")
+GEMINI_COMMIT = "mcp_engram_engram_commit"
+OPENCODE_COMMIT = "engram_engram_commit"
+
+
+@pytest.fixture(autouse=True)
+def _linux_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "APPDATA", "LOCALAPPDATA"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("GEMINI_CLI_TRUST_WORKSPACE", raising=False)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def gate_open(envelope: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(f["file"], f["message"]) for f in envelope["data"]["findings"] if f["code"] == "host.gate_open"]
+
+
+# --- the read-tool list ----------------------------------------------------------------------------
+def test_the_read_tools_are_exactly_the_tools_that_are_not_write_tools(workspace: Path) -> None:
+    """engram's own choice: one list of tools that may run unasked; never the commit tool."""
+    store = Store(workspace)
+    try:
+        names = {tool.name for tool in build_tools(store, Flags())}
+    finally:
+        store.close()
+    assert set(READ_TOOLS) == names - WRITE_TOOLS
+    assert COMMIT_TOOL not in READ_TOOLS
+
+
+# --- Codex -------------------------------------------------------------------------------------------
+CODEX_WS = _case("codex-ws")
+
+
+@pytest.mark.parametrize("case", [_case("codex-global"), CODEX_WS], ids=lambda c: c.id)
+def test_codex_commit_prompts_and_the_read_tools_are_approved(
+    case: Case,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 9: in Codex "approve" means approved without asking; the commit tool gets "prompt"."""
+    monkeypatch.chdir(workspace)
+    path, original = place(case, workspace, private_home)
+    rc, env = run_json(capsys, "link", *case.argv())
+    assert rc == 0, env
+    assert env["data"]["results"][0]["action"] == "added"
+    entry = tomllib.loads(path.read_text())["mcp_servers"]["engram"]
+    tools = entry["tools"]
+    assert tools[COMMIT_TOOL] == {"approval_mode": "prompt"}
+    assert {name for name, t in tools.items() if t.get("approval_mode") == "approve"} == set(READ_TOOLS)
+    assert entry.get("default_tools_approval_mode", "prompt") == "prompt"
+    rc, env = run_json(capsys, "unlink", *case.argv())
+    assert rc == 0
+    assert path.read_bytes() == original
+
+
+def test_codex_workspace_link_says_the_project_must_be_trusted(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SPEC §8: Codex reads .codex/config.toml only in trusted projects; link says so, exactly."""
+    monkeypatch.chdir(workspace)
+    rc, out, _ = run(capsys, "link", "codex")
+    assert rc == 0
+    assert (workspace / ".codex" / "config.toml").is_file()
+    [step] = [line for line in out.splitlines() if "trust" in line.lower()]
+    assert f'[projects."{workspace}"]' in step and 'trust_level = "trusted"' in step
+    assert "~/.codex/config.toml" in step
+    # once trusted, nothing is left to do
+    write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
+    rc, out, _ = run(capsys, "link", "codex")
+    assert rc == 0 and "trust_level" not in out
+
+
+def test_doctor_accepts_the_prompt_mode_and_flags_approve_and_auto(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 9: doctor reported the safe "prompt" as a problem; approve/auto (and no setting) open the gate."""
+    monkeypatch.chdir(workspace)
+    rc, _, _ = run(capsys, "link", "codex", "--global")
+    assert rc == 0
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0, env
+    assert env["data"]["findings"] == []
+    config = private_home / ".codex" / "config.toml"
+    linked = config.read_text()
+    command = json.dumps(str(ENGRAM_MCP))
+    for text in (
+        linked.replace(
+            'engram_commit = { approval_mode = "prompt" }', 'engram_commit = { approval_mode = "approve" }'
+        ),
+        linked.replace(
+            'engram_commit = { approval_mode = "prompt" }', 'engram_commit = { approval_mode = "auto" }'
+        ),
+        f'[mcp_servers.engram]\ncommand = {command}\nargs = []\ndefault_tools_approval_mode = "approve"\n',
+        f"[mcp_servers.engram]\ncommand = {command}\nargs = []\n",
+    ):
+        assert text != linked
+        config.write_text(text)
+        rc, env = run_json(capsys, "doctor")
+        assert rc == 1, text
+        [(file, message)] = gate_open(env)
+        assert file == "~/.codex/config.toml" and COMMIT_TOOL in message
+        [finding] = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
+        assert "prompt" in finding["fix"] and finding["setting"]
+
+
+# --- opencode ----------------------------------------------------------------------------------------
+def opencode_decision(config: dict[str, Any], tool: str) -> str:
+    """opencode's rule: the last `permission` key whose wildcard matches the tool wins; default allow."""
+    permission = config.get("permission", {})
+    if isinstance(permission, str):
+        return permission
+    decision = "allow"
+    for pattern, action in permission.items():
+        if fnmatch.fnmatchcase(tool, pattern) and isinstance(action, str):
+            decision = action
+    return decision
+
+
+@pytest.mark.parametrize(
+    "case_id", ["opencode-ws-jsonc", "opencode-global-jsonc", "opencode-ws-none", "opencode-global-none"]
+)
+def test_opencode_link_asks_before_the_commit_tool_and_unlink_removes_exactly_that(
+    case_id: str,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 9: `opencode run` committed unasked; with an "ask" rule it asked and wrote nothing."""
+    monkeypatch.chdir(workspace)
+    case = _case(case_id)
+    path, original = place(case, workspace, private_home)
+    rc, _, _ = run(capsys, "link", *case.argv())
+    assert rc == 0
+    created = [p for p in (path.with_suffix(".json"), path.with_suffix(".jsonc")) if p.exists()]
+    config = parse_jsonc(created[0].read_text())
+    assert config["permission"][OPENCODE_COMMIT] == "ask"
+    assert opencode_decision(config, OPENCODE_COMMIT) == "ask"
+    for tool in READ_TOOLS:
+        assert opencode_decision(config, f"engram_{tool}") == "allow"
+    if original is not None:
+        kept = parse_jsonc(original.decode()).get("permission", {})
+        assert {k: v for k, v in config["permission"].items() if k != OPENCODE_COMMIT} == kept
+    rc, _, _ = run(capsys, "unlink", *case.argv())
+    assert rc == 0
+    if original is None:
+        assert not created[0].exists()
+    else:
+        assert path.read_bytes() == original
+
+
+def test_opencode_link_refuses_a_blanket_allow_string_and_writes_nothing(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """engram's choice: `"permission": "allow"` cannot take a per-tool rule; say how to fix it."""
+    monkeypatch.chdir(workspace)
+    write(workspace / "opencode.json", '{\n  "permission": "allow"\n}\n')
+    before = snapshot(workspace)
+    rc, out, err = run(capsys, "link", "opencode")
+    assert rc == 1
+    assert "permission" in err and '"*": "allow"' in err
+    assert snapshot(workspace) == before
+
+
+# --- Gemini ------------------------------------------------------------------------------------------
+def gemini_allowed(config: dict[str, Any], fqn: str) -> bool:
+    """Gemini CLI's settings rules that allow a tool unasked (policy/config.ts, policy-engine.ts)."""
+    server = config.get("mcpServers", {}).get("engram", {})
+    if server.get("trust") is True:
+        return True
+    mcp = config.get("mcp", {})
+    if any(name in ("engram", "*") for name in mcp.get("allowed", [])):
+        return True
+    for pattern in config.get("tools", {}).get("allowed", []):
+        name = re.sub(r"\(.*\)$", "", pattern)
+        if name in ("*", "mcp_*", "mcp_engram_*", fqn):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("case_id", ["gemini-ws", "gemini-global"])
+def test_gemini_link_allows_exactly_the_read_tools_so_headless_runs_can_use_them(
+    case_id: str,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 9: in `gemini -p` tools whose policy is "ask" are hidden; the read tools must be allowed
+    by engram's own configuration, the commit tool never."""
+    monkeypatch.chdir(workspace)
+    case = _case(case_id)
+    path, original = place(case, workspace, private_home)
+    assert original is not None
+    rc, _, _ = run(capsys, "link", *case.argv())
+    assert rc == 0
+    config = parse_jsonc(path.read_text())
+    for tool in READ_TOOLS:
+        assert gemini_allowed(config, f"mcp_engram_{tool}"), tool
+    assert not gemini_allowed(config, GEMINI_COMMIT)
+    assert "trust" not in config["mcpServers"]["engram"]
+    kept = parse_jsonc(original.decode()).get("tools", {}).get("allowed", [])
+    assert config["tools"]["allowed"][: len(kept)] == kept
+    linked = path.read_bytes()
+    rc, _, _ = run(capsys, "link", *case.argv())
+    assert rc == 0 and path.read_bytes() == linked
+    rc, _, _ = run(capsys, "unlink", *case.argv())
+    assert rc == 0
+    assert path.read_bytes() == original
+
+
+def test_gemini_unlink_keeps_a_read_tool_the_user_had_allowed_before(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    original = '{\n  "tools": {\n    "allowed": ["mcp_engram_engram_search"]\n  }\n}\n'
+    path = write(workspace / ".gemini" / "settings.json", original)
+    rc, _, _ = run(capsys, "link", "gemini")
+    assert rc == 0
+    allowed = parse_jsonc(path.read_text())["tools"]["allowed"]
+    assert sorted(allowed) == sorted(f"mcp_engram_{t}" for t in READ_TOOLS)
+    rc, _, _ = run(capsys, "unlink", "gemini")
+    assert rc == 0
+    assert path.read_text() == original
+
+
+# --- nothing written anywhere auto-approves the commit tool ------------------------------------------
+def _claude_allows(rules: list[str]) -> bool:
+    return any(
+        rule in ("mcp__engram", "mcp__engram__*") or fnmatch.fnmatchcase("mcp__engram__engram_commit", rule)
+        for rule in rules
+    )
+
+
+def _auto_approves_commit(path: Path, text: str) -> str | None:
+    """Why this written file would let engram_commit run unasked, or None."""
+    name = path.name
+    if name == "config.toml":
+        entry = tomllib.loads(text).get("mcp_servers", {}).get("engram")
+        if entry is None:
+            return None
+        mode = entry.get("tools", {}).get(COMMIT_TOOL, {}).get("approval_mode")
+        mode = mode or entry.get("default_tools_approval_mode") or "auto"
+        return None if mode == "prompt" else f"codex approval_mode {mode}"
+    data = parse_jsonc(text)
+    if not isinstance(data, dict):
+        return None
+    if name.startswith("opencode"):
+        decision = opencode_decision(data, OPENCODE_COMMIT)
+        has_entry = "engram" in data.get("mcp", {})
+        return f"opencode {decision}" if has_entry and decision == "allow" else None
+    if path.parent.name == ".gemini" and name == "settings.json":
+        return "gemini allows it" if gemini_allowed(data, GEMINI_COMMIT) else None
+    permissions = data.get("permissions", {})
+    if _claude_allows(permissions.get("allow", [])) or permissions.get("defaultMode") == "bypassPermissions":
+        return "claude permissions"
+    if name == "permissions.json" and any(
+        fnmatch.fnmatchcase("engram:engram_commit", p) for p in data.get("mcpAllowlist", [])
+    ):
+        return "cursor allowlist"
+    if data.get("chat.tools.global.autoApprove") or data.get("chat.tools.autoApprove"):
+        return "vscode auto-approve"
+    return None
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_nothing_link_writes_auto_approves_the_commit_tool(
+    case: Case,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SPEC §4.2: nothing engram writes anywhere auto-approves engram_commit; doctor agrees."""
+    monkeypatch.chdir(workspace)
+    place(case, workspace, private_home)
+    before = snapshot(workspace, private_home, dirs=False)
+    rc, env = run_json(capsys, "link", *case.argv())
+    assert rc == 0, env
+    after = snapshot(workspace, private_home, dirs=False)
+    changed = {k: v for k, v in after.items() if before.get(k) != v and not k.endswith(".bak")}
+    assert changed, "link wrote something"
+    for rel, data in changed.items():
+        path = (workspace.parent / rel) if not rel.startswith("home/") else private_home.parent / rel
+        assert _auto_approves_commit(path, data.decode()) is None, rel
+    rc, doctor = run_json(capsys, "doctor")
+    assert gate_open(doctor) == []
+
+
+# --- doctor audits the gate ---------------------------------------------------------------------------
+COMMAND = json.dumps(str(ENGRAM_MCP))
+OPEN_GATES = [
+    (
+        "claude-user-allow",
+        "home",
+        ".claude/settings.json",
+        '{"permissions": {"allow": ["mcp__engram__engram_commit"]}}',
+    ),
+    (
+        "claude-project-star",
+        "ws",
+        ".claude/settings.json",
+        '{"permissions": {"allow": ["Bash(git *)", "mcp__engram__*"]}}',
+    ),
+    (
+        "claude-local-server",
+        "ws",
+        ".claude/settings.local.json",
+        '{"permissions": {"allow": ["mcp__engram"]}}',
+    ),
+    (
+        "claude-bypass",
+        "home",
+        ".claude/settings.json",
+        '{"permissions": {"defaultMode": "bypassPermissions"}}',
+    ),
+    (
+        "claude-json-project",
+        "home",
+        ".claude.json",
+        '{"projects": {"WS": {"allowedTools": ["mcp__engram__engram_commit"]}}}',
+    ),
+    ("opencode-exact", "ws", "opencode.json", '{"permission": {"engram_engram_commit": "allow"}}'),
+    (
+        "opencode-glob",
+        "home",
+        ".config/opencode/opencode.json",
+        '{"permission": {"engram_engram_commit": "ask", "engram_*": "allow"}}',
+    ),
+    ("opencode-string", "ws", "opencode.json", '{"permission": "allow"}'),
+    (
+        "opencode-agent",
+        "ws",
+        "opencode.json",
+        '{"permission": {"engram_engram_commit": "ask"}, "agent": {"build": {"permission": {"engram_*": "allow"}}}}',
+    ),
+    (
+        "gemini-trust",
+        "home",
+        ".gemini/settings.json",
+        '{"mcpServers": {"engram": {"command": CMD, "args": [], "trust": true}}}',
+    ),
+    ("gemini-tools-allowed", "ws", ".gemini/settings.json", '{"tools": {"allowed": ["mcp_engram_*"]}}'),
+    ("gemini-mcp-allowed", "home", ".gemini/settings.json", '{"mcp": {"allowed": ["engram"]}}'),
+    ("cursor-allowlist", "home", ".cursor/permissions.json", '{"mcpAllowlist": ["engram:*"]}'),
+    (
+        "vscode-auto-approve",
+        "home",
+        ".config/Code/User/settings.json",
+        '{"chat.tools.global.autoApprove": true}',
+    ),
+]
+
+
+@pytest.mark.parametrize("base,rel,text", [g[1:] for g in OPEN_GATES], ids=[g[0] for g in OPEN_GATES])
+def test_doctor_reports_each_setting_that_lets_the_commit_run_unasked(
+    base: str,
+    rel: str,
+    text: str,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SPEC §8: host.gate_open with file, setting and fix; exit 1."""
+    monkeypatch.chdir(workspace)
+    text = text.replace("CMD", COMMAND).replace('"WS"', json.dumps(str(workspace)))
+    write((workspace if base == "ws" else private_home) / rel, text + "\n")
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 1, env
+    findings = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
+    assert len(findings) == 1, findings
+    [finding] = findings
+    shown = rel if base == "ws" else f"~/{rel}"
+    assert finding["file"].removeprefix("./") == shown
+    assert finding["setting"] and finding["fix"]
+    rc, out, err = run(capsys, "doctor")
+    assert rc == 1 and "host.gate_open" in out + err and "Fix:" in out + err
+
+
+def test_doctor_reads_claude_user_scope_servers_in_claude_json(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 9 / SPEC §8: Claude's user and local scopes live in ~/.claude.json; doctor reads them."""
+    monkeypatch.chdir(workspace)
+    write(
+        private_home / ".claude.json",
+        json.dumps(
+            {
+                "mcpServers": {
+                    "engram": {"type": "stdio", "command": "/opt/gone/bin/engram-mcp", "args": []}
+                },
+                "projects": {str(workspace): {"mcpServers": {"engram": {"command": str(ENGRAM_MCP)}}}},
+            }
+        ),
+    )
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 1
+    linked = env["data"]["linked"]
+    assert any("~/.claude.json" in line and "user" in line for line in linked), linked
+    assert any("~/.claude.json" in line and "local" in line for line in linked), linked
+    assert [f["code"] for f in env["data"]["findings"]] == ["host.command_missing"]
+
+
+# --- host steps still missing --------------------------------------------------------------------------
+def steps(envelope: dict[str, Any]) -> list[dict[str, Any]]:
+    return envelope["data"]["steps"]
+
+
+def test_doctor_reports_a_claude_project_server_not_yet_approved_without_failing(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    rc, out, _ = run(capsys, "link", "claude")
+    assert rc == 0
+    assert "enabledMcpjsonServers" in out
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0, env
+    [step] = steps(env)
+    assert step["code"] == "host.step_pending" and step["file"].removeprefix("./") == ".mcp.json"
+    assert "enabledMcpjsonServers" in step["fix"]
+    write(
+        private_home / ".claude.json",
+        json.dumps({"projects": {str(workspace): {"enabledMcpjsonServers": ["engram"]}}}),
+    )
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0 and steps(env) == []
+    rc, out, _ = run(capsys, "link", "claude")
+    assert rc == 0 and "enabledMcpjsonServers" not in out
+
+
+def test_doctor_reports_an_untrusted_gemini_folder_and_a_trusted_one_is_fine(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    rc, out, _ = run(capsys, "link", "gemini")
+    assert rc == 0
+    [line] = [line for line in out.splitlines() if "trustedFolders.json" in line]
+    assert str(workspace) in line and "TRUST_FOLDER" in line
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0
+    assert [(s["code"], s["file"]) for s in steps(env)] == [
+        ("host.step_pending", "~/.gemini/trustedFolders.json")
+    ]
+    write(
+        private_home / ".gemini" / "trustedFolders.json", json.dumps({str(workspace.parent): "TRUST_FOLDER"})
+    )
+    rc, env = run_json(capsys, "doctor")
+    assert steps(env) == []
+    # folder trust switched off: nothing to do either
+    write(private_home / ".gemini" / "trustedFolders.json", json.dumps({str(workspace): "DO_NOT_TRUST"}))
+    rc, env = run_json(capsys, "doctor")
+    assert len(steps(env)) == 1
+    write(private_home / ".gemini" / "settings.json", '{"security": {"folderTrust": {"enabled": false}}}')
+    rc, env = run_json(capsys, "doctor")
+    assert steps(env) == []
+
+
+def test_doctor_reports_an_untrusted_codex_project(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    rc, _, _ = run(capsys, "link", "codex")
+    assert rc == 0
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0
+    [step] = steps(env)
+    assert step["file"] == "~/.codex/config.toml" and "trust_level" in step["fix"]
+    write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "untrusted"\n')
+    rc, env = run_json(capsys, "doctor")
+    assert len(steps(env)) == 1
+    write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
+    rc, env = run_json(capsys, "doctor")
+    assert steps(env) == []
+
+
+def test_gemini_workspace_link_says_its_tools_allowed_replaces_the_users_list(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """engram's choice: Gemini does not merge tools.allowed across scopes; link says so."""
+    monkeypatch.chdir(workspace)
+    write(private_home / ".gemini" / "settings.json", '{"tools": {"allowed": ["run_shell_command(git)"]}}\n')
+    rc, out, _ = run(capsys, "link", "gemini")
+    assert rc == 0
+    assert "instead of the one in ~/.gemini/settings.json" in out
+    rc, out, _ = run(capsys, "link", "gemini", "--global")
+    assert rc == 0 and "instead of" not in out
+
+
+def test_a_committed_claude_settings_file_does_not_count_as_approval(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """engram's choice: Claude Code ignores approval keys committed in .claude/settings.json of an
+    untrusted folder, so doctor does not take them as the human's approval."""
+    monkeypatch.chdir(workspace)
+    rc, _, _ = run(capsys, "link", "claude", "--no-hook")
+    assert rc == 0
+    write(workspace / ".claude" / "settings.json", '{"enabledMcpjsonServers": ["engram"]}\n')
+    rc, env = run_json(capsys, "doctor")
+    assert [s["file"].removeprefix("./") for s in steps(env)] == [".mcp.json"]
+    write(workspace / ".claude" / "settings.local.json", '{"enabledMcpjsonServers": ["engram"]}\n')
+    rc, env = run_json(capsys, "doctor")
+    assert steps(env) == []
+
+
+@pytest.mark.parametrize(
+    "original",
+    [
+        '{\n  "permission": "ask"\n}\n',
+        '{\n  "permission": {\n    "*": "ask",\n    "engram_engram_commit": "ask"\n  }\n}\n',
+    ],
+    ids=["string-ask", "rule-already-there"],
+)
+def test_opencode_rules_the_user_already_had_survive_link_and_unlink(
+    original: str, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    path = write(workspace / "opencode.json", original)
+    rc, _, _ = run(capsys, "link", "opencode")
+    assert rc == 0
+    config = parse_jsonc(path.read_text())
+    assert opencode_decision(config, OPENCODE_COMMIT) == "ask"
+    assert parse_jsonc(original)["permission"] == config["permission"]
+    rc, env = run_json(capsys, "doctor")
+    assert gate_open(env) == []
+    rc, _, _ = run(capsys, "unlink", "opencode")
+    assert rc == 0 and path.read_text() == original
+
+
+def test_relinking_gemini_drops_trust_true_from_engrams_own_entry(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SPEC §4.2: nothing link writes auto-approves the commit tool, a re-pinned entry included."""
+    monkeypatch.chdir(workspace)
+    path = write(
+        private_home / ".gemini" / "settings.json",
+        f'{{"mcpServers": {{"engram": {{"command": {COMMAND}, "args": [], "timeout": 9000, "trust": true}}}}}}\n',
+    )
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 1 and len(gate_open(env)) == 1
+    rc, _, _ = run(capsys, "link", "gemini", "--global")
+    assert rc == 0
+    entry = parse_jsonc(path.read_text())["mcpServers"]["engram"]
+    assert "trust" not in entry and entry["timeout"] == 9000
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0 and gate_open(env) == []
+
+
+def test_opencode_link_puts_its_rule_after_a_glob_that_would_allow_the_commit(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """opencode: the last matching rule wins, so engram's "ask" must come after `engram_*`."""
+    monkeypatch.chdir(workspace)
+    path = write(
+        workspace / "opencode.json",
+        '{\n  "permission": {\n    "engram_engram_commit": "allow",\n    "engram_*": "allow"\n  }\n}\n',
+    )
+    rc, _, _ = run(capsys, "link", "opencode")
+    assert rc == 0
+    config = parse_jsonc(path.read_text())
+    assert opencode_decision(config, OPENCODE_COMMIT) == "ask"
+    assert list(config["permission"]) == ["engram_*", OPENCODE_COMMIT]
+    rc, env = run_json(capsys, "doctor")
+    assert gate_open(env) == []
