@@ -41,6 +41,8 @@ class Finding:
     still_pending: bool = True
     attempts: int = 0
     exit_code: int | None = None
+    commit_name: str = ""
+    """The host's name for engram_commit, as offered to the model."""
     host_answer: str = ""
     """What the host returned to the model for its commit call."""
     error: str = ""
@@ -90,6 +92,8 @@ def check(host: Host, executable: Path, root: Path, timeout: float) -> Finding:
     after = box.memory()
     finding.written = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
     finding.still_pending = box.pending() == 1
+    if finding.connected is None and finding.wrote:
+        finding.commit = "y"  # no relay record, but only engram writes memory
     return finding
 
 
@@ -120,9 +124,11 @@ def _judge(finding: Finding, script: Script, traces: list[list[dict[str, Any]]])
         finding.commit = "y"
     elif script.commit_calls:
         finding.commit = "refused"
-    finding.host_answer = " ".join(script.commit_results[-1].split())[:160] if script.commit_results else ""
-    if not script.commit_calls and not any(name.endswith(COMMIT_SUFFIX) for name in script.offered):
-        finding.host_answer = "(engram_commit not offered to the model)"
+    finding.commit_name = next((name for name in script.offered if name.endswith(COMMIT_SUFFIX)), "")
+    if script.commit_results:
+        finding.host_answer = " ".join(script.commit_results[-1].split())[:160]
+    elif script.commit_calls:
+        finding.host_answer = "(nothing came back to the model: the host ended the run; see its log)"
 
 
 def _take(trace: Path, keep: Path) -> list[dict[str, Any]]:

@@ -41,11 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hosts-e2e", description=__doc__.splitlines()[0] if __doc__ else None
     )
-    parser.add_argument(
-        "hosts", nargs="*", choices=[[], *[host.name for host in HOSTS]], help="default: all four"
-    )
+    names = [host.name for host in HOSTS]
+    parser.add_argument("hosts", nargs="*", metavar="HOST", help=f"any of {', '.join(names)} (default: all)")
     parser.add_argument("--timeout", type=float, default=180, help="seconds per host command (default 180)")
     args = parser.parse_args(argv)
+    if unknown := sorted(set(args.hosts) - set(names)):
+        parser.error(f"unknown host {', '.join(unknown)}: choose from {', '.join(names)}")
     chosen = [host for host in HOSTS if not args.hosts or host.name in args.hosts]
     runs = install.cache_root() / "runs" / "latest"
     shutil.rmtree(runs, ignore_errors=True)
@@ -63,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         findings.append(finding)
     print(table(findings))
     for finding in findings:
-        print(f"{finding.host}: host answered the commit call: {finding.host_answer or '-'}")
+        called = f"model called {finding.commit_name}" if finding.commit_name else "no engram_commit offered"
+        print(f"{finding.host}: {called}; host answered: {finding.host_answer or '-'}")
         if finding.written:
             print(f"{finding.host}: memory written: {', '.join(finding.written)}")
         if finding.error:

@@ -113,6 +113,9 @@ def _history(items: list[Any]) -> list[tuple[str, str]]:
             )
         elif item.get("type") == "function_call_output":
             output = item.get("output")
-            text = output if isinstance(output, str) else json.dumps(output)
+            if isinstance(output, list):  # content parts: [{"type": "input_text", "text": ...}]
+                text = "\n".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
+            else:
+                text = output if isinstance(output, str) else json.dumps(output)
             found.append((names.get(str(item.get("call_id")), "?"), text))
     return found
