@@ -21,9 +21,10 @@ from e2e.sandbox import Ran, Sandbox
 
 READ_TOOLS = ("engram_search", "engram_load")
 ATTEMPTS = 3
-"""Runs per host while the model is offered no engram tool at all. Codex may start its first
-turn before a slow MCP server has answered (seen on a loaded 2-core machine); a host that never
-offers the tools is reported after the last attempt."""
+"""Runs per host while the model was offered no engram tool because engram had not answered
+`tools/list` in time: a host may start its first turn before a slow MCP server is ready (Codex
+did on a loaded 2-core machine). A host that listed the tools and still hid them from the model
+is not retried: that is a finding, not a race."""
 
 
 @dataclass
@@ -84,7 +85,7 @@ def check(host: Host, executable: Path, root: Path, timeout: float) -> Finding:
             finding.exit_code = ran.returncode
             if ran.returncode is None:
                 finding.error = f"timed out after {timeout:.0f} s"
-            if any("engram_" in name for name in script.offered):
+            if any("engram_" in name for name in script.offered) or _listed(traces[-1]):
                 break
     finally:
         fake.close()
@@ -129,6 +130,16 @@ def _judge(finding: Finding, script: Script, traces: list[list[dict[str, Any]]])
         finding.host_answer = " ".join(script.commit_results[-1].split())[:160]
     elif script.commit_calls:
         finding.host_answer = "(nothing came back to the model: the host ended the run; see its log)"
+
+
+def _listed(trace: list[dict[str, Any]]) -> bool:
+    """Whether engram answered a `tools/list` in this phase."""
+    return any(
+        entry["dir"] == "out"
+        and isinstance(entry["msg"], dict)
+        and isinstance((entry["msg"].get("result") or {}).get("tools"), list)
+        for entry in trace
+    )
 
 
 def _take(trace: Path, keep: Path) -> list[dict[str, Any]]:

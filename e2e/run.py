@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{finding.host}: {called}; host answered: {finding.host_answer or '-'}")
         if finding.written:
             print(f"{finding.host}: memory written: {', '.join(finding.written)}")
+        if finding.attempts > 1:
+            print(f"{finding.host}: {finding.attempts} runs (engram's tools were not ready in time before)")
         if finding.error:
             print(f"{finding.host}: {finding.error}")
     print(f"logs: {runs}")
