@@ -78,6 +78,7 @@ def check(host: Host, executable: Path, root: Path, timeout: float) -> Finding:
             traces.append(_take(trace, root / "engram-mcp.list.jsonl"))
         for attempt in range(1, ATTEMPTS + 1):
             finding.attempts = attempt
+            finding.error = ""
             script.reset()
             ran = box.run([str(executable), *host.run_args], env=env, timeout=timeout)
             _save(root / f"run-{attempt}.log", ran)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from e2e.fakes import anthropic, gemini, openai_chat, openai_responses
 from e2e.fakes.server import Responder
@@ -108,10 +109,17 @@ def _opencode(box: Sandbox, url: str) -> dict[str, str]:
     }
 
 
-def _merge_json(path: Path, values: dict[str, object]) -> None:
+def _merge_json(path: Path, values: dict[str, Any]) -> None:
+    """Add `values` to a JSON file, object into object, keeping every other key (engram's too)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     current = json.loads(path.read_text("utf-8")) if path.exists() else {}
-    path.write_text(json.dumps({**current, **values}, indent=2), "utf-8")
+    path.write_text(json.dumps(_merged(current, values), indent=2), "utf-8")
+
+
+def _merged(current: Any, values: Any) -> Any:
+    if not (isinstance(current, dict) and isinstance(values, dict)):
+        return values
+    return {**current, **{key: _merged(current.get(key), value) for key, value in values.items()}}
 
 
 HOSTS: tuple[Host, ...] = (

@@ -68,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{finding.host}: {called}; host answered: {finding.host_answer or '-'}")
         if finding.written:
             print(f"{finding.host}: memory written: {', '.join(finding.written)}")
+        if finding.connected is None:
+            print(
+                f"{finding.host}: no engram-mcp started through the recording relay: the host did not start"
+                " engram, or its config names engram-mcp by an absolute path"
+            )
         if finding.attempts > 1:
             print(f"{finding.host}: {finding.attempts} runs (engram's tools were not ready in time before)")
         if finding.error:
@@ -94,7 +99,7 @@ def table(findings: list[Finding]) -> str:
 
 
 def _row(finding: Finding) -> tuple[str, ...]:
-    connected = {True: "y", False: "n", None: "? (no relay)"}[finding.connected]
+    connected = {True: "y", False: "n", None: "n?"}[finding.connected]
     written = "YES" if finding.wrote else "no"
     if finding.wrote and finding.still_pending is False and not finding.written:
         written = "YES (proposal spent)"
