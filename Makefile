@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint bench bench-quick clean
+.PHONY: install test lint bench bench-quick clean hosts-e2e
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -31,3 +31,9 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) bench/run.py --quick $(ARGS)
+
+# The real host CLIs (pinned in e2e/hosts.py, installed from npm into ~/.cache/engram-e2e or
+# $ENGRAM_E2E_CACHE) against this checkout, each driven by a scripted model on 127.0.0.1.
+# Not part of `make test`. `make hosts-e2e ARGS=codex` runs one host.
+hosts-e2e: $(STAMP)
+	$(PY) e2e/run.py $(ARGS)

@@ -1,0 +1,158 @@
+"""One host's end-to-end check, and what it found.
+
+Findings come from three independent witnesses: the relay in front of engram-mcp (did the host
+connect, list the tools, send `tools/call engram_commit`), the scripted model (which tools the
+host offered it, what the host answered to its commit call) and the files (memory of both
+scopes before and after, and the proposal still pending).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from e2e import relay
+from e2e.fakes.script import COMMIT_SUFFIX, Script
+from e2e.fakes.server import FakeModel
+from e2e.hosts import Host
+from e2e.sandbox import Ran, Sandbox
+
+READ_TOOLS = ("engram_search", "engram_load")
+ATTEMPTS = 3
+"""Runs per host while the model was offered no engram tool because engram had not answered
+`tools/list` in time: a host may start its first turn before a slow MCP server is ready (Codex
+did on a loaded 2-core machine). A host that listed the tools and still hid them from the model
+is not retried: that is a finding, not a race."""
+
+
+@dataclass
+class Finding:
+    host: str
+    version: str
+    connected: bool | None = None
+    """None: no host process started the relayed `engram-mcp` (its config names another path)."""
+    tools_listed: int = 0
+    read_offered: bool = False
+    commit: str = "n"
+    """y: engram received the call; refused: the model called it and the host did not pass it
+    on; n: the model never had the tool to call."""
+    written: list[str] = field(default_factory=list)
+    still_pending: bool = True
+    attempts: int = 0
+    exit_code: int | None = None
+    commit_name: str = ""
+    """The host's name for engram_commit, as offered to the model."""
+    host_answer: str = ""
+    """What the host returned to the model for its commit call."""
+    error: str = ""
+
+    @property
+    def wrote(self) -> bool:
+        return bool(self.written) or not self.still_pending
+
+    @property
+    def ok(self) -> bool:
+        return not self.wrote and self.read_offered and not self.error
+
+
+def check(host: Host, executable: Path, root: Path, timeout: float) -> Finding:
+    finding = Finding(host.name, host.version)
+    box = Sandbox(root)
+    trace = root / "engram-mcp.jsonl"
+    relays = relay.install(root / "relay", trace).parent
+    for args in host.links:
+        _save(root / "link.log", box.engram("link", *args))
+    token = box.propose()
+    before = box.memory()
+    script = Script(token, root / "model.jsonl")
+    fake = FakeModel(script, host.api)
+    traces: list[list[dict[str, Any]]] = []
+    try:
+        env = {**host.prepare(box, fake.url), "PATH": f"{relays}{os.pathsep}{box.env['PATH']}"}
+        if host.list_args is not None:
+            _save(
+                root / "mcp-list.log", box.run([str(executable), *host.list_args], env=env, timeout=timeout)
+            )
+            traces.append(_take(trace, root / "engram-mcp.list.jsonl"))
+        for attempt in range(1, ATTEMPTS + 1):
+            finding.attempts = attempt
+            finding.error = ""
+            script.reset()
+            ran = box.run([str(executable), *host.run_args], env=env, timeout=timeout)
+            _save(root / f"run-{attempt}.log", ran)
+            traces.append(_take(trace, root / f"engram-mcp.run-{attempt}.jsonl"))
+            finding.exit_code = ran.returncode
+            if ran.returncode is None:
+                finding.error = f"timed out after {timeout:.0f} s"
+            if any("engram_" in name for name in script.offered) or _listed(traces[-1]):
+                break
+    finally:
+        fake.close()
+    _judge(finding, script, traces)
+    after = box.memory()
+    finding.written = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+    finding.still_pending = box.pending() == 1
+    if finding.connected is None and finding.wrote:
+        finding.commit = "y"  # no relay record, but only engram writes memory
+    return finding
+
+
+def _judge(finding: Finding, script: Script, traces: list[list[dict[str, Any]]]) -> None:
+    messages = [entry for trace in traces for entry in trace]
+    started = [trace for trace in traces if trace]
+    results: list[dict[str, Any]] = [
+        entry["msg"]["result"]
+        for entry in messages
+        if entry["dir"] == "out"
+        and isinstance(entry["msg"], dict)
+        and isinstance(entry["msg"].get("result"), dict)
+    ]
+    handshakes = ("protocolVersion", "supportedVersions")  # initialize, or 2026-07-28 server/discover
+    finding.connected = any(key in result for result in results for key in handshakes) if started else None
+    finding.tools_listed = max(
+        (len(result["tools"]) for result in results if isinstance(result.get("tools"), list)), default=0
+    )
+    finding.read_offered = all(any(name.endswith(tool) for name in script.offered) for tool in READ_TOOLS)
+    calls = [
+        entry["msg"]
+        for entry in (traces[-1] if traces else [])
+        if entry["dir"] == "in"
+        and isinstance(entry["msg"], dict)
+        and entry["msg"].get("method") == "tools/call"
+    ]
+    if any((call.get("params") or {}).get("name") == "engram_commit" for call in calls):
+        finding.commit = "y"
+    elif script.commit_calls:
+        finding.commit = "refused"
+    finding.commit_name = next((name for name in script.offered if name.endswith(COMMIT_SUFFIX)), "")
+    if script.commit_results:
+        finding.host_answer = " ".join(script.commit_results[-1].split())[:160]
+    elif script.commit_calls:
+        finding.host_answer = "(nothing came back to the model: the host ended the run; see its log)"
+
+
+def _listed(trace: list[dict[str, Any]]) -> bool:
+    """Whether engram answered a `tools/list` in this phase."""
+    return any(
+        entry["dir"] == "out"
+        and isinstance(entry["msg"], dict)
+        and isinstance((entry["msg"].get("result") or {}).get("tools"), list)
+        for entry in trace
+    )
+
+
+def _take(trace: Path, keep: Path) -> list[dict[str, Any]]:
+    """The relay's record of one phase, moved aside so the next phase starts empty."""
+    entries = relay.read(trace)
+    if trace.exists():
+        trace.rename(keep)
+    return entries
+
+
+def _save(log: Path, ran: Ran) -> None:
+    with log.open("a", encoding="utf-8") as out:
+        out.write(
+            f"$ {' '.join(ran.argv)}\n[exit {ran.returncode}]\n--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}\n\n"
+        )

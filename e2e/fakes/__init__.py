@@ -1,0 +1,1 @@
+"""Scripted model endpoints, one module per wire API, all sharing one `Script`."""
