@@ -511,6 +511,63 @@ def test_legacy_two_questions_in_one_call(connect: Any, recorder: Recorder) -> N
     assert structured["second"] == {"action": "accept", "content": {"name": "n"}}
 
 
+def _answer_every_question(client: PipeClient, call_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Accept each `elicitation/create` as it comes; return the replies to `call_ids`."""
+    replies: dict[int, dict[str, Any]] = {}
+    while len(replies) < len(call_ids):
+        message = client.recv(timeout=10)
+        if message.get("method") == "elicitation/create":
+            answer = {"action": "accept", "content": {"confirm": True}}
+            client.send({"jsonrpc": "2.0", "id": message["id"], "result": answer})
+        else:
+            replies[message["id"]] = message
+    assert sorted(replies) == sorted(call_ids)
+    return replies
+
+
+def test_legacy_answers_get_through_while_operations_fill_the_input_bound(
+    connect: Any, recorder: Recorder
+) -> None:
+    """protocol.bounds: a call waiting on the human holds neither the input bound nor a run slot.
+
+    Two operations may be pending and one may run. Six pipelined calls all ask; if waiting
+    calls counted, the reader would stop with the answers stuck behind the queued calls and
+    every dialog would time out instead.
+    """
+    spec = make_spec(recorder, elicitation_timeout=5.0)
+    client = connect(Server(spec, workers=1, max_pending=2, max_open_questions=8))
+    client.initialize("2025-11-25", {"elicitation": {}})
+    call_ids = [
+        client.request("tools/call", {"name": "ask_confirm", "arguments": {"label": str(n)}}) for n in range(6)
+    ]
+    replies = _answer_every_question(client, call_ids)
+    assert [_structured(replies[i])["action"] for i in call_ids] == ["accept"] * 6
+    assert client.call("ping")["result"] == {}
+
+
+def test_legacy_questions_beyond_the_cap_fall_back_at_once(connect: Any, recorder: Recorder) -> None:
+    """protocol.bounds: past MAX_OPEN_QUESTIONS a call is not asked; it gets `unavailable` (token flow)."""
+    client = connect(Server(make_spec(recorder), max_open_questions=2))
+    client.initialize("2025-11-25", {"elicitation": {}})
+    call_ids = [client.request("tools/call", {"name": "ask_confirm", "arguments": {}}) for _ in range(3)]
+    questions: list[dict[str, Any]] = []
+    replies: dict[int, dict[str, Any]] = {}
+    while len(questions) + len(replies) < 3:
+        message = client.recv()
+        if message.get("method") == "elicitation/create":
+            questions.append(message)
+        else:
+            replies[message["id"]] = message
+    assert len(questions) == 2
+    [(_, fallback)] = replies.items()
+    assert _structured(fallback)["action"] == "unavailable"
+    for question in questions:
+        client.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}})
+    rest = [client.recv() for _ in questions]
+    assert sorted(m["id"] for m in rest) == sorted(set(call_ids) - set(replies))
+    assert [_structured(m)["action"] for m in rest] == ["decline", "decline"]
+
+
 # --- 2026-07-28: input_required and requestState -------------------------------------------
 
 
