@@ -84,9 +84,7 @@ class Admission:
     def enter(self, size: int) -> Ticket:
         """Wait until there is room for an operation of `size` bytes, then admit it."""
         with self._changed:
-            while self._count and (
-                self._count >= self._max_pending or self._bytes + size > self._max_bytes
-            ):
+            while self._count and (self._count >= self._max_pending or self._bytes + size > self._max_bytes):
                 self._changed.wait()
             self._count += 1
             self._bytes += size

@@ -406,7 +406,9 @@ class Server:
             if self._closing:
                 return ElicitAnswer("cancel")
             if len(self._outbound) >= self._max_open_questions:
-                log.warning("%d questions already wait for the human; this call falls back", len(self._outbound))
+                log.warning(
+                    "%d questions already wait for the human; this call falls back", len(self._outbound)
+                )
                 return ElicitAnswer("unavailable")
             self._outbound[outbound_id] = future
             for entry in self._inflight.values():

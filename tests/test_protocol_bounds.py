@@ -32,7 +32,11 @@ INITIALIZE = {
     "jsonrpc": "2.0",
     "id": "init",
     "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 PING = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
@@ -111,7 +115,8 @@ def test_deep_input_responses_are_refused(workspace: Path) -> None:
     line = (
         b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"engram_note",'
         b'"arguments":{"text":"Use uv"},"requestState":"a.b","inputResponses":{"confirm":'
-        b'{"action":"accept","content":{"confirm":%s}}},"_meta":%s}}' % (nested(1000), orjson.dumps(MODERN_META))
+        b'{"action":"accept","content":{"confirm":%s}}},"_meta":%s}}'
+        % (nested(1000), orjson.dumps(MODERN_META))
     )
     replies = serve(workspace, [line, orjson.dumps(PING)])
     _refused_for_depth(replies["deep"])

@@ -538,7 +538,8 @@ def test_legacy_answers_get_through_while_operations_fill_the_input_bound(
     client = connect(Server(spec, workers=1, max_pending=2, max_open_questions=8))
     client.initialize("2025-11-25", {"elicitation": {}})
     call_ids = [
-        client.request("tools/call", {"name": "ask_confirm", "arguments": {"label": str(n)}}) for n in range(6)
+        client.request("tools/call", {"name": "ask_confirm", "arguments": {"label": str(n)}})
+        for n in range(6)
     ]
     replies = _answer_every_question(client, call_ids)
     assert [_structured(replies[i])["action"] for i in call_ids] == ["accept"] * 6

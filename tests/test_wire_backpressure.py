@@ -52,7 +52,11 @@ def test_flooding_client_that_does_not_read_keeps_server_memory_bounded(workspac
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
         proc.stdin.write(_line({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": init}))
         proc.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         warm = {"name": "engram_search", "arguments": {"query": "python uv"}}
@@ -91,7 +95,9 @@ def test_flooding_client_that_does_not_read_keeps_server_memory_bounded(workspac
             peak = max(peak, _rss_mb(proc.pid))
             time.sleep(0.1)
         assert writer.is_alive(), "the server read the whole flood without anyone reading its replies"
-        assert peak - baseline <= RSS_GROWTH_LIMIT_MB, f"RSS grew {peak - baseline} MB while replies went unread"
+        assert peak - baseline <= RSS_GROWTH_LIMIT_MB, (
+            f"RSS grew {peak - baseline} MB while replies went unread"
+        )
 
         answered: set[Any] = set()
         while len(answered) < REQUESTS:
