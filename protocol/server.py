@@ -424,9 +424,7 @@ class Server:
                 "params": elicitation_params(question, with_mode=with_mode),
             }
         )
-        reply = self._await_human(future, ticket)
-        with self._lock:
-            self._outbound.pop(outbound_id, None)
+        reply = self._await_human(outbound_id, future, ticket)
         if reply is _TIMED_OUT:
             return ElicitAnswer("timeout")
         if reply is None:
@@ -438,8 +436,12 @@ class Server:
         except RpcError:
             return ElicitAnswer("error")
 
-    def _await_human(self, future: Future[Any], ticket: Ticket | None) -> Any:
-        """Wait for an answer without holding the admission gate or a run slot."""
+    def _await_human(self, outbound_id: str, future: Future[Any], ticket: Ticket | None) -> Any:
+        """Wait for the answer to `outbound_id` holding neither the admission gate nor a run slot.
+
+        Only pool work reaches here (legacy questions need a concurrent server), and pool
+        work holds one run slot, which is given back for the wait and taken again after.
+        """
         if ticket is not None:
             self._admission.leave(ticket)
         self._run_slots.release()
@@ -448,6 +450,8 @@ class Server:
         except FutureTimeout:
             return _TIMED_OUT
         finally:
+            with self._lock:
+                self._outbound.pop(outbound_id, None)
             self._run_slots.acquire()
             if ticket is not None:
                 self._admission.rejoin(ticket)
