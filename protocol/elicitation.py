@@ -116,22 +116,28 @@ class StateSealer:
         self._binding = binding
         self._clock = clock
         self._spent: dict[str, float] = {}
-        """Digests of states whose call completed, until they would have expired anyway."""
+        """Digests of states a retry has claimed, until they would have expired anyway."""
         self._spent_lock = threading.Lock()
 
     @staticmethod
     def _fingerprint(state: str) -> str:
         return hashlib.sha256(state.encode()).hexdigest()
 
-    def unused(self, state: str) -> bool:
-        with self._spent_lock:
-            return self._fingerprint(state) not in self._spent
+    def claim(self, state: str) -> bool:
+        """Spend `state` now; False when it was already spent (SPEC §4.3).
 
-    def spend(self, state: str) -> None:
+        Test and set happen under one lock, before the retry runs: of any number of
+        concurrent retries carrying one state, exactly one gets True. A spent state is
+        remembered until it would have expired anyway.
+        """
         now = self._clock()
+        fingerprint = self._fingerprint(state)
         with self._spent_lock:
+            if fingerprint in self._spent:
+                return False
             self._spent = {k: v for k, v in self._spent.items() if v > now}
-            self._spent[self._fingerprint(state)] = now + STATE_TTL_SECONDS
+            self._spent[fingerprint] = now + STATE_TTL_SECONDS
+            return True
 
     @staticmethod
     def _digest(tool: str, arguments: Any) -> str:
@@ -144,6 +150,7 @@ class StateSealer:
             "x": int(self._clock()) + STATE_TTL_SECONDS,
             "q": asked,
             "a": {k: {"action": v.action, "content": v.content} for k, v in answers.items()},
+            "n": secrets.token_urlsafe(12),  # every state is distinct, so spending one spends no other
         }
         body = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
         tag = hmac.new(self._key, body, hashlib.sha256).digest()

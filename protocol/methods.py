@@ -159,13 +159,15 @@ class Methods:
         if "requestState" in params:
             answers, asked = self._sealer.open(state, tool.name, arguments)
             assert isinstance(state, str)  # open() refused anything else
-            if not self._sealer.unused(state):
-                raise InvalidParams("This requestState was already used: start the call again without it")
             responses = params.get("inputResponses")
             if responses is not None and not isinstance(responses, dict):
                 raise InvalidParams("inputResponses must be an object keyed by the inputRequests keys")
             if responses and asked in responses:
                 answers[asked] = parse_answer(responses[asked])
+            # Spent before the handler runs, so a concurrent replay cannot run it twice; a retry
+            # refused above for a malformed answer has not spent it.
+            if not self._sealer.claim(state):
+                raise InvalidParams("This requestState was already used: start the call again without it")
         can_ask = self.spec.elicitation and form_capable(ctx.client_capabilities)
         outcome = self._guard(tool, lambda: drive_rounds(self._start(tool, arguments, ctx), answers, can_ask))
         if isinstance(outcome, NeedInput):
@@ -176,8 +178,6 @@ class Methods:
                 "inputRequests": {question.key: request},
                 "requestState": self._sealer.seal(tool.name, arguments, answers, question.key),
             }
-        if state is not None:
-            self._sealer.spend(state)  # a completed round-trip cannot be replayed
         return self.tool_result_shape(outcome, ctx.version)
 
     @staticmethod

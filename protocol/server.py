@@ -2,8 +2,10 @@
 
 Requests are independent: lifecycle requests are answered inline, in order; the rest run on
 a small worker pool so a slow tool call never blocks `ping`, `notifications/cancelled`, or
-the client's answer to our own `elicitation/create`. This module is the only place that
-turns exceptions into wire errors.
+the client's answer to our own `elicitation/create`. The pool's input is bounded: the reader
+stops reading while too many operations are pending, and an operation waiting for the human
+never holds that bound or a run slot (see `protocol.bounds` for why this cannot deadlock).
+This module is the only place that turns exceptions into wire errors.
 """
 
 from __future__ import annotations
@@ -19,6 +21,16 @@ from typing import IO, Any, Final
 
 import orjson
 
+from protocol.bounds import (
+    MAX_JSON_DEPTH,
+    MAX_OPEN_QUESTIONS,
+    MAX_PARAMS_DEPTH,
+    MAX_PENDING,
+    MAX_PENDING_BYTES,
+    Admission,
+    Ticket,
+    depth_exceeds,
+)
 from protocol.elicitation import StateSealer, elicitation_params, form_capable, parse_answer
 from protocol.eras import (
     LEGACY_VERSIONS,
@@ -58,6 +70,7 @@ OPERATIONS: Final = (
 )
 
 Reply = dict[str, Any]
+_TIMED_OUT: Final = object()
 
 
 @dataclass(slots=True)
@@ -70,6 +83,7 @@ class LegacySession:
 @dataclass(slots=True)
 class _InFlight:
     context: CallContext
+    ticket: Ticket | None = None
     outbound: set[str] = field(default_factory=set)
 
 
@@ -82,16 +96,36 @@ def _error(id_: Any, error: RpcError) -> Reply:
 
 
 class Server:
-    """One stdio process serving both eras. `concurrent=False` answers strictly in order."""
+    """One stdio process serving both eras. `concurrent=False` answers strictly in order.
 
-    def __init__(self, spec: ServerSpec, *, concurrent: bool = True, workers: int = 4) -> None:
+    `workers` operations run at once; `max_pending` (and `max_pending_bytes` of request
+    lines) may be admitted before the reader stops reading; `max_open_questions` legacy
+    questions may wait for the human at once. The pool has a thread for each of those, so
+    a question never takes a run slot from the operations queued behind it.
+    """
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        concurrent: bool = True,
+        workers: int = 4,
+        max_pending: int = MAX_PENDING,
+        max_pending_bytes: int = MAX_PENDING_BYTES,
+        max_open_questions: int = MAX_OPEN_QUESTIONS,
+    ) -> None:
         self.spec = spec
         self.methods = Methods(spec, StateSealer(spec.state_binding))
         self.session: LegacySession | None = None
         self._concurrent = concurrent
         self._pool = (
-            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="engram-call") if concurrent else None
+            ThreadPoolExecutor(max_workers=workers + max_open_questions, thread_name_prefix="engram-call")
+            if concurrent
+            else None
         )
+        self._admission = Admission(max_pending, max_pending_bytes)
+        self._run_slots = threading.Semaphore(workers)
+        self._max_open_questions = max_open_questions
         self._writer: Writer | None = None
         self._lock = threading.Lock()
         self._inflight: dict[Any, _InFlight] = {}
@@ -131,23 +165,37 @@ class Server:
     def handle_line(self, line: bytes) -> None:
         try:
             message = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            self._send(_error(None, ParseError("Parse error: the line is not valid JSON")))
+        except orjson.JSONDecodeError as exc:
+            if "depth" in str(exc):
+                reason = f"the line nests JSON deeper than {MAX_JSON_DEPTH} levels"
+            else:
+                reason = "the line is not valid JSON"
+            self._send(_error(None, ParseError(f"Parse error: {reason}")))
             return
         if isinstance(message, list):
-            self._submit(lambda: self._batch(message))
+            self._submit(lambda _ticket: self._batch(message), len(line))
         elif isinstance(message, dict):
-            self._message(message)
+            self._message(message, len(line))
         else:
             self._send(_error(None, InvalidRequest("A JSON-RPC message must be an object")))
 
-    def _submit(self, work: Callable[[], None]) -> None:
+    def _submit(self, work: Callable[[Ticket | None], None], size: int) -> None:
+        """Run an operation on the pool once the admission gate has room (blocks the reader)."""
         if self._pool is None:
-            work()
-        else:
-            self._pool.submit(work)
+            work(None)
+            return
+        ticket = self._admission.enter(size)
 
-    def _message(self, message: dict[str, Any]) -> None:
+        def run() -> None:
+            try:
+                with self._run_slots:
+                    work(ticket)
+            finally:
+                self._admission.leave(ticket)
+
+        self._pool.submit(run)
+
+    def _message(self, message: dict[str, Any], size: int = 0) -> None:
         id_ = message.get("id")
         has_id = "id" in message
         if message.get("jsonrpc") != "2.0":
@@ -175,16 +223,18 @@ class Server:
         if not _valid_id(id_):
             self._send(_error(None, InvalidRequest('"id" must be a string or an integer')))
             return
-        self._request(id_, method, message.get("params"))
+        self._request(id_, method, message.get("params"), size)
 
     # --- requests --------------------------------------------------------------------------
-    def _request(self, id_: Any, method: str, params: Any) -> None:
+    def _request(self, id_: Any, method: str, params: Any, size: int = 0) -> None:
         era = era_of(method, params)
         context = CallContext(era=era, version="", client_capabilities={})
+        entry = _InFlight(context)
         with self._lock:
-            self._inflight[id_] = _InFlight(context)
+            self._inflight[id_] = entry
 
-        def work() -> None:
+        def work(ticket: Ticket | None) -> None:
+            entry.ticket = ticket
             if method not in INLINE_METHODS:
                 self.spec.ready()
             reply = self.answer(id_, method, params, context)
@@ -194,13 +244,19 @@ class Server:
                 self._send(reply)
 
         if method in INLINE_METHODS:
-            work()
+            work(None)
         else:
-            self._submit(work)
+            self._submit(work, size)
 
     def answer(self, id_: Any, method: str, params: Any, context: CallContext) -> Reply:
         """The whole reply to one request; never raises."""
         try:
+            if depth_exceeds(params, MAX_PARAMS_DEPTH):
+                raise InvalidParams(
+                    f"Invalid params: nested deeper than {MAX_PARAMS_DEPTH} levels, the limit; "
+                    "send flatter arguments",
+                    data={"maxDepth": MAX_PARAMS_DEPTH},
+                )
             if context.era is Era.MODERN:
                 result = self._modern(method, params, context)
             else:
@@ -345,13 +401,20 @@ class Server:
     def _elicit(self, question: Elicit, context: CallContext, session: LegacySession) -> ElicitAnswer:
         outbound_id = f"engram-{next(self._outbound_ids)}"
         future: Future[Any] = Future()
+        ticket: Ticket | None = None
         with self._lock:
             if self._closing:
                 return ElicitAnswer("cancel")
+            if len(self._outbound) >= self._max_open_questions:
+                log.warning(
+                    "%d questions already wait for the human; this call falls back", len(self._outbound)
+                )
+                return ElicitAnswer("unavailable")
             self._outbound[outbound_id] = future
             for entry in self._inflight.values():
                 if entry.context is context:
                     entry.outbound.add(outbound_id)
+                    ticket = entry.ticket
         with_mode = at_least(session.version, "2025-11-25")
         self._send(
             {
@@ -361,21 +424,37 @@ class Server:
                 "params": elicitation_params(question, with_mode=with_mode),
             }
         )
-        try:
-            reply = future.result(timeout=self.spec.elicitation_timeout)
-        except FutureTimeout:
+        reply = self._await_human(outbound_id, future, ticket)
+        if reply is _TIMED_OUT:
             return ElicitAnswer("timeout")
-        finally:
-            with self._lock:
-                self._outbound.pop(outbound_id, None)
         if reply is None:
             return ElicitAnswer("cancel")
-        if "error" in reply:
+        if "error" in reply or depth_exceeds(reply, MAX_PARAMS_DEPTH):
             return ElicitAnswer("error")
         try:
             return parse_answer(reply.get("result") if "result" in reply else reply)
         except RpcError:
             return ElicitAnswer("error")
+
+    def _await_human(self, outbound_id: str, future: Future[Any], ticket: Ticket | None) -> Any:
+        """Wait for the answer to `outbound_id` holding neither the admission gate nor a run slot.
+
+        Only pool work reaches here (legacy questions need a concurrent server), and pool
+        work holds one run slot, which is given back for the wait and taken again after.
+        """
+        if ticket is not None:
+            self._admission.leave(ticket)
+        self._run_slots.release()
+        try:
+            return future.result(timeout=self.spec.elicitation_timeout)
+        except FutureTimeout:
+            return _TIMED_OUT
+        finally:
+            with self._lock:
+                self._outbound.pop(outbound_id, None)
+            self._run_slots.acquire()
+            if ticket is not None:
+                self._admission.rejoin(ticket)
 
     def _response(self, message: dict[str, Any]) -> None:
         id_ = message.get("id")

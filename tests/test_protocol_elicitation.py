@@ -12,6 +12,7 @@ import json
 import os
 import queue
 import threading
+import time
 from collections.abc import Generator, Iterator
 from dataclasses import replace
 from typing import Any
@@ -53,6 +54,9 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.release = threading.Event()
+        """`ask_confirm` waits for this after its last `yield` (set: no wait), to hold calls open."""
+        self.release.set()
 
     def add(self, entry: dict[str, Any]) -> None:
         with self.lock:
@@ -72,6 +76,7 @@ def make_spec(recorder: Recorder, **overrides: Any) -> ServerSpec:
         arguments: dict[str, Any], ctx: CallContext
     ) -> Generator[Elicit, ElicitAnswer, ToolResult]:
         answer = yield Elicit(key="confirm", message=CONFIRM_MESSAGE, schema=CONFIRM_SCHEMA)
+        recorder.release.wait(timeout=10)
         received = {"tool": "ask_confirm", "arguments": arguments, **_answer_data(answer)}
         recorder.add(received)
         return ToolResult(text=f"received {answer.action}", structured=received)
@@ -506,6 +511,64 @@ def test_legacy_two_questions_in_one_call(connect: Any, recorder: Recorder) -> N
     assert structured["second"] == {"action": "accept", "content": {"name": "n"}}
 
 
+def _answer_every_question(client: PipeClient, call_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Accept each `elicitation/create` as it comes; return the replies to `call_ids`."""
+    replies: dict[int, dict[str, Any]] = {}
+    while len(replies) < len(call_ids):
+        message = client.recv(timeout=10)
+        if message.get("method") == "elicitation/create":
+            answer = {"action": "accept", "content": {"confirm": True}}
+            client.send({"jsonrpc": "2.0", "id": message["id"], "result": answer})
+        else:
+            replies[message["id"]] = message
+    assert sorted(replies) == sorted(call_ids)
+    return replies
+
+
+def test_legacy_answers_get_through_while_operations_fill_the_input_bound(
+    connect: Any, recorder: Recorder
+) -> None:
+    """protocol.bounds: a call waiting on the human holds neither the input bound nor a run slot.
+
+    Two operations may be pending and one may run. Six pipelined calls all ask; if waiting
+    calls counted, the reader would stop with the answers stuck behind the queued calls and
+    every dialog would time out instead.
+    """
+    spec = make_spec(recorder, elicitation_timeout=5.0)
+    client = connect(Server(spec, workers=1, max_pending=2, max_open_questions=8))
+    client.initialize("2025-11-25", {"elicitation": {}})
+    call_ids = [
+        client.request("tools/call", {"name": "ask_confirm", "arguments": {"label": str(n)}})
+        for n in range(6)
+    ]
+    replies = _answer_every_question(client, call_ids)
+    assert [_structured(replies[i])["action"] for i in call_ids] == ["accept"] * 6
+    assert client.call("ping")["result"] == {}
+
+
+def test_legacy_questions_beyond_the_cap_fall_back_at_once(connect: Any, recorder: Recorder) -> None:
+    """protocol.bounds: past MAX_OPEN_QUESTIONS a call is not asked; it gets `unavailable` (token flow)."""
+    client = connect(Server(make_spec(recorder), max_open_questions=2))
+    client.initialize("2025-11-25", {"elicitation": {}})
+    call_ids = [client.request("tools/call", {"name": "ask_confirm", "arguments": {}}) for _ in range(3)]
+    questions: list[dict[str, Any]] = []
+    replies: dict[int, dict[str, Any]] = {}
+    while len(questions) + len(replies) < 3:
+        message = client.recv()
+        if message.get("method") == "elicitation/create":
+            questions.append(message)
+        else:
+            replies[message["id"]] = message
+    assert len(questions) == 2
+    [(_, fallback)] = replies.items()
+    assert _structured(fallback)["action"] == "unavailable"
+    for question in questions:
+        client.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}})
+    rest = [client.recv() for _ in questions]
+    assert sorted(m["id"] for m in rest) == sorted(set(call_ids) - set(replies))
+    assert [_structured(m)["action"] for m in rest] == ["decline", "decline"]
+
+
 # --- 2026-07-28: input_required and requestState -------------------------------------------
 
 
@@ -723,6 +786,65 @@ def test_modern_expired_state(connect: Any, recorder: Recorder, monkeypatch: pyt
     stale = _input_required(client.modern_call("ask_confirm", {}))
     now[0] += STATE_TTL_SECONDS + 5
     _rpc_error(client.modern_call("ask_confirm", {}, inputResponses=answer, requestState=stale), -32602)
+    assert len(recorder.snapshot()) == 1
+
+
+def test_modern_concurrent_retries_with_one_state_run_once(connect: Any, recorder: Recorder) -> None:
+    """SPEC §4.3: of eight retries with one requestState in flight at once, exactly one runs.
+
+    The handler holds every retry that reaches it until the others have been answered (or
+    2 s pass), so a check-then-spend race lets several through deterministically.
+    """
+    client = connect(Server(make_spec(recorder)))
+    state = _input_required(client.modern_call("ask_confirm", {"label": "once"}))
+    recorder.release.clear()
+    params = {
+        "name": "ask_confirm",
+        "arguments": {"label": "once"},
+        "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": True}}},
+        "requestState": state,
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        },
+    }
+    ids = [client.request("tools/call", params) for _ in range(8)]
+    replies: dict[int, dict[str, Any]] = {}
+    deadline = time.monotonic() + 2.0
+    while len(replies) < 7 and (left := deadline - time.monotonic()) > 0:
+        try:
+            reply = client.recv(timeout=left)
+        except AssertionError:
+            break
+        replies[reply["id"]] = reply
+    recorder.release.set()
+    while len(replies) < 8:
+        reply = client.recv()
+        replies[reply["id"]] = reply
+    assert sorted(replies) == sorted(ids)
+    ran = [r for r in replies.values() if "result" in r]
+    refused = [r for r in replies.values() if "error" in r]
+    assert len(ran) == 1, f"{len(ran)} of 8 retries ran"
+    assert _structured(ran[0])["action"] == "accept"
+    assert [r["error"]["code"] for r in refused] == [-32602] * 7
+    assert all("already used" in r["error"]["message"] for r in refused)
+    assert len(recorder.snapshot()) == 1
+
+
+def test_modern_malformed_retry_does_not_spend_the_state(connect: Any, recorder: Recorder) -> None:
+    """engram's choice: a retry refused for a malformed answer leaves the state usable."""
+    client = connect(Server(make_spec(recorder)))
+    state = _input_required(client.modern_call("ask_confirm", {}))
+    bad = client.modern_call("ask_confirm", {}, inputResponses={"confirm": "yes"}, requestState=state)
+    _rpc_error(bad, -32602)
+    good = client.modern_call(
+        "ask_confirm", {}, inputResponses={"confirm": {"action": "accept", "content": {}}}, requestState=state
+    )
+    assert _structured(good)["action"] == "accept"
+    again = client.modern_call(
+        "ask_confirm", {}, inputResponses={"confirm": {"action": "accept", "content": {}}}, requestState=state
+    )
+    assert "already used" in _rpc_error(again, -32602)["message"]
     assert len(recorder.snapshot()) == 1
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +250,41 @@ def test_modern_requests_are_stateless(workspace: Path) -> None:
         error_of(raw_meta(s, "tools/list", {VERSION_KEY: "2026-07-28"}), INVALID_PARAMS)
         modern_result(raw_meta(s, "tools/list", {VERSION_KEY: "2026-07-28", CAPS_KEY: {"elicitation": {}}}))
         modern_result(s.modern("tools/list"))
+
+
+def test_eight_pipelined_retries_with_one_request_state_save_one_note(workspace: Path) -> None:
+    """Issue 9 / SPEC §4.3: eight retries sent at once with one requestState: one runs, seven get -32602."""
+    working = workspace / ".engram" / "working"
+    before = sorted(working.glob("*.md")) if working.is_dir() else []
+    caps = {CAPS_KEY: {"elicitation": {}}}
+    arguments = {"text": "Run the linters before every commit in this repository."}
+    with WireSession(workspace) as s:
+        first = s.modern("tools/call", {"name": "engram_note", "arguments": arguments}, **caps)
+        asked = first["result"]
+        assert asked["resultType"] == "input_required", asked
+        (key,) = asked["inputRequests"]
+        retry = {
+            "name": "engram_note",
+            "arguments": arguments,
+            "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}},
+            "requestState": asked["requestState"],
+            "_meta": {**MODERN_META, **caps},
+        }
+        s.send_raw(
+            b"".join(
+                json.dumps(
+                    {"jsonrpc": "2.0", "id": f"retry-{n}", "method": "tools/call", "params": retry}
+                ).encode()
+                + b"\n"
+                for n in range(8)
+            )
+        )
+        replies = [s.recv() for _ in range(8)]
+    assert sorted(r["id"] for r in replies) == [f"retry-{n}" for n in range(8)]
+    ran = [r for r in replies if "result" in r]
+    assert len(ran) == 1, f"{len(ran)} of 8 retries ran"
+    assert modern_result(ran[0])["isError"] is False
+    for reply in replies:
+        if reply is not ran[0]:
+            assert "already used" in error_of(reply, INVALID_PARAMS)["message"]
+    assert len(sorted(working.glob("*.md"))) == len(before) + 1
