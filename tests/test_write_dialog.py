@@ -459,3 +459,41 @@ def test_modern_decline_via_retry(workspace: Path) -> None:
         assert commit["isError"] is True
         assert "ENGRAM_DECLINED" in [d["code"] for d in commit["structuredContent"]["diagnostics"]]
     assert _snapshot(memory) == before
+
+
+# --- wrong-typed answers are refusals, never ENGRAM_INTERNAL (issue 9) --------------------------
+
+
+def test_legacy_wrong_typed_scope_revokes(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    answer = Answerer("accept", {"candidate_1": True, "scope": ["all"]})
+
+    async def body() -> None:
+        async with _client(workspace, answer) as client:
+            await client.list_tools()
+            result = await client.call_tool("engram_save", {"candidates": NEW})
+            data = _data(result)
+            assert data["declined"] is True
+            assert "scope" in _text(result) and "revoked" in _text(result)
+            committed = await client.call_tool(
+                "engram_commit", {"approval_token": data["approval_token"], "approve": "all"}
+            )
+            assert "ENGRAM_DECLINED" in _codes(committed)
+        assert _snapshot(memory) == before
+
+    _run(body)
+
+
+def test_modern_wrong_typed_answers_revoke(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    with WireSession(workspace) as ws:
+        for content in ({"scope": ["all"]}, {"candidate_1": "yes"}):
+            _, state = _input_required(ws, _save_params())
+            result = _ask(ws, _save_params(inputResponses=_answer("accept", content), requestState=state))
+            assert result["isError"] is False, result
+            data = result["structuredContent"]["data"]
+            assert data["declined"] is True
+            assert "revoked" in result["content"][0]["text"]
+    assert _snapshot(memory) == before
