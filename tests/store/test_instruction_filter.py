@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from store import notes
+from store.instructions import instruction_line
 from store.store import Store
 
 EVASIONS: list[tuple[str, str]] = [
@@ -41,7 +42,7 @@ EVASIONS: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize("line", [t for _, t in EVASIONS], ids=[c for c, _ in EVASIONS])
 def test_evasion_is_caught(line: str) -> None:
-    found = notes.instruction_line(f"The export job is slow.\n{line}\nIt takes 14 minutes.")
+    found = instruction_line(f"The export job is slow.\n{line}\nIt takes 14 minutes.")
     assert found is not None, line
     assert found == (2, line.strip())
 
@@ -62,7 +63,7 @@ ORDINARY = [
 
 @pytest.mark.parametrize("text", ORDINARY)
 def test_ordinary_notes_pass(text: str) -> None:
-    assert notes.instruction_line(text) is None
+    assert instruction_line(text) is None
 
 
 def test_refusal_names_the_line_as_written(workspace: Path) -> None:
@@ -72,7 +73,7 @@ def test_refusal_names_the_line_as_written(workspace: Path) -> None:
         notes.draft_note(store, f"Export is slow.\n{hidden}")
     assert "line 2" in exc.value.message
     assert repr(hidden) in exc.value.message
-    assert not (workspace / ".engram" / "working").glob("ignore*")
+    assert not list((workspace / ".engram" / "working").glob("ignore*"))
 
 
 def test_objective_is_filtered_too(workspace: Path) -> None:

@@ -136,7 +136,11 @@ MORE_SECRETS: list[tuple[str, str, str]] = [
     ("url-password-with-at-prose", "connect to postgres://app:p@ssw0rd@db.internal:5432/app today", "ssw0rd"),
     ("url-password-with-slash", "use mongodb://admin:ab/cd+ef@mongo.internal/admin", "ab/cd+ef"),
     ("url-password-no-user", "the cache is redis://:s3cretRedis@cache.internal:6379/0", "s3cretRedis"),
-    ("aws-credentials-file", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
+    (
+        "aws-credentials-file",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI",
+    ),
     ("lower-env-password", "db_password=hunter2", "hunter2"),
     ("mixed-case-env", "Stripe_Api_Key=rk_abc123def", "rk_abc123def"),
     ("lower-yaml-password", "  password: hunter2", "hunter2"),

@@ -74,16 +74,19 @@ def test_project_candidate_naming_a_user_id_is_an_add_that_shadows_it(
     assert meta["scope"] == "project" and meta["title"] == "Answers may be long here"
 
 
-def test_project_candidate_resembling_a_user_memory_is_not_its_update(store: Store, engram_home: Path) -> None:
+def test_project_candidate_resembling_a_user_memory_is_not_its_update(
+    store: Store, engram_home: Path
+) -> None:
     user_file = engram_home / "memory" / f"{USER_ID}.md"
     before = user_file.read_bytes()
     restated = candidate(
-        "Keep answers short and show diffs",
+        "Keep answers short in this repository",
         body="Keep explanations to a few sentences. When changing code, show a unified diff or the "
         "changed function only, not the whole file. Ask before running anything destructive. "
         "In this repository, also paste the test output.",
     )
     entries, _ = writer.draft(store, [restated])
+    assert 0.6 <= entries[0]["similar"][0]["similarity"] < 0.9, entries[0]["similar"]
     assert entries[0]["verdict"]["kind"] == "ADD"
     assert entries[0]["verdict"]["target"] is None
     assert any(s["id"] == USER_ID and s["scope"] == "user" for s in entries[0]["similar"])
@@ -141,7 +144,8 @@ def test_update_preview_shows_the_kept_always_and_roles(store: Store, workspace:
     )
     store = Store(workspace, clock=lambda: NOW)
     entries, _ = writer.draft(
-        store, [candidate("Deploy freeze on Fridays", body="No deploys on Fridays.", id="deploy-freeze-fridays")]
+        store,
+        [candidate("Deploy freeze on Fridays", body="No deploys on Fridays.", id="deploy-freeze-fridays")],
     )
     assert entries[0]["verdict"]["kind"] == "UPDATE"
     text = writes.preview_text(entries, 0)
@@ -164,7 +168,7 @@ def test_secrets_in_tags_paths_and_objective_never_reach_a_file(
     ]
     entries, redactions = writer.draft(store, raw)
     assert redactions == 4
-    assert f"4 redaction(s)" in writes.preview_text(entries, redactions)
+    assert "4 redaction(s)" in writes.preview_text(entries, redactions)
     writer.apply_entries(store, entries)
 
     draft = notes.draft_note(
@@ -234,7 +238,7 @@ def test_title_with_nul_is_refused_at_proposal(store: Store) -> None:
 
 
 def test_title_growing_past_the_limit_after_redaction_is_refused(store: Store) -> None:
-    title = ("API_KEY=abcd " * 16).strip()
+    title = ("API_KEY=abcd " * 15).strip()
     assert len(title) <= MAX_TITLE
     with pytest.raises(StoreError) as exc:
         writer.draft(store, [candidate(title)])
@@ -244,7 +248,7 @@ def test_title_growing_past_the_limit_after_redaction_is_refused(store: Store) -
 
 def test_commit_never_writes_a_file_engram_would_refuse_to_load(store: Store, workspace: Path) -> None:
     entries, _ = writer.draft(store, [candidate(id="frobnicate-nightly")])
-    entries[0]["title"] = "Broken\x00title"  # a pending record edited behind engram's back
+    entries[0]["title"] = entries[0]["fields"]["title"] = "Broken\x00title"  # edited behind engram's back
     before = all_files(workspace / ".engram" / "memory")
     with pytest.raises(StoreError) as exc:
         writer.apply_entries(store, entries)
