@@ -489,9 +489,12 @@ def test_modern_wrong_typed_answers_revoke(workspace: Path) -> None:
     memory = _memory(workspace)
     before = _snapshot(memory)
     with WireSession(workspace) as ws:
-        for content in ({"scope": ["all"]}, {"candidate_1": "yes"}):
-            _, state = _input_required(ws, _save_params())
-            result = _ask(ws, _save_params(inputResponses=_answer("accept", content), requestState=state))
+        for candidates, content in ((NEW, {"scope": ["all"]}), (NEW[:2], {"candidate_1": "yes"})):
+            _, state = _input_required(ws, _save_params(candidates))
+            result = _ask(
+                ws,
+                _save_params(candidates, inputResponses=_answer("accept", content, state), requestState=state),
+            )
             assert result["isError"] is False, result
             data = result["structuredContent"]["data"]
             assert data["declined"] is True
