@@ -13,7 +13,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from store import journal
 from store.approvals import TOKEN_TTL_SECONDS, Pending, mint
@@ -128,9 +128,15 @@ def _check_title(n: int, title: str, *, grew: bool) -> None:
     _check_single_lines(n, "title", [title])
 
 
+_HIDDEN_ORDER: Final = frozenset("\u2028\u2029\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Line separators and bidirectional controls: the dialog would show another text than the file holds."""
+
+
 def _check_single_lines(n: int, name: str, values: Sequence[str]) -> None:
+    """Title, tags and paths are single lines the human reads as written: no control characters
+    (NUL included), no line separators, no bidirectional overrides."""
     for value in values:
-        bad = next((ch for ch in value if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029"), None)
+        bad = next((ch for ch in value if unicodedata.category(ch) == "Cc" or ch in _HIDDEN_ORDER), None)
         if bad is not None:
             raise InvalidCandidate(
                 f"candidate {n}: {name} {value[:60]!r} contains the control character U+{ord(bad):04X}: "

@@ -254,3 +254,15 @@ def test_commit_never_writes_a_file_engram_would_refuse_to_load(store: Store, wo
         writer.apply_entries(store, entries)
     assert "candidate 1" in refused(exc)
     assert all_files(workspace / ".engram" / "memory") == before
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("title", "Deploy \u202egnirts\u202c nightly"), ("tags", ["ok\x07"]), ("paths", ["src/\x00/**"])],
+    ids=["title-bidi-override", "tag-bell", "path-nul"],
+)
+def test_hidden_characters_in_shown_fields_are_refused(store: Store, field: str, value: Any) -> None:
+    raw = candidate(**{field: value}) if field != "title" else candidate(value)
+    with pytest.raises(StoreError) as exc:
+        writer.draft(store, [raw])
+    assert "candidate 1" in refused(exc) and field.rstrip("s") in refused(exc)
