@@ -67,22 +67,8 @@ _LINE_ASSIGNMENT: Final = re.compile(
     rf"(?im)^(\s*(?:[-*]\s+)?(?:export\s+)?{_SECRET_KEY}\s*[=:]\s*){_NOT_A_VALUE}([^\s'\"]{{4,}})(?=\s*(?:#.*)?$)"
 )
 _PLACEHOLDERS: Final = frozenset(
-    [
-        "required",
-        "optional",
-        "none",
-        "null",
-        "true",
-        "false",
-        "yes",
-        "no",
-        "string",
-        "empty",
-        "unset",
-        "hidden",
-        "secret",
-        "redacted",
-    ]
+    ("required", "optional", "none", "null", "true", "false", "yes", "no", "string", "empty", "unset")
+    + ("hidden", "secret", "redacted", "inherit")  # `secrets: inherit` in GitHub Actions
 )
 
 

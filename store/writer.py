@@ -128,7 +128,9 @@ def _check_title(n: int, title: str, *, grew: bool) -> None:
     _check_single_lines(n, "title", [title])
 
 
-_HIDDEN_ORDER: Final = frozenset("\u2028\u2029\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_HIDDEN_ORDER: Final = frozenset(
+    "\u2028\u2029\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
 """Line separators and bidirectional controls: the dialog would show another text than the file holds."""
 
 

@@ -179,6 +179,8 @@ PROSE: list[str] = [
     "max_tokens=4096",
     "email me at ops@example.com or page the on-call",
     "the api_key field is optional in the request body",
+    "    secrets: inherit",
+    "password: ${{ secrets.DB_PASSWORD }}",
 ]
 
 
