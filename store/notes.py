@@ -25,6 +25,10 @@ class Refused(StoreError):
     code = "ENGRAM_REFUSED"
 
 
+class InvalidNote(StoreError):
+    code = "ENGRAM_VALIDATION"
+
+
 @dataclass(frozen=True, slots=True)
 class NoteDraft:
     id: str
@@ -65,7 +69,9 @@ def draft_note(
     view = store.view()
     taken = set(view.durable) | {m.id for s in view.snapshots for m in s.memories if m.tier == "working"}
     note_id = unique_id(slugify(title), taken)
-    return NoteDraft(note_id, title, clean, " ".join(objective.split()), kind, scope, redactions)
+    draft = NoteDraft(note_id, title, clean, " ".join(objective.split()), kind, scope, redactions)
+    _render(store, draft)  # refuse now what could not be loaded back (a NUL in the title…)
+    return draft
 
 
 def save_note(store: Store, draft: NoteDraft) -> dict[str, Any]:
@@ -79,6 +85,16 @@ def save_note(store: Store, draft: NoteDraft) -> dict[str, Any]:
 
 def note_write(store: Store, draft: NoteDraft) -> tuple[Path, bytes, dict[str, Any]]:
     """The file a note becomes; the caller holds the lock and writes it."""
+    data, valid_until = _render(store, draft)
+    path = store.project.working_dir / f"{draft.id}.md"
+    if path.exists():
+        raise Refused(f"a note {draft.id!r} was saved meanwhile; nothing was saved, try again")
+    result = {"id": draft.id, "file": store.project.display(path), "valid_until": valid_until}
+    return path, data, result
+
+
+def _render(store: Store, draft: NoteDraft) -> tuple[bytes, str]:
+    """(file bytes, valid_until), parsed back first: never a note engram would refuse to load."""
     now = store.now()
     stamp = iso(now)
     ttl = store.config().working_ttl_days
@@ -98,15 +114,10 @@ def note_write(store: Store, draft: NoteDraft) -> tuple[Path, bytes, dict[str, A
     }
     if draft.kind:
         meta["kind"] = draft.kind
-    path = store.project.working_dir / f"{draft.id}.md"
-    if path.exists():
-        raise Refused(f"a note {draft.id!r} was saved meanwhile; nothing was saved, try again")
-    result = {"id": draft.id, "file": store.project.display(path), "valid_until": valid_until}
     try:
-        data = render_checked(meta, draft.text + "\n", scope=draft.scope, tier="working")
+        return render_checked(meta, draft.text + "\n", scope=draft.scope, tier="working"), valid_until
     except CorruptMemory as exc:
-        raise Refused(f"the note would not load back ({exc.message}); nothing was saved") from None
-    return path, data, result
+        raise InvalidNote(f"the note would not load back: {exc.message}; nothing was saved") from None
 
 
 def gc(store: Store) -> list[str]:

@@ -266,3 +266,10 @@ def test_hidden_characters_in_shown_fields_are_refused(store: Store, field: str,
     with pytest.raises(StoreError) as exc:
         writer.draft(store, [raw])
     assert "candidate 1" in refused(exc) and field.rstrip("s") in refused(exc)
+
+
+def test_note_whose_title_would_not_load_back_is_refused_at_draft(store: Store, workspace: Path) -> None:
+    with pytest.raises(StoreError) as exc:
+        notes.draft_note(store, "The export\x00job is slow on the replica")
+    assert "title" in refused(exc)
+    assert not list((workspace / ".engram" / "working").glob("the-export*"))
