@@ -34,32 +34,75 @@ FALLBACK: Final = {
 def preview_rows(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for e in entries:
-        verdict = Verdict(**e["verdict"])
-        rows.append(
-            {
-                "n": e["n"],
-                "verdict": verdict.line(),
-                "target_id": verdict.target,
-                "id": verdict.id,
-                "type": e["type"],
-                "title": e["title"],
-                "scope": e["scope"],
-                "similar": e["similar"],
-            }
-        )
+        verdict = Verdict.of(e["verdict"])
+        fields = written_fields(e)
+        row: dict[str, Any] = {
+            "n": e["n"],
+            "verdict": verdict.line(),
+            "target_id": verdict.target,
+            "id": verdict.id,
+            "type": fields["type"],
+            "title": fields["title"],
+            "scope": fields["scope"],
+            "tags": fields["tags"],
+            "paths": fields["paths"],
+            "always": fields["always"],
+            "roles": fields["roles"],
+            "similar": e["similar"],
+        }
+        if verdict.shadows:
+            row["shadows"] = verdict.shadows
+        rows.append(row)
     return rows
+
+
+def written_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """What the candidate's file will say (type, title, scope, tags, paths, always, roles):
+    the fields the commit re-checks against the ones shown. A NOOP writes nothing; its own
+    fields are shown."""
+    fields = entry.get("fields")
+    if fields:
+        return dict(fields)
+    return {
+        "type": entry["type"],
+        "title": entry["title"],
+        "scope": entry["scope"],
+        "tags": list(entry.get("tags", ())),
+        "paths": list(entry.get("paths", ())),
+        "always": False,
+        "roles": [],
+    }
+
+
+def _listed(values: Sequence[str]) -> str:
+    return ", ".join(values) if values else "none"
 
 
 def preview_text(entries: Sequence[dict[str, Any]], redactions: int) -> str:
     lines = [f"Proposal: {len(entries)} candidate(s), {redactions} redaction(s). Nothing is saved yet.", ""]
     for e in entries:
-        verdict = Verdict(**e["verdict"])
-        lines.append(f"{e['n']}. Verdict: {verdict.line()}")
-        lines.append(f"   [{e['type']}] {e['title']} → {verdict.id} ({e['scope']})")
+        verdict = Verdict.of(e["verdict"])
+        draft = e.get("note_draft")
+        shadows = f" (shadows {verdict.shadows} in this workspace)" if verdict.shadows else ""
+        lines.append(f"{e['n']}. Verdict: {verdict.line()}{shadows}")
+        if draft is not None:
+            lines.append(f"   [note] {draft['title']} → {draft['id']} ({draft['scope']})")
+            if draft.get("objective"):
+                lines.append(f"   objective: {draft['objective']}")
+        else:
+            f = written_fields(e)
+            lines.append(f"   [{f['type']}] {f['title']} → {verdict.id} ({f['scope']})")
+            lines.append(
+                f"   tags: {_listed(f['tags'])} · paths: {_listed(f['paths'])} · "
+                f"always: {'yes' if f['always'] else 'no'} · roles: {_listed(f['roles']) if f['roles'] else 'all'}"
+            )
         if e["similar"]:
-            near = ", ".join(f"{s['id']} ({s['similarity']:.2f})" for s in e["similar"])
+            near = ", ".join(
+                f"{'user:' if s.get('scope') == 'user' else ''}{s['id']} ({s['similarity']:.2f})"
+                for s in e["similar"]
+            )
             lines.append(f"   Closest: {near}")
-        body = e.get("body") or e.get("note_draft", {}).get("text", "")
+        body = e.get("body") or (draft or {}).get("text", "")
         lines.extend("   | " + line for line in body.rstrip("\n").splitlines())
         lines.append("")
     return "\n".join(lines)
@@ -99,16 +142,41 @@ def _shown_key(name: str, shown: Any) -> str:
     return f"{name}-{digest}"
 
 
+TITLE_LIMIT: Final = 300
+"""A dialog title's length; the routing marks come before the memory title, so a cut only
+shortens the title."""
+
+
+def _mark(name: str, values: Sequence[str]) -> str:
+    if not values:
+        return ""
+    shown = [v if len(v) <= 24 else v[:23] + "…" for v in values[:3]]
+    more = f" +{len(values) - 3} more" if len(values) > 3 else ""
+    return f" [{name}: {', '.join(shown)}{more}]"
+
+
+def dialog_title(entry: dict[str, Any]) -> str:
+    """`1. ADD use-uv [always] [paths: **] [tags: python] — Use uv…`: verdict, id, routing marks."""
+    verdict = Verdict.of(entry["verdict"])
+    fields = written_fields(entry)
+    line = verdict.line()
+    head = f"{entry['n']}. {line}" + ("" if line.endswith(f" {verdict.id}") else f" {verdict.id}")
+    if fields["scope"] != "project":
+        head += f" [{fields['scope']} scope]"
+    if verdict.shadows:
+        head += f" [shadows {verdict.shadows}]"
+    if fields["always"]:
+        head += " [always]"
+    head += _mark("paths", fields["paths"]) + _mark("roles", fields["roles"]) + _mark("tags", fields["tags"])
+    return f"{head} — {fields['title']}"[:TITLE_LIMIT]
+
+
 def approval_schema(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Flat form: one boolean per candidate (verdict, id, title; never the text) and a scope."""
+    """Flat form: one boolean per candidate (verdict, id, routing marks, title; never the text)
+    and a scope."""
     properties: dict[str, Any] = {}
     for e in entries:
-        verdict = Verdict(**e["verdict"])
-        properties[f"candidate_{e['n']}"] = {
-            "type": "boolean",
-            "title": f"{e['n']}. {verdict.line()} {verdict.id} — {e['title']}"[:200],
-            "default": True,
-        }
+        properties[f"candidate_{e['n']}"] = {"type": "boolean", "title": dialog_title(e), "default": True}
     scopes = sorted({e["scope"] for e in entries})
     properties["scope"] = {
         "type": "string",
@@ -119,19 +187,31 @@ def approval_schema(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "object", "properties": properties}
 
 
+def _shown(value: Any) -> str:
+    """A client's value for a message, cut short."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def chosen_entries(entries: Sequence[dict[str, Any]], content: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The candidates an accepted form keeps; ValueError says why an answer is invalid."""
+    """The candidates an accepted form keeps; ValueError says why an answer is invalid (a key
+    not offered, a value of the wrong type, a widened scope)."""
     content = content or {}
     offered = {f"candidate_{e['n']}" for e in entries} | {"scope"}
     unknown = sorted(set(content) - offered)
     if unknown:
-        raise ValueError(f"the answer names {', '.join(unknown)}, which were not offered")
+        names = ", ".join(_shown(k)[1:-1] for k in unknown[:3]) + (" and more" if len(unknown) > 3 else "")
+        raise ValueError(f"the answer names {names}, which were not offered")
+    scopes = sorted({e["scope"] for e in entries})
     scope = content.get("scope", "all")
-    if scope != "all" and scope not in {e["scope"] for e in entries}:
-        raise ValueError(f"the answer widens the scope to {scope!r}")
+    if not isinstance(scope, str):
+        raise ValueError(f"scope must be one of {', '.join(['all', *scopes])}, not {_shown(scope)}")
+    if scope != "all" and scope not in scopes:
+        raise ValueError(f"the answer widens the scope to {_shown(scope)}")
     picks = {k: v for k, v in content.items() if k != "scope"}
-    if not all(isinstance(v, bool) for v in picks.values()):
-        raise ValueError("candidate answers must be true or false")
+    for key, value in sorted(picks.items()):
+        if not isinstance(value, bool):
+            raise ValueError(f"{key} must be true or false, not {_shown(value)}")
     return [e for e in entries if picks.get(f"candidate_{e['n']}", True) and scope in ("all", e["scope"])]
 
 
@@ -140,18 +220,24 @@ def proposal_flow(store: Store, entries: list[dict[str, Any]], redactions: int, 
     schema = approval_schema(entries)
     answer = yield Elicit(
         key=_shown_key("approval", schema),
-        message=f"engram: save {len(entries)} memory candidate(s) to this project? Untick any you reject.",
+        message=f"engram: save {len(entries)} memory candidate(s) to this project? Untick any you reject."
+        + (f" ({redactions} secret(s) redacted.)" if redactions else ""),
         schema=schema,
     )
     if answer.action == "accept":
         try:
             chosen = chosen_entries(entries, answer.content)
         except ValueError as exc:
-            writer.store_proposal(store, entries, redactions, origin, status="declined")
+            revoked = writer.store_proposal(store, entries, redactions, origin, status="declined")
             return Outcome(
                 True,
                 f"Invalid answer in the approval dialog ({exc}): the proposal is revoked and nothing was saved.",
-                {"candidates": preview_rows(entries), "redactions": redactions, "declined": True},
+                {
+                    "candidates": preview_rows(entries),
+                    "redactions": redactions,
+                    "declined": True,
+                    "approval_token": revoked.token,
+                },
             )
         if not chosen:
             return Outcome(
@@ -188,7 +274,8 @@ def proposal_flow(store: Store, entries: list[dict[str, Any]], redactions: int, 
 def note_flow(store: Store, draft: notes.NoteDraft) -> Flow:
     answer = yield Elicit(
         key=_shown_key("confirm", [draft.id, draft.title, draft.text]),
-        message=f"engram: save the working note {draft.title!r} ({draft.id})?",
+        message=f"engram: save the working note {draft.title!r} ({draft.id})?"
+        + (f" ({draft.redactions} secret(s) redacted.)" if draft.redactions else ""),
         schema={
             "type": "object",
             "properties": {"confirm": {"type": "boolean", "title": "Save this note", "default": True}},

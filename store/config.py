@@ -13,7 +13,9 @@ from typing import Any, Final
 
 import orjson
 
-_SLUG: Final = "^[a-z0-9][a-z0-9-]{0,63}$"
+from store.ids import ID_PATTERN
+
+_SLUG: Final = ID_PATTERN  # matched in full: no trailing newline
 
 
 def _int(low: int, high: int) -> dict[str, Any]:

@@ -1,4 +1,11 @@
-"""Memory ids: `[a-z0-9][a-z0-9-]{0,63}`. Ids are file names, so nothing else gets near a path."""
+"""Memory ids and roles: `[a-z0-9][a-z0-9-]{0,63}`, matched in full. Ids are file names, so
+nothing else gets near a path.
+
+`ID_PATTERN` is published in the tools' JSON Schemas. A bare `$` would let `"probe\n"` through
+in Python (`$` also matches before a final newline, and jsonschema uses `re.search`) while it
+refuses it in ECMA-262; `$(?!\n)` means "end of the string" in both dialects. The store checks
+with `fullmatch` anyway, before any path is built.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +15,10 @@ from typing import Final
 
 from store.errors import InvalidId
 
-ID_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,63}$"
+ID_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,63}$(?!\n)"
 _ID_RE: Final = re.compile(ID_PATTERN)
 MAX_ID_LENGTH: Final = 64
+ID_RULE: Final = "ids are 1-64 characters of a-z, 0-9 and '-', starting with a letter or digit"
 
 
 def is_valid_id(value: object) -> bool:
@@ -21,9 +29,17 @@ def check_id(value: object) -> str:
     """Return `value` if it is a valid id; otherwise raise InvalidId (no path is ever built)."""
     if not is_valid_id(value):
         shown = repr(value)[:80]
+        raise InvalidId(f"{shown} is not a memory id: {ID_RULE}")
+    assert isinstance(value, str)
+    return value
+
+
+def check_role(value: object) -> str:
+    """Return `value` if it is a role slug (the id pattern, in full); otherwise raise InvalidId."""
+    if not is_valid_id(value):
         raise InvalidId(
-            f"{shown} is not a memory id: ids are 1-64 characters of a-z, 0-9 and '-', "
-            "starting with a letter or digit"
+            f"{repr(value)[:80]} is not a role: roles are 1-64 characters of a-z, 0-9 and '-', "
+            "starting with a letter or digit (default resets)"
         )
     assert isinstance(value, str)
     return value

@@ -347,3 +347,14 @@ def render_memory(meta: dict[str, Any], body: str) -> bytes:
     front = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
     text = f"---\n{front}---\n{body if body.endswith(chr(10)) or not body else body + chr(10)}"
     return text.encode("utf-8")
+
+
+def render_checked(meta: dict[str, Any], body: str, *, scope: str, tier: str) -> bytes:
+    """`render_memory`, then parsed back exactly as a read would: a file engram would refuse to
+    load (a NUL or line break in the title, a title over the limit, a bad id…) is never
+    written. Raises CorruptMemory naming the problem."""
+    if not is_valid_id(meta.get("id")):
+        raise CorruptMemory(f"{str(meta.get('id'))[:80]!r} is not a memory id")
+    data = render_memory(meta, body)
+    parse_memory(data, file_id=str(meta.get("id", "")), scope=scope, tier=tier)
+    return data

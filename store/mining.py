@@ -2,12 +2,17 @@
 
 Only lines that state knowledge outright are taken: decisions, rules ("always/never/must"),
 gotchas, preferences, conventions, procedures and "remember …". Everything else is chat.
+The text is redacted (SPEC §4.1) before anything else, so a title cut at 80 characters never
+keeps half a secret; a candidate carries the count of `[REDACTED]` marks in its line in
+`redacted` (a private span dropped from a line leaves no mark and is not counted).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any, Final
+
+from store.redact import MARK, redact
 
 MAX_CANDIDATES: Final = 20
 _MARKER: Final = re.compile(r"^\s*(?:[-*•>]+|\d+[.)])\s*")
@@ -57,8 +62,10 @@ def extract_candidates(text: str) -> list[dict[str, Any]]:
     """Candidate dicts (type, title, body) for each explicit knowledge line, de-duplicated."""
     seen: set[str] = set()
     found: list[dict[str, Any]] = []
+    text, _ = redact(text)  # whole text first: private spans and key blocks run across lines
     for raw in text.splitlines():
         line = _MARKER.sub("", raw).strip()
+        redacted = line.count(MARK)
         if len(line.split()) < MIN_WORDS or len(line) > MAX_LINE or line.endswith("?"):
             continue
         kind = knowledge_kind(line)
@@ -71,7 +78,10 @@ def extract_candidates(text: str) -> list[dict[str, Any]]:
         statement = _LEAD.sub("", line).strip()
         statement = statement[:1].upper() + statement[1:]
         title = statement if len(statement) <= 80 else statement[:79].rstrip() + "…"
-        found.append({"type": kind, "title": title.rstrip("."), "body": statement})
+        candidate: dict[str, Any] = {"type": kind, "title": title.rstrip("."), "body": statement}
+        if redacted:
+            candidate["redacted"] = redacted
+        found.append(candidate)
         if len(found) == MAX_CANDIDATES:
             break
     return found

@@ -2,40 +2,31 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from store import journal
-from store.errors import StoreError
-from store.ids import slugify, unique_id
-from store.memory import render_memory
+from store.errors import CorruptMemory, StoreError
+from store.ids import check_id, slugify, unique_id
+from store.instructions import instruction_line
+from store.memory import render_checked
 from store.redact import redact
 from store.writer import iso, write_lock
 
 if TYPE_CHECKING:
     from store.store import Store
 
-_INSTRUCTION_LIKE: Final = tuple(
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|earlier|above|all|any|your)\b.{0,20}"
-        r"\b(instructions?|rules?|prompts?|guidelines|directions)\b",
-        r"\byou (must|shall|have to|are required to|should always|should never)\b",
-        r"^\s*(system|assistant|developer)\s*:",
-        r"</?\s*(system|tool_call|function_call|tool_use|instructions?)\b",
-        r"\{\s*\"(name|tool|function|tool_name)\"\s*:",
-        r"\b(new|updated) instructions\b",
-        r"\bact as\b|\bpretend to be\b",
-    )
-)
 MAX_TITLE: Final = 80
 
 
 class Refused(StoreError):
     code = "ENGRAM_REFUSED"
+
+
+class InvalidNote(StoreError):
+    code = "ENGRAM_VALIDATION"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,20 +40,15 @@ class NoteDraft:
     redactions: int
 
 
-def instruction_line(text: str) -> tuple[int, str] | None:
-    """The first line that reads like an instruction to the agent, with its 1-based number."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if any(p.search(line) for p in _INSTRUCTION_LIKE):
-            return number, line.strip()
-    return None
-
-
 def draft_note(
     store: Store, text: str, objective: str = "", kind: str | None = None, scope: str = "project"
 ) -> NoteDraft:
-    """Redact, refuse instruction-like lines, choose an id; writes nothing."""
+    """Redact text and objective, refuse instruction-like lines (on normalised text, named as
+    written), choose an id; writes nothing."""
     clean, redactions = redact(text)
     clean = clean.strip()
+    objective, in_objective = redact(objective)
+    redactions += in_objective
     if not clean:
         raise Refused("the note is empty after redaction; nothing was saved")
     found = instruction_line(clean)
@@ -72,12 +58,20 @@ def draft_note(
             f"line {number} reads like an instruction to the agent, not a note: {line[:120]!r}; "
             "rephrase it as an observation. Nothing was saved."
         )
+    found = instruction_line(objective)
+    if found is not None:
+        raise Refused(
+            f"the objective reads like an instruction to the agent: {found[1][:120]!r}; "
+            "state the task instead. Nothing was saved."
+        )
     first = clean.splitlines()[0]
     title = first if len(first) <= MAX_TITLE else first[: MAX_TITLE - 1].rstrip() + "…"
     view = store.view()
     taken = set(view.durable) | {m.id for s in view.snapshots for m in s.memories if m.tier == "working"}
     note_id = unique_id(slugify(title), taken)
-    return NoteDraft(note_id, title, clean, objective.strip(), kind, scope, redactions)
+    draft = NoteDraft(note_id, title, clean, " ".join(objective.split()), kind, scope, redactions)
+    _render(store, draft)  # refuse now what could not be loaded back (a NUL in the title…)
+    return draft
 
 
 def save_note(store: Store, draft: NoteDraft) -> dict[str, Any]:
@@ -91,6 +85,16 @@ def save_note(store: Store, draft: NoteDraft) -> dict[str, Any]:
 
 def note_write(store: Store, draft: NoteDraft) -> tuple[Path, bytes, dict[str, Any]]:
     """The file a note becomes; the caller holds the lock and writes it."""
+    data, valid_until = _render(store, draft)
+    path = store.project.working_dir / f"{draft.id}.md"
+    if path.exists():
+        raise Refused(f"a note {draft.id!r} was saved meanwhile; nothing was saved, try again")
+    result = {"id": draft.id, "file": store.project.display(path), "valid_until": valid_until}
+    return path, data, result
+
+
+def _render(store: Store, draft: NoteDraft) -> tuple[bytes, str]:
+    """(file bytes, valid_until), parsed back first: never a note engram would refuse to load."""
     now = store.now()
     stamp = iso(now)
     ttl = store.config().working_ttl_days
@@ -110,11 +114,10 @@ def note_write(store: Store, draft: NoteDraft) -> tuple[Path, bytes, dict[str, A
     }
     if draft.kind:
         meta["kind"] = draft.kind
-    path = store.project.working_dir / f"{draft.id}.md"
-    if path.exists():
-        raise Refused(f"a note {draft.id!r} was saved meanwhile; nothing was saved, try again")
-    result = {"id": draft.id, "file": store.project.display(path), "valid_until": valid_until}
-    return path, render_memory(meta, draft.text + "\n"), result
+    try:
+        return render_checked(meta, draft.text + "\n", scope=draft.scope, tier="working"), valid_until
+    except CorruptMemory as exc:
+        raise InvalidNote(f"the note would not load back: {exc.message}; nothing was saved") from None
 
 
 def gc(store: Store) -> list[str]:
@@ -138,7 +141,7 @@ def gc(store: Store) -> list[str]:
 def draft_from_record(draft: dict[str, Any]) -> NoteDraft:
     """A NoteDraft from its pending-proposal form (token path)."""
     return NoteDraft(
-        id=draft["id"],
+        id=check_id(draft["id"]),
         title=draft["title"],
         text=draft["text"],
         objective=draft["objective"],

@@ -1,9 +1,22 @@
-"""Secrets out of candidate text before anyone sees a preview (SPEC §4.1).
+"""Secrets out of every field before anyone sees a preview (SPEC §4.1).
 
 Text inside `<private>…</private>` is dropped; secret-looking strings become `[REDACTED]`.
-Patterns aim at things that are secrets by shape (provider key prefixes, private key blocks,
-JWTs, credentials in URLs, `.env` assignments to secret-named keys), so hashes, UUIDs and
-commit ids survive.
+Patterns aim at things that are secrets by shape, so hashes, UUIDs, commit ids and prose
+about secrets ("password policy", "the token budget") survive:
+
+* provider key prefixes (AWS, GitHub, GitLab, Slack, Stripe, OpenAI/Anthropic, Google), JWTs;
+* private key blocks of every armour kind: PEM (`-----BEGIN … PRIVATE KEY-----`), PGP
+  (`PRIVATE KEY BLOCK`), SSH2 (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`), PuTTY files;
+* the credentials of a URL (`scheme://user:password@host`, also with no user and with `@` or
+  `/` inside the password; the last `@` before the host ends it; `host:8443/` is a port);
+* assignments to secret-named keys (`…password`, `…secret`, `…token`, `…api_key`,
+  `…private_key`, `…access_key`, `…credentials`), in any case:
+  - `UPPER_CASE=value` and `export UPPER_CASE=value` at a line start (`.env` files), as before;
+  - `key=value` with nothing around `=` anywhere in a line (`db_password=hunter2`);
+  - `key = value` / `key: value` / `"key": "value"` where the value is quoted or is the last
+    thing on its line (`aws_secret_access_key = …`, YAML, JSON) and is not a placeholder
+    word such as `required` or `optional`. A key that only contains a secret word
+    (`token_budget`, `max_tokens`) is not secret-named.
 """
 
 from __future__ import annotations
@@ -13,10 +26,12 @@ from typing import Final
 
 MARK: Final = "[REDACTED]"
 _PRIVATE: Final = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
+_ARMOUR: Final = r"-{4,5} ?EDGE (?:[A-Z0-9]+ )*(?:PRIVATE|SECRET) KEY(?: BLOCK)? ?-{4,5}"
 _PATTERNS: Final = tuple(
     re.compile(p, re.DOTALL)
     for p in (
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+        _ARMOUR.replace("EDGE", "BEGIN") + r".*?(?:" + _ARMOUR.replace("EDGE", "END") + r"|\Z)",
+        r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
         r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
         r"\bASIA[0-9A-Z]{16}\b",
         r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b",  # GitHub tokens
@@ -27,12 +42,33 @@ _PATTERNS: Final = tuple(
         r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}\b",  # OpenAI / Anthropic style
         r"\bAIza[0-9A-Za-z_\-]{35}\b",  # Google API key
         r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\b",  # JWT
-        r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)",  # user:password@ in URLs
+        # user:password@ in URLs: the user may be empty, the password may hold '@' and '/';
+        # a port followed by a path (`host:8443/users/@alice`) is not a password.
+        r"(?<=://)[^\s:/@]*:(?!\d+(?:[/?#\s]|$))\S+?(?=@[^\s@]*(?:\s|$))",
     )
 )
-_ASSIGNMENT: Final = re.compile(
+_ENV_ASSIGNMENT: Final = re.compile(
     r"(?m)^(\s*(?:export\s+)?[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|ACCESS_KEY|"
     r"CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*)(['\"]?)(?!\[REDACTED\])([^\s'\"]{4,})\2"
+)
+_SECRET_KEY: Final = (
+    r"(?:[A-Za-z0-9]+[_.-])*"
+    r"(?:secrets?|token|password|passwd|passphrase|api[_-]?key|private[_-]?key|access[_-]?key|"
+    r"secret[_-]?key|credentials?)"
+)
+_NOT_A_VALUE: Final = r"(?!\[REDACTED\]|\$|<|\{\{)"
+_TIGHT_ASSIGNMENT: Final = re.compile(
+    rf"(?i)(?<![\w.-])({_SECRET_KEY}=)(['\"]?){_NOT_A_VALUE}([^\s'\"]{{4,}})\2"
+)
+_QUOTED_ASSIGNMENT: Final = re.compile(
+    rf"(?i)(?<![\w.-])(['\"]?{_SECRET_KEY}['\"]?\s*[=:]\s*)(['\"]){_NOT_A_VALUE}([^'\"\n]{{4,}})\2"
+)
+_LINE_ASSIGNMENT: Final = re.compile(
+    rf"(?im)^(\s*(?:[-*]\s+)?(?:export\s+)?{_SECRET_KEY}\s*[=:]\s*){_NOT_A_VALUE}([^\s'\"]{{4,}})(?=\s*(?:#.*)?$)"
+)
+_PLACEHOLDERS: Final = frozenset(
+    ("required", "optional", "none", "null", "true", "false", "yes", "no", "string", "empty", "unset")
+    + ("hidden", "secret", "redacted", "inherit")  # `secrets: inherit` in GitHub Actions
 )
 
 
@@ -45,9 +81,29 @@ def redact(text: str) -> tuple[str, int]:
         text, n = pattern.subn(MARK, text)
         count += n
 
-    def assignment(match: re.Match[str]) -> str:
+    def quoted(match: re.Match[str]) -> str:
         return f"{match.group(1)}{match.group(2)}{MARK}{match.group(2)}"
 
-    text, n = _ASSIGNMENT.subn(assignment, text)
-    count += n
-    return text, count
+    for assignment in (_ENV_ASSIGNMENT, _TIGHT_ASSIGNMENT, _QUOTED_ASSIGNMENT):
+        text, n = assignment.subn(quoted, text)
+        count += n
+
+    def last_on_line(match: re.Match[str]) -> str:
+        nonlocal count
+        if match.group(2).lower() in _PLACEHOLDERS:
+            return match.group(0)
+        count += 1
+        return f"{match.group(1)}{MARK}"
+
+    return _LINE_ASSIGNMENT.sub(last_on_line, text), count
+
+
+def redact_all(values: tuple[str, ...] | list[str]) -> tuple[list[str], int]:
+    """Each value redacted; (values, redactions)."""
+    out: list[str] = []
+    total = 0
+    for value in values:
+        clean, n = redact(value)
+        out.append(clean)
+        total += n
+    return out, total

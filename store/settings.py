@@ -12,6 +12,7 @@ import orjson
 from store import journal
 from store.config import read_config_file
 from store.errors import ConfigError
+from store.ids import check_role
 from store.writer import write_lock
 
 if TYPE_CHECKING:
@@ -35,7 +36,8 @@ def _update(store: Store, key: str, value: Any) -> Any:
 
 
 def set_role(store: Store, role: str) -> tuple[str, str]:
-    """(previous, current) role; `default` resets."""
+    """(previous, current) role; `default` resets. The role must be a slug in full."""
+    check_role(role)
     previous = store.config().role
     _update(store, "role", None if role == "default" else role)
     return previous, role

@@ -5,13 +5,22 @@ Similarity (0–1) is half title overlap (Jaccard of title tokens) and half body
 tokens), so a restatement with a short body still scores as the memory it restates. Only the
 20 best BM25 matches are compared, so the cost does not grow with the store. Same input, same store →
 same verdicts; ties go to the smaller id.
+
+Verdicts are scope-true (issue 9): an UPDATE or SUPERSEDE target lives in the candidate's own
+scope, so a project proposal never rewrites a user-scope memory (shared by every workspace),
+nor a user proposal a project memory. A project candidate that names a user memory's id is an
+ADD of a project memory with that id, which shadows the user one in this workspace
+(`Verdict.shadows`); one that merely resembles a user memory is an ADD shown with it among the
+closest memories. NOOP ("already known") may name a memory of the candidate's scope or a user
+memory (user memories load in every workspace), never a project memory for a user candidate:
+writing nothing is safe, and a user memory is wanted elsewhere too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from store.errors import StoreError
 from store.ids import slugify, unique_id
@@ -48,6 +57,22 @@ class Similar:
     id: str
     title: str
     similarity: float
+    scope: str = "project"
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """The durable memories a verdict may name. `merged` is what reads see (a project memory
+    shadows a user memory of the same id); `hidden_user` finds a user memory so shadowed."""
+
+    merged: Mapping[str, Memory]
+    hidden_user: Callable[[str], Memory | None] = lambda _id: None
+
+    def in_scope(self, scope: str, memory_id: str) -> Memory | None:
+        found = self.merged.get(memory_id)
+        if found is None or found.scope == scope:
+            return found
+        return self.hidden_user(memory_id) if scope == "user" else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +84,30 @@ class Verdict:
     target: str | None = None
     target_hash: str | None = None
     similar: tuple[Similar, ...] = field(default=())
+    shadows: str | None = None
+    """For a project ADD that takes a user memory's id: `user:<id>`, the memory it hides here."""
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> Verdict:
+        """A verdict from its stored form (unknown keys ignored)."""
+        return cls(
+            kind=str(record.get("kind")),
+            id=str(record.get("id")),
+            target=record.get("target"),
+            target_hash=record.get("target_hash"),
+            shadows=record.get("shadows"),
+        )
+
+    def record(self) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "kind": self.kind,
+            "id": self.id,
+            "target": self.target,
+            "target_hash": self.target_hash,
+        }
+        if self.shadows:
+            found["shadows"] = self.shadows
+        return found
 
     def line(self) -> str:
         if self.kind in ("ADD", "NOTE"):
@@ -68,6 +117,7 @@ class Verdict:
         return f"{self.kind} {self.target}"
 
     def same_as(self, other: Verdict) -> bool:
+        """Same kind, id and target (by content hash); `similar` and `shadows` are context."""
         return (self.kind, self.id, self.target, self.target_hash) == (
             other.kind,
             other.id,
@@ -112,7 +162,7 @@ _shapes: dict[tuple[str, str, str, str], Shape] = {}
 
 def decide(
     candidate: Candidate,
-    durable: Mapping[str, Memory],
+    known: Known,
     pool: Callable[[str], Sequence[Memory]],
     taken: set[str],
     *,
@@ -125,29 +175,48 @@ def decide(
         ((similarity(mine, memory_shape(m)), m) for m in pool(candidate.text()) if m.active),
         key=lambda pair: (-pair[0], pair[1].id),
     )
-    similar = tuple(Similar(m.id, m.title, s) for s, m in scored[:SHOWN] if s > 0)
+    similar = tuple(Similar(m.id, m.title, s, m.scope) for s, m in scored[:SHOWN] if s > 0)
+    scope = candidate.scope
     if candidate.supersedes is not None:
-        target = durable.get(candidate.supersedes)
-        if target is None or not target.active:
+        target = known.in_scope(scope, candidate.supersedes)
+        if target is None:
+            elsewhere = known.merged.get(candidate.supersedes)
+            if elsewhere is not None:
+                raise InvalidCandidate(
+                    f"supersedes {candidate.supersedes!r}, a {elsewhere.scope}-scope memory; a {scope} "
+                    f"candidate replaces only {scope} memories: give it scope {elsewhere.scope!r} "
+                    "to replace that memory, or leave out supersedes"
+                )
             raise InvalidCandidate(
                 f"supersedes {candidate.supersedes!r}, which is not an active memory: search for the right id"
             )
-        new_id = _new_id(candidate, durable, taken)
-        return Verdict("SUPERSEDE", new_id, target.id, target.hash, similar)
-    if candidate.id is not None and candidate.id in durable:
-        target = durable[candidate.id]
         if not target.active:
             raise InvalidCandidate(
-                f"{candidate.id!r} is superseded: propose a new memory or supersede its successor"
+                f"supersedes {candidate.supersedes!r}, which is not an active memory: search for the right id"
             )
-        return Verdict("UPDATE", target.id, target.id, target.hash, similar)
-    if scored and scored[0][0] >= duplicate:
-        best = scored[0][1]
+        new_id = _new_id(candidate, known.merged, taken)
+        return Verdict("SUPERSEDE", new_id, target.id, target.hash, similar)
+    if candidate.id is not None:
+        target = known.in_scope(scope, candidate.id)
+        if target is not None:
+            if not target.active:
+                raise InvalidCandidate(
+                    f"{candidate.id!r} is superseded: propose a new memory or supersede its successor"
+                )
+            return Verdict("UPDATE", target.id, target.id, target.hash, similar)
+        hidden = known.in_scope("user", candidate.id) if scope == "project" else None
+        if hidden is not None and candidate.id not in taken:
+            taken.add(candidate.id)
+            return Verdict("ADD", candidate.id, similar=similar, shadows=f"user:{candidate.id}")
+    noop = [(s, m) for s, m in scored if m.scope in (scope, "user")]
+    if noop and noop[0][0] >= duplicate:
+        best = noop[0][1]
         return Verdict("NOOP", best.id, best.id, best.hash, similar)
-    if scored and scored[0][0] >= related:
-        best = scored[0][1]
+    own = [(s, m) for s, m in scored if m.scope == scope]
+    if own and own[0][0] >= related:
+        best = own[0][1]
         return Verdict("UPDATE", best.id, best.id, best.hash, similar)
-    return Verdict("ADD", _new_id(candidate, durable, taken), similar=similar)
+    return Verdict("ADD", _new_id(candidate, known.merged, taken), similar=similar)
 
 
 def _new_id(candidate: Candidate, durable: Mapping[str, Memory], taken: set[str]) -> str:

@@ -7,20 +7,22 @@ recomputed against the store as it is now; a candidate whose verdict changed is 
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from store import journal
 from store.approvals import TOKEN_TTL_SECONDS, Pending, mint
-from store.errors import StoreError
+from store.errors import CorruptMemory, StoreError
 from store.fsutil import workspace_lock
-from store.memory import Memory, render_memory
-from store.redact import redact
-from store.verdicts import Candidate, Verdict, decide
+from store.ids import ID_RULE, check_id, is_valid_id
+from store.memory import MAX_TITLE, Memory, render_checked
+from store.redact import MARK, redact, redact_all
+from store.verdicts import Candidate, InvalidCandidate, Known, Verdict, decide
 from store.workspace import init_scope
 
 if TYPE_CHECKING:
@@ -76,36 +78,100 @@ def write_lock(
 
 
 def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int]:
-    """Candidates from tool/CLI input, secrets redacted; (candidates, redaction count)."""
+    """Candidates from tool/CLI input with every field redacted; (candidates, redactions).
+
+    Title, body, tags and paths are redacted (SPEC §4.1); a mined candidate brings the count
+    of what mining already redacted (`redacted`). Ids must match in full before any path is
+    built; a field engram would refuse to load back (a control character in the title, a title
+    that redaction grew past the limit) is refused here, naming the candidate and field.
+    """
     out: list[Candidate] = []
     total = 0
-    for item in raw:
+    for n, item in enumerate(raw, 1):
         title, n_title = redact(str(item["title"]))
         body, n_body = redact(str(item["body"]))
-        total += n_title + n_body
+        tags, n_tags = redact_all([str(t) for t in item.get("tags", ())])
+        paths, n_paths = redact_all([str(p) for p in item.get("paths", ())])
+        total += n_title + n_body + n_tags + n_paths + int(item.get("redacted", 0))
+        title = " ".join(title.split()) or "untitled"
+        _check_title(n, title, grew=n_title > 0)
+        for name, values in (("tags", tags), ("paths", paths)):
+            _check_single_lines(n, name, values)
+        requested, supersedes = item.get("id"), item.get("supersedes")
+        for name, value in (("id", requested), ("supersedes", supersedes)):
+            if value is not None and not is_valid_id(value):
+                raise InvalidCandidate(
+                    f"candidate {n}: {name} {str(value)[:80]!r} is not a memory id: {ID_RULE}"
+                )
         out.append(
             Candidate(
                 type=item["type"],
-                title=" ".join(title.split()) or "untitled",
+                title=title,
                 body=body.strip() + "\n",
                 scope=item.get("scope", "project"),
-                tags=tuple(dict.fromkeys(str(t).lower() for t in item.get("tags", ()))),
-                paths=tuple(item.get("paths", ())),
-                id=item.get("id"),
-                supersedes=item.get("supersedes"),
+                tags=tuple(dict.fromkeys(t.lower().replace(MARK.lower(), MARK) for t in tags)),
+                paths=tuple(dict.fromkeys(paths)),
+                id=requested,
+                supersedes=supersedes,
             )
         )
     return out, total
+
+
+def _check_title(n: int, title: str, *, grew: bool) -> None:
+    if len(title) > MAX_TITLE:
+        after = " after redaction" if grew else ""
+        raise InvalidCandidate(
+            f"candidate {n}: the title is {len(title)} characters{after}, more than {MAX_TITLE}: "
+            "shorten it (move detail into the body)"
+        )
+    _check_single_lines(n, "title", [title])
+
+
+_HIDDEN_ORDER: Final = frozenset(
+    "\u2028\u2029\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+"""Line separators and bidirectional controls: the dialog would show another text than the file holds."""
+
+
+def _check_single_lines(n: int, name: str, values: Sequence[str]) -> None:
+    """Title, tags and paths are single lines the human reads as written: no control characters
+    (NUL included), no line separators, no bidirectional overrides."""
+    for value in values:
+        bad = next((ch for ch in value if unicodedata.category(ch) == "Cc" or ch in _HIDDEN_ORDER), None)
+        if bad is not None:
+            raise InvalidCandidate(
+                f"candidate {n}: {name} {value[:60]!r} contains the control character U+{ord(bad):04X}: "
+                "remove it"
+            )
+
+
+def known(view: View) -> Known:
+    """The durable memories of `view` by scope, for scope-true verdicts."""
+
+    def hidden_user(memory_id: str) -> Memory | None:
+        return next(
+            (
+                m
+                for s in view.snapshots
+                for m in s.memories
+                if m.scope == "user" and m.tier == "durable" and m.id == memory_id
+            ),
+            None,
+        )
+
+    return Known(view.durable, hidden_user)
 
 
 def verdicts(store: Store, candidates: Sequence[Candidate], view: View | None = None) -> list[Verdict]:
     view = view or store.view()
     config = store.config()
     taken: set[str] = set()
+    scoped = known(view)
     return [
         decide(
             c,
-            view.durable,
+            scoped,
             lambda text: store.similar_pool(text, view),
             taken,
             duplicate=config.dedup_duplicate,
@@ -115,7 +181,9 @@ def verdicts(store: Store, candidates: Sequence[Candidate], view: View | None = 
     ]
 
 
-def _entry(n: int, c: Candidate, v: Verdict, note: str | None = None) -> dict[str, Any]:
+def _entry(
+    n: int, c: Candidate, v: Verdict, fields: dict[str, Any], note: str | None = None
+) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "n": n,
         "type": c.type,
@@ -124,8 +192,11 @@ def _entry(n: int, c: Candidate, v: Verdict, note: str | None = None) -> dict[st
         "scope": c.scope,
         "tags": list(c.tags),
         "paths": list(c.paths),
-        "verdict": {"kind": v.kind, "id": v.id, "target": v.target, "target_hash": v.target_hash},
-        "similar": [{"id": s.id, "title": s.title, "similarity": s.similarity} for s in v.similar],
+        "verdict": v.record(),
+        "similar": [
+            {"id": s.id, "title": s.title, "similarity": s.similarity, "scope": s.scope} for s in v.similar
+        ],
+        "fields": fields,
     }
     if c.supersedes:
         entry["supersedes"] = c.supersedes
@@ -141,11 +212,19 @@ def draft(
 ) -> tuple[list[dict[str, Any]], int]:
     """The numbered preview entries of a proposal, computed without writing anything."""
     candidates, redactions = make_candidates(raw)
-    found = verdicts(store, candidates, store.view(recent_ok=True))
+    view = store.view(recent_ok=True)
+    found = verdicts(store, candidates, view)
     notes = list(notes) or [None] * len(candidates)
-    return [
-        _entry(n, c, v, notes[n - 1]) for n, (c, v) in enumerate(zip(candidates, found, strict=True), 1)
-    ], redactions
+    entries = []
+    for n, (c, v) in enumerate(zip(candidates, found, strict=True), 1):
+        if v.kind == "NOOP":
+            fields: dict[str, Any] = {}
+        else:
+            meta = _meta(c, v, known(view), "")
+            _render(n, meta, c.body, c.scope)
+            fields = shown_fields(meta, c.scope)
+        entries.append(_entry(n, c, v, fields, notes[n - 1]))
+    return entries, redactions
 
 
 def store_proposal(
@@ -215,21 +294,17 @@ def apply_entries(store: Store, entries: Sequence[dict[str, Any]]) -> CommitRepo
 def _plan(
     store: Store, entries: Sequence[dict[str, Any]], now: float
 ) -> tuple[CommitReport, list[journal.Write]]:
+    """The writes of approved entries, each re-checked against the store as it is now (in the
+    candidate's own scope), rendered and parsed back; a changed verdict or a changed set of
+    shown fields defers the candidate, a file engram could not load back refuses the commit."""
     report = CommitReport()
     writes: list[journal.Write] = []
-    candidates = [
-        Candidate(
-            type=e["type"],
-            title=e["title"],
-            body=e["body"],
-            scope=e["scope"],
-            tags=tuple(e["tags"]),
-            paths=tuple(e.get("paths", ())),
-            id=e.get("requested_id"),
-            supersedes=e.get("supersedes"),
-        )
-        for e in entries
-    ]
+    try:
+        candidates = [_candidate_of(e) for e in entries]
+    except StoreError as exc:
+        raise InvalidCandidate(
+            f"the proposal holds an invalid candidate ({exc.message}); propose again"
+        ) from None
     view = store.view(recent_ok=True)  # the write lock's sweep just ran
     try:
         fresh = verdicts(store, candidates, view)
@@ -239,9 +314,10 @@ def _plan(
                 {"n": e["n"], "pinned": _line(e["verdict"]), "now": "invalid", "reason": exc.message}
             )
         return report, writes
+    scoped = known(view)
     stamp = iso(now)
     for entry, candidate, now_verdict in zip(entries, candidates, fresh, strict=True):
-        pinned = Verdict(**entry["verdict"])
+        pinned = Verdict.of(entry["verdict"])
         if pinned.kind == "NOOP":
             report.deferred.append(_deferred(entry, now_verdict, "already known: nothing to write"))
             continue
@@ -256,31 +332,96 @@ def _plan(
                 _deferred(entry, now_verdict, f"a file {pinned.id}.md appeared meanwhile; propose again")
             )
             continue
+        meta = _meta(candidate, pinned, scoped, stamp)
+        if shown_fields(meta, candidate.scope) != entry.get("fields"):
+            report.deferred.append(
+                _deferred(
+                    entry, now_verdict, "what would be written differs from what was shown; propose again"
+                )
+            )
+            continue
+        data = _render(entry["n"], meta, candidate.body, candidate.scope)
         if pinned.kind in ("ADD", "SUPERSEDE"):
-            meta = _new_meta(candidate, pinned, stamp)
             written = scope_dir.memory_dir / f"{pinned.id}.md"
-            writes.append((written, render_memory(meta, candidate.body)))
         else:
-            target = view.durable[pinned.id]
-            meta = dict(target.meta)
-            meta.update(title=candidate.title, updated=stamp)
-            if candidate.tags:
-                meta["tags"] = list(candidate.tags)
+            target = scoped.in_scope(candidate.scope, pinned.id)
+            assert target is not None  # the re-check found it, in this scope
             written = _file_of(store, target)
-            scope_dir = store.user if target.scope == "user" else store.project
-            writes.append((written, render_memory(meta, candidate.body)))
+        writes.append((written, data))
         if pinned.kind == "SUPERSEDE":
             assert pinned.target is not None
-            old = view.durable[pinned.target]
+            old = scoped.in_scope(candidate.scope, pinned.target)
+            assert old is not None
             old_meta = dict(old.meta)
             old_meta.update(status="superseded", superseded_by=pinned.id, updated=stamp)
-            writes.append((_file_of(store, old), render_memory(old_meta, old.body)))
+            writes.append((_file_of(store, old), _render(entry["n"], old_meta, old.body, old.scope)))
         if entry.get("note"):
-            writes.append((store.project.working_dir / f"{entry['note']}.md", None))
+            writes.append((store.project.working_dir / f"{check_id(entry['note'])}.md", None))
         report.written.append(
             {"n": entry["n"], "id": pinned.id, "verdict": pinned.line(), "file": scope_dir.display(written)}
         )
     return report, writes
+
+
+def _candidate_of(entry: dict[str, Any]) -> Candidate:
+    """A stored entry as a candidate again; its ids are checked in full before any path."""
+    for key in ("requested_id", "supersedes"):
+        if entry.get(key) is not None:
+            check_id(entry[key])
+    check_id(entry["verdict"].get("id"))
+    return Candidate(
+        type=entry["type"],
+        title=entry["title"],
+        body=entry["body"],
+        scope=entry["scope"],
+        tags=tuple(entry["tags"]),
+        paths=tuple(entry.get("paths", ())),
+        id=entry.get("requested_id"),
+        supersedes=entry.get("supersedes"),
+    )
+
+
+def _meta(candidate: Candidate, verdict: Verdict, scoped: Known, stamp: str) -> dict[str, Any]:
+    """The front matter a verdict writes: a new memory's, or the UPDATE target's with the
+    candidate's title, tags and paths (its id, type, always, roles and history kept)."""
+    if verdict.kind == "UPDATE":
+        target = scoped.in_scope(candidate.scope, verdict.id)
+        assert target is not None
+        meta = dict(target.meta)
+        meta.update(title=candidate.title, updated=stamp)
+        if candidate.tags:
+            meta["tags"] = list(candidate.tags)
+        if candidate.paths:
+            meta["paths"] = list(candidate.paths)
+        return meta
+    return _new_meta(candidate, verdict, stamp)
+
+
+def shown_fields(meta: dict[str, Any], scope: str) -> dict[str, Any]:
+    """The fields of a memory file the human is shown and that route or rank it (SPEC §4.1)."""
+
+    def strings(value: Any) -> list[str]:
+        if isinstance(value, list):
+            return [str(v) for v in value]
+        return [value] if isinstance(value, str) and value else []
+
+    return {
+        "type": str(meta.get("type", "")),
+        "title": str(meta.get("title", "")),
+        "scope": scope,
+        "tags": strings(meta.get("tags")),
+        "paths": strings(meta.get("paths")),
+        "always": meta.get("always") is True,
+        "roles": strings(meta.get("roles")),
+    }
+
+
+def _render(n: int, meta: dict[str, Any], body: str, scope: str) -> bytes:
+    """The file bytes, parsed back first: never a file engram would refuse to load."""
+    try:
+        return render_checked(meta, body, scope=scope, tier="durable")
+    except CorruptMemory as exc:
+        raise InvalidCandidate(f"candidate {n}: the memory file would not load back: {exc.message}") from None
 
 
 def _plan_note(store: Store, entry: dict[str, Any]) -> tuple[CommitReport, list[journal.Write]]:
@@ -313,7 +454,7 @@ def note_entry(draft: Any) -> dict[str, Any]:
 
 
 def _line(verdict: dict[str, Any]) -> str:
-    return Verdict(**verdict).line()
+    return Verdict.of(verdict).line()
 
 
 def _deferred(entry: dict[str, Any], now_verdict: Verdict, reason: str) -> dict[str, Any]:

@@ -93,8 +93,8 @@ def test_save_session_reads_stdin(
     assert main(["save-session", "--text", "-"]) == 0
     out = capsys.readouterr().out
     token_in(out)
-    # the secret line becomes a candidate whose title and body each had the key redacted
-    assert "Proposal: 5 candidate(s), 2 redaction(s)" in out
+    # the secret line is redacted once, as mined, before it becomes a candidate's title and body
+    assert "Proposal: 5 candidate(s), 1 redaction(s)" in out
     assert "abcdef123456" not in out
     assert memory_files(ws) == before
 

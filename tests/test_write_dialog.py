@@ -459,3 +459,68 @@ def test_modern_decline_via_retry(workspace: Path) -> None:
         assert commit["isError"] is True
         assert "ENGRAM_DECLINED" in [d["code"] for d in commit["structuredContent"]["diagnostics"]]
     assert _snapshot(memory) == before
+
+
+# --- wrong-typed answers are refusals, never ENGRAM_INTERNAL (issue 9) --------------------------
+
+
+def test_legacy_wrong_typed_scope_revokes(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    answer = Answerer("accept", {"candidate_1": True, "scope": ["all"]})
+
+    async def body() -> None:
+        async with _client(workspace, answer) as client:
+            await client.list_tools()
+            result = await client.call_tool("engram_save", {"candidates": NEW})
+            data = _data(result)
+            assert data["declined"] is True
+            assert "scope" in _text(result) and "revoked" in _text(result)
+            committed = await client.call_tool(
+                "engram_commit", {"approval_token": data["approval_token"], "approve": "all"}
+            )
+            assert "ENGRAM_DECLINED" in _codes(committed)
+        assert _snapshot(memory) == before
+
+    _run(body)
+
+
+def test_modern_wrong_typed_answers_revoke(workspace: Path) -> None:
+    memory = _memory(workspace)
+    before = _snapshot(memory)
+    with WireSession(workspace) as ws:
+        for candidates, content in ((NEW, {"scope": ["all"]}), (NEW[:2], {"candidate_1": "yes"})):
+            _, state = _input_required(ws, _save_params(candidates))
+            result = _ask(
+                ws,
+                _save_params(
+                    candidates, inputResponses=_answer("accept", content, state), requestState=state
+                ),
+            )
+            assert result["isError"] is False, result
+            data = result["structuredContent"]["data"]
+            assert data["declined"] is True
+            assert "revoked" in result["content"][0]["text"]
+    assert _snapshot(memory) == before
+
+
+def test_legacy_project_scope_answer_never_rewrites_a_user_memory(workspace: Path, engram_home: Path) -> None:
+    """Issue 9: a project candidate naming a user memory's id, approved with `scope: project`,
+    adds a project memory that shadows it; `$ENGRAM_HOME/memory/<id>.md` is never rewritten."""
+    user_file = engram_home / "memory" / "answer-briefly-show-diffs.md"
+    before = user_file.read_bytes()
+    shadowing = {**NEW[0], "id": "answer-briefly-show-diffs", "scope": "project"}
+    answer = Answerer("accept", {"candidate_1": True, "scope": "project"})
+
+    async def body() -> None:
+        async with _client(workspace, answer) as client:
+            await client.list_tools()
+            data = _data(await client.call_tool("engram_save", {"candidates": [shadowing]}))
+            title = answer.schema["properties"]["candidate_1"]["title"]
+            assert title.startswith("1. ADD answer-briefly-show-diffs")
+            assert "[shadows user:answer-briefly-show-diffs]" in title
+            assert [w["verdict"] for w in data["written"]] == ["ADD"]
+
+    _run(body)
+    assert user_file.read_bytes() == before
+    assert (_memory(workspace) / "answer-briefly-show-diffs.md").is_file()

@@ -14,10 +14,11 @@ from engram_mcp.transcripts import session_candidates
 from protocol.spec import CallContext, Elicit, ElicitAnswer, Tool, ToolResult, ToolReturn
 from store import mining, notes, writer
 from store.errors import StoreError
+from store.ids import ID_PATTERN
 from store.memory import DURABLE_TYPES
 from store.store import Store
 
-_SLUG = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,63}$", "maxLength": 64}
+_SLUG = {"type": "string", "pattern": ID_PATTERN, "maxLength": 64}
 CANDIDATE = obj(
     {
         "type": {"type": "string", "enum": list(DURABLE_TYPES)},

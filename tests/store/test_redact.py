@@ -121,3 +121,69 @@ def test_false_positive_survives(text: str) -> None:
 def test_settings_that_merely_mention_secret_words_survive(text: str) -> None:
     """engram's own choice: only secret-named env-style keys (GITHUB_TOKEN=…) are assignments to redact."""
     assert redact(text) == (text, 0)
+
+
+PGP = (
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----\n"
+    "\n"
+    "lQOYBGOq1bIBCADQxkF3p2Jh9l0wWvQk4Q8rJ2c3Vb7n0zYb2FvZ0o9Jb3vK1mXc\n"
+    "=Ab3d\n"
+    "-----END PGP PRIVATE KEY BLOCK-----"
+)
+MORE_SECRETS: list[tuple[str, str, str]] = [
+    ("pgp-private-key-block", f"my signing key:\n{PGP}\nkeep it safe", "lQOYBGOq1bIBCADQxkF3p2"),
+    ("url-password-with-at", "DATABASE_URL=postgres://app:p@ssw0rd@db.internal:5432/app", "p@ssw0rd"),
+    ("url-password-with-at-prose", "connect to postgres://app:p@ssw0rd@db.internal:5432/app today", "ssw0rd"),
+    ("url-password-with-slash", "use mongodb://admin:ab/cd+ef@mongo.internal/admin", "ab/cd+ef"),
+    ("url-password-no-user", "the cache is redis://:s3cretRedis@cache.internal:6379/0", "s3cretRedis"),
+    (
+        "aws-credentials-file",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI",
+    ),
+    ("lower-env-password", "db_password=hunter2", "hunter2"),
+    ("mixed-case-env", "Stripe_Api_Key=rk_abc123def", "rk_abc123def"),
+    ("lower-yaml-password", "  password: hunter2", "hunter2"),
+    ("json-password", '{"password": "hunter2"}', "hunter2"),
+    ("mid-line-assignment", "log in with db_password=hunter2 on the replica", "hunter2"),
+    ("session-line", "password=hunter2", "hunter2"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), [(t, s) for _, t, s in MORE_SECRETS], ids=[c for c, _, _ in MORE_SECRETS]
+)
+def test_more_secret_kinds_are_redacted(text: str, secret: str) -> None:
+    cleaned, count = redact(text)
+    assert secret not in cleaned
+    assert count >= 1
+
+
+def test_url_password_shape_keeps_host_and_path() -> None:
+    assert redact("redis://:pw12@cache.internal:6379/0") == (f"redis://{MARK}@cache.internal:6379/0", 1)
+    assert redact("postgres://app:p@ss/w0rd@db:5432/app") == (f"postgres://{MARK}@db:5432/app", 1)
+
+
+def test_lower_case_assignment_keeps_the_key() -> None:
+    assert redact("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG") == (f"aws_secret_access_key = {MARK}", 1)
+
+
+PROSE: list[str] = [
+    "password policy: at least 12 characters, checked at signup",
+    "the token budget is 2000 per request",
+    "Password: must be rotated every 90 days",
+    "password: required",
+    "the secret: keep diffs small",
+    "see https://example.com:8443/users/@alice for the profile",
+    "token_budget = 2000",
+    "max_tokens=4096",
+    "email me at ops@example.com or page the on-call",
+    "the api_key field is optional in the request body",
+    "    secrets: inherit",
+    "password: ${{ secrets.DB_PASSWORD }}",
+]
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_about_secrets_survives(text: str) -> None:
+    assert redact(text) == (text, 0)

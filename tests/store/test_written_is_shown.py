@@ -1,0 +1,275 @@
+"""What is written is what the human was shown (SPEC §4.1, issue 9 Build §4).
+
+Scope-true verdicts, every written field in the preview and the dialog, redaction of every
+field, full-match ids and roles, and a rendered file parsed back before it is written.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram_mcp import writes
+from engram_mcp.tools.writes import ROLE_INPUT, SAVE_INPUT
+from protocol.validation import compile_validator
+from store import mining, notes, settings, writer
+from store.errors import StoreError
+from store.memory import MAX_TITLE, split_front_matter
+from store.redact import MARK
+from store.store import Store
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp()
+USER_ID = "answer-briefly-show-diffs"
+"""The fixture's user-scope memory with `always: true`: it loads in every workspace."""
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+URL_PASSWORD = "pa@ss/w0rd"
+SECRETS = (AWS_KEY, GITHUB_TOKEN, URL_PASSWORD)
+
+
+@pytest.fixture
+def store(workspace: Path) -> Store:
+    return Store(workspace, clock=lambda: NOW)
+
+
+def candidate(title: str = "Frobnicate the quux widgets nightly", **extra: Any) -> dict[str, Any]:
+    body = extra.pop(
+        "body",
+        "The zorblax scheduler frobnicates every quux widget at 02:00; skipping a night "
+        "leaves the wobbegong cache half warm and the morning dashboard shows stale glimmers.",
+    )
+    return {"type": "fact", "title": title, "body": body, **extra}
+
+
+def all_files(*roots: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for root in roots for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def refused(exc: pytest.ExceptionInfo[StoreError]) -> str:
+    assert exc.value.code == "ENGRAM_VALIDATION", exc.value.code
+    return exc.value.message
+
+
+# --- scope-true verdicts ------------------------------------------------------------------------
+
+
+def test_project_candidate_naming_a_user_id_is_an_add_that_shadows_it(
+    store: Store, workspace: Path, engram_home: Path
+) -> None:
+    user_file = engram_home / "memory" / f"{USER_ID}.md"
+    before = user_file.read_bytes()
+    entries, _ = writer.draft(store, [candidate("Answers may be long here", id=USER_ID, scope="project")])
+    verdict = entries[0]["verdict"]
+    assert verdict["kind"] == "ADD" and verdict["id"] == USER_ID
+    assert verdict["shadows"] == f"user:{USER_ID}"
+    assert f"shadows user:{USER_ID}" in writes.preview_text(entries, 0)
+
+    report = writer.apply_entries(store, entries)
+    assert [w["id"] for w in report.written] == [USER_ID]
+    assert user_file.read_bytes() == before
+    meta, _ = split_front_matter((workspace / ".engram" / "memory" / f"{USER_ID}.md").read_text("utf-8"))
+    assert meta["scope"] == "project" and meta["title"] == "Answers may be long here"
+
+
+def test_project_candidate_resembling_a_user_memory_is_not_its_update(
+    store: Store, engram_home: Path
+) -> None:
+    user_file = engram_home / "memory" / f"{USER_ID}.md"
+    before = user_file.read_bytes()
+    restated = candidate(
+        "Keep answers short in this repository",
+        body="Keep explanations to a few sentences. When changing code, show a unified diff or the "
+        "changed function only, not the whole file. Ask before running anything destructive. "
+        "In this repository, also paste the test output.",
+    )
+    entries, _ = writer.draft(store, [restated])
+    assert 0.6 <= entries[0]["similar"][0]["similarity"] < 0.9, entries[0]["similar"]
+    assert entries[0]["verdict"]["kind"] == "ADD"
+    assert entries[0]["verdict"]["target"] is None
+    assert any(s["id"] == USER_ID and s["scope"] == "user" for s in entries[0]["similar"])
+    writer.apply_entries(store, entries)
+    assert user_file.read_bytes() == before
+
+
+def test_commit_recheck_defers_a_pinned_cross_scope_update(store: Store, engram_home: Path) -> None:
+    """A proposal pinned by an older engram (UPDATE of a user memory from a project candidate)
+    is re-checked at commit in the candidate's scope: deferred, the user file untouched."""
+    user_file = engram_home / "memory" / f"{USER_ID}.md"
+    before = user_file.read_bytes()
+    entries, _ = writer.draft(store, [candidate("Answers may be long here", id=USER_ID)])
+    target = store.view().durable[USER_ID]
+    entries[0]["verdict"] = {"kind": "UPDATE", "id": USER_ID, "target": USER_ID, "target_hash": target.hash}
+    report = writer.apply_entries(store, entries)
+    assert report.written == []
+    assert [d["pinned"] for d in report.deferred] == [f"UPDATE {USER_ID}"]
+    assert user_file.read_bytes() == before
+
+
+def test_project_candidate_cannot_supersede_a_user_memory(store: Store, engram_home: Path) -> None:
+    with pytest.raises(StoreError) as exc:
+        writer.draft(store, [candidate("Answers may be long here", supersedes=USER_ID)])
+    assert USER_ID in refused(exc) and "scope" in refused(exc)
+
+
+# --- every written field is shown -----------------------------------------------------------------
+
+
+def test_preview_and_dialog_show_tags_paths_always_roles_scope(store: Store) -> None:
+    raw = [candidate(tags=["Deploy", "nightly"], paths=["**"])]
+    entries, redactions = writer.draft(store, raw)
+    text = writes.preview_text(entries, redactions)
+    assert "paths: **" in text
+    assert "tags: deploy, nightly" in text
+    assert "always: no" in text and "roles: all" in text
+    assert "(project)" in text
+    title = writes.approval_schema(entries)["properties"]["candidate_1"]["title"]
+    assert "[paths: **]" in title and "[tags: deploy, nightly]" in title
+    assert entries[0]["verdict"]["id"] in title
+
+
+def test_update_preview_shows_the_kept_always_and_roles(store: Store, workspace: Path) -> None:
+    from tests.store.helpers import write_memory
+
+    write_memory(
+        workspace,
+        "deploy-freeze-fridays",
+        title="Deploy freeze on Fridays",
+        body="No production deploys on Fridays after noon.\n",
+        always=True,
+        roles=["reviewer"],
+        paths=["deploy/**"],
+    )
+    store = Store(workspace, clock=lambda: NOW)
+    entries, _ = writer.draft(
+        store,
+        [candidate("Deploy freeze on Fridays", body="No deploys on Fridays.", id="deploy-freeze-fridays")],
+    )
+    assert entries[0]["verdict"]["kind"] == "UPDATE"
+    text = writes.preview_text(entries, 0)
+    assert "always: yes" in text and "roles: reviewer" in text and "paths: deploy/**" in text
+    title = writes.approval_schema(entries)["properties"]["candidate_1"]["title"]
+    assert "[always]" in title and "[paths: deploy/**]" in title
+
+
+# --- redaction of every field ---------------------------------------------------------------------
+
+
+def test_secrets_in_tags_paths_and_objective_never_reach_a_file(
+    store: Store, workspace: Path, engram_home: Path
+) -> None:
+    raw = [
+        candidate(
+            tags=[AWS_KEY, GITHUB_TOKEN],
+            paths=[f"redis://:{URL_PASSWORD}@cache.internal/**", f"keys/{AWS_KEY}/*"],
+        )
+    ]
+    entries, redactions = writer.draft(store, raw)
+    assert redactions == 4
+    assert "4 redaction(s)" in writes.preview_text(entries, redactions)
+    writer.apply_entries(store, entries)
+
+    draft = notes.draft_note(
+        store, "The export job is slow on the replica", objective=f"debug with {GITHUB_TOKEN} and {AWS_KEY}"
+    )
+    assert draft.redactions == 2
+    notes.save_note(store, draft)
+    written = b"\n".join(all_files(workspace / ".engram", engram_home).values())
+    for secret in SECRETS:
+        assert secret.encode() not in written
+    assert MARK.encode() in written
+
+
+def test_mined_session_line_password_is_redacted(store: Store) -> None:
+    raw = mining.extract_candidates("remember the staging database password=hunter2 is rotated monthly")
+    assert raw, "the line is a knowledge line"
+    entries, redactions = writer.draft(store, raw)
+    assert redactions >= 1
+    shown = writes.preview_text(entries, redactions)
+    assert "hunter2" not in shown and "hunter2" not in repr(entries)
+
+
+def test_mined_title_never_keeps_half_a_secret(store: Store) -> None:
+    line = "remember that the deploy bot on the staging cluster authenticates with key " + AWS_KEY
+    raw = mining.extract_candidates(line)
+    entries, _ = writer.draft(store, raw)
+    assert AWS_KEY[:8] not in entries[0]["title"] and AWS_KEY[:8] not in entries[0]["body"]
+
+
+# --- full-match ids and roles ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["id", "supersedes"])
+def test_id_with_a_trailing_newline_is_refused_by_the_schema(field: str) -> None:
+    problems = compile_validator(SAVE_INPUT)({"candidates": [candidate(**{field: "probe\n"})]})
+    assert problems and field in problems[0]
+
+
+def test_role_with_a_trailing_newline_is_refused_by_the_schema() -> None:
+    assert compile_validator(ROLE_INPUT)({"role": "reviewer\n"})
+    assert compile_validator(ROLE_INPUT)({"role": "reviewer"}) == []
+
+
+def test_id_with_a_trailing_newline_is_refused_by_the_store(store: Store, workspace: Path) -> None:
+    with pytest.raises(StoreError) as exc:
+        writer.draft(store, [candidate(id="probe\n")])
+    assert "candidate 1" in exc.value.message
+    assert not (workspace / ".engram" / "memory" / "probe\n.md").exists()
+
+
+def test_role_with_a_trailing_newline_is_refused_by_the_store(store: Store, workspace: Path) -> None:
+    config = workspace / ".engram" / "config.json"
+    before = config.read_bytes()
+    with pytest.raises(StoreError):
+        settings.set_role(store, "reviewer\n")
+    assert config.read_bytes() == before
+
+
+# --- a rendered file is parsed back before it is written ------------------------------------------
+
+
+def test_title_with_nul_is_refused_at_proposal(store: Store) -> None:
+    with pytest.raises(StoreError) as exc:
+        writer.draft(store, [candidate(), candidate("Broken\x00title")])
+    message = refused(exc)
+    assert "candidate 2" in message and "title" in message
+
+
+def test_title_growing_past_the_limit_after_redaction_is_refused(store: Store) -> None:
+    title = ("API_KEY=abcd " * 15).strip()
+    assert len(title) <= MAX_TITLE
+    with pytest.raises(StoreError) as exc:
+        writer.draft(store, [candidate(title)])
+    message = refused(exc)
+    assert "candidate 1" in message and "title" in message and "redaction" in message
+
+
+def test_commit_never_writes_a_file_engram_would_refuse_to_load(store: Store, workspace: Path) -> None:
+    entries, _ = writer.draft(store, [candidate(id="frobnicate-nightly")])
+    entries[0]["title"] = entries[0]["fields"]["title"] = "Broken\x00title"  # edited behind engram's back
+    before = all_files(workspace / ".engram" / "memory")
+    with pytest.raises(StoreError) as exc:
+        writer.apply_entries(store, entries)
+    assert "candidate 1" in refused(exc)
+    assert all_files(workspace / ".engram" / "memory") == before
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("title", "Deploy \u202egnirts\u202c nightly"), ("tags", ["ok\x07"]), ("paths", ["src/\x00/**"])],
+    ids=["title-bidi-override", "tag-bell", "path-nul"],
+)
+def test_hidden_characters_in_shown_fields_are_refused(store: Store, field: str, value: Any) -> None:
+    raw = candidate(**{field: value}) if field != "title" else candidate(value)
+    with pytest.raises(StoreError) as exc:
+        writer.draft(store, [raw])
+    assert "candidate 1" in refused(exc) and field.rstrip("s") in refused(exc)
+
+
+def test_note_whose_title_would_not_load_back_is_refused_at_draft(store: Store, workspace: Path) -> None:
+    with pytest.raises(StoreError) as exc:
+        notes.draft_note(store, "The export\x00job is slow on the replica")
+    assert "title" in refused(exc)
+    assert not list((workspace / ".engram" / "working").glob("the-export*"))

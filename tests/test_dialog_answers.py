@@ -1,0 +1,61 @@
+"""Wrong-typed answers in the approval dialog are refusals that revoke the proposal (SPEC §4.3),
+never ENGRAM_INTERNAL. In-process: the flow is driven by hand with each answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram_mcp import writes
+from engram_mcp.outcome import Outcome
+from protocol.spec import ElicitAnswer
+from store import writer
+from store.errors import StoreError
+from store.store import Store
+from tests.samples import NEW
+
+WRONG: list[tuple[str, dict[str, Any], str]] = [
+    ("scope-list", {"scope": ["all"]}, "scope"),
+    ("scope-number", {"scope": 5}, "scope"),
+    ("scope-null", {"scope": None}, "scope"),
+    ("scope-object", {"scope": {"all": True}}, "scope"),
+    ("candidate-string", {"candidate_1": "yes"}, "candidate_1"),
+    ("candidate-number", {"candidate_1": 1}, "candidate_1"),
+    ("candidate-list", {"candidate_2": [True]}, "candidate_2"),
+    ("unknown-key", {"candidate_1": True, "everything": True}, "everything"),
+    ("unoffered-candidate", {"candidate_7": True}, "candidate_7"),
+    ("widened-scope", {"scope": "user"}, "scope"),
+]
+
+
+def _answer(store: Store, content: dict[str, Any]) -> Outcome:
+    entries, redactions = writer.draft(store, NEW)
+    flow = writes.proposal_flow(store, entries, redactions, "save")
+    next(flow)
+    with pytest.raises(StopIteration) as stop:
+        flow.send(ElicitAnswer("accept", content))
+    outcome = stop.value.value
+    assert isinstance(outcome, Outcome)
+    return outcome
+
+
+@pytest.mark.parametrize(("content", "named"), [(c, n) for _, c, n in WRONG], ids=[i for i, _, _ in WRONG])
+def test_wrong_answer_revokes_and_says_why(workspace: Path, content: dict[str, Any], named: str) -> None:
+    store = Store(workspace)
+    memory = workspace / ".engram" / "memory"
+    before = sorted(memory.iterdir())
+    outcome = _answer(store, content)
+    assert outcome.data["declined"] is True
+    assert "revoked" in outcome.text and named in outcome.text
+    assert sorted(memory.iterdir()) == before
+    with pytest.raises(StoreError) as refused:
+        writer.commit(store, outcome.data["approval_token"], "all")
+    assert refused.value.code == "ENGRAM_DECLINED"
+    assert sorted(memory.iterdir()) == before
+
+
+def test_long_unknown_key_is_not_echoed_whole(workspace: Path) -> None:
+    outcome = _answer(Store(workspace), {"x" * 5000: True})
+    assert len(outcome.text) < 600
