@@ -1,13 +1,41 @@
-"""store.bm25: rank-bm25's BM25Okapi scores, kept up to date one document at a time."""
+"""store.bm25: BM25 with Lucene's idf, checked against a rank-bm25 oracle, kept up to date one
+document at a time."""
 
 from __future__ import annotations
 
+import math
 import random
+from typing import Any
 
+import numpy as np
 import pytest
-from rank_bm25 import BM25Okapi
+from rank_bm25 import BM25
 
 from store.bm25 import CorruptIndex, InvertedIndex, dump, load
+
+
+class LuceneBM25(BM25):  # type: ignore[misc]
+    """The scoring oracle (SPEC §3.1): rank-bm25's BM25Okapi term weight with Lucene's idf,
+    log(1 + (N - n + 0.5) / (n + 0.5)), which is positive for every term."""
+
+    def __init__(self, corpus: list[list[str]], k1: float = 1.5, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        super().__init__(corpus)
+
+    def _calc_idf(self, nd: dict[str, int]) -> None:
+        for word, freq in nd.items():
+            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+
+    def get_scores(self, query: list[str]) -> Any:
+        score = np.zeros(self.corpus_size)
+        doc_len = np.array(self.doc_len)
+        for q in query:
+            q_freq = np.array([(doc.get(q) or 0) for doc in self.doc_freqs])
+            score += (self.idf.get(q) or 0) * (
+                q_freq * (self.k1 + 1) / (q_freq + self.k1 * (1 - self.b + self.b * doc_len / self.avgdl))
+            )
+        return score
 
 WORDS = [f"w{i}" for i in range(200)]
 
@@ -21,9 +49,11 @@ def _corpus(seed: int) -> dict[int, list[str]]:
 
 def _assert_same(index: InvertedIndex, corpus: dict[int, list[str]], query: list[str]) -> None:
     keys = list(corpus)
-    reference = BM25Okapi([corpus[k] for k in keys]).get_scores(query)
+    reference = LuceneBM25([corpus[k] for k in keys]).get_scores(query)
     mine = dict(index.scores(query))
     for position, key in enumerate(keys):
+        if set(query) & set(corpus[key]):
+            assert reference[position] > 0  # a document sharing a query term always scores
         if reference[position] > 0:
             assert mine[key] == pytest.approx(reference[position], abs=1e-9)
         else:
@@ -31,8 +61,10 @@ def _assert_same(index: InvertedIndex, corpus: dict[int, list[str]], query: list
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_scores_equal_rank_bm25_after_adds_and_removes(seed: int) -> None:
-    """engram's choice: rank-bm25 stays the reference for every score (issue 5)."""
+def test_scores_equal_the_lucene_idf_oracle_after_adds_and_removes(seed: int) -> None:
+    """rank-bm25 with Lucene's idf is the reference for every score (issue 10), through adds
+    and removes; the corpus has terms in more than half the documents, where BM25Okapi's idf
+    is zero or negative."""
     corpus = _corpus(seed)
     index = InvertedIndex()
     for key, tokens in corpus.items():
@@ -44,6 +76,23 @@ def test_scores_equal_rank_bm25_after_adds_and_removes(seed: int) -> None:
         corpus[key] = ["w1", "w2", "w2"]
         index.add(key, corpus[key])
     for query in (["w1"], ["w2", "w3", "w3"], ["w150", "w0"], ["absent"]):
+        _assert_same(index, corpus, query)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5])
+def test_a_term_in_half_the_documents_or_more_still_finds_them(size: int) -> None:
+    """Lucene's idf is positive for every term: in a store of 1 to 5 documents, a term in every
+    document, and one in exactly half of them, finds all of those documents (BM25Okapi's idf
+    is zero or negative there, and its results were dropped)."""
+    index = InvertedIndex()
+    corpus = {n: ["shared", f"own{n}"] + (["half"] if n < (size + 1) // 2 else []) for n in range(size)}
+    for key, tokens in corpus.items():
+        index.add(key, tokens)
+    assert sorted(k for k, _ in index.scores(["shared"])) == list(range(size))
+    assert sorted(k for k, _ in index.scores(["half"])) == list(range((size + 1) // 2))
+    for key in corpus:
+        assert [k for k, _ in index.scores([f"own{key}"])] == [key]
+    for query in (["shared"], ["half"], ["own0", "shared"]):
         _assert_same(index, corpus, query)
 
 

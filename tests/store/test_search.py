@@ -121,3 +121,69 @@ def test_an_empty_store_returns_no_results(empty_workspace: Path) -> None:
 def test_a_query_of_only_stop_words_returns_no_results(workspace: Path) -> None:
     """A query that tokenises to nothing matches nothing."""
     assert Store(workspace).search("the and of") == []
+
+
+def test_four_memories_two_with_sqlite_finds_both(empty_workspace: Path) -> None:
+    """Issue 10: a term in half the memories (BM25Okapi's idf is 0 there) still finds them."""
+    write_memory(empty_workspace, "store-engine", title="Storage engine", body="We keep state in SQLite.\n")
+    write_memory(empty_workspace, "test-db", title="Test database", body="Tests run on an in-memory sqlite.\n")
+    write_memory(empty_workspace, "queue", title="Job queue", body="Jobs go through Redis streams.\n")
+    write_memory(empty_workspace, "cache", title="Cache", body="Memcached holds rendered pages.\n")
+    assert sorted(e.id for e in Store(empty_workspace).search("sqlite")) == ["store-engine", "test-db"]
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_one_or_two_memories_are_found_by_a_word_they_share(empty_workspace: Path, size: int) -> None:
+    """With one or two memories, a word every memory holds finds every memory."""
+    for n in range(size):
+        write_memory(empty_workspace, f"m{n}", title=f"Deploy note {n}", body="Deploys go through Argo.\n")
+    assert sorted(e.id for e in Store(empty_workspace).search("argo")) == [f"m{n}" for n in range(size)]
+
+
+def test_another_form_of_a_word_finds_the_memory(empty_workspace: Path) -> None:
+    """Stems alongside words: `indexing` finds a memory that says `indexed`, and the exact
+    form still ranks first."""
+    _filler(empty_workspace)
+    write_memory(empty_workspace, "indexed", title="Search", body="Every file is indexed on save.\n")
+    write_memory(empty_workspace, "indexing", title="Search", body="Incremental indexing on save.\n")
+    ids = [e.id for e in Store(empty_workspace).search("indexing")]
+    assert ids == ["indexing", "indexed"]
+
+
+def test_an_old_format_saved_index_is_rebuilt_not_misread(empty_workspace: Path) -> None:
+    """A search.idx written before stems existed (same memories, same content hashes) is
+    rebuilt on open, never read as if it held stems: a stemmed query finds the memory."""
+    from store import bm25
+    from store.search import key_of
+    from store.tokenize import tokenize
+
+    write_memory(empty_workspace, "indexed", title="Search", body="Every file is indexed on save.\n")
+    _filler(empty_workspace)
+    store = Store(empty_workspace)
+    old = bm25.InvertedIndex()
+    for memory in store.view().durable.values():
+        title, tags = tokenize(memory.title), tokenize(" ".join(memory.tags))
+        old.add(key_of(memory), title * 3 + tags * 2 + tokenize(memory.body), tag=memory.hash)
+    data = bm25.dump(old)
+    old_magic = b"ENGRAM-BM25-2\n"
+    cache = empty_workspace / ".engram" / "search.idx"
+    cache.write_bytes(old_magic + data[data.index(b"\n") + 1 :])
+    assert [e.id for e in Store(empty_workspace).search("indexing")] == ["indexed"]
+
+
+def test_bm25_scores_come_per_memory_before_ranking(empty_workspace: Path) -> None:
+    """The search index gives raw BM25 scores per memory key (where a second signal can be
+    fused) and ranks any such scores into hits, best first, ties by id."""
+    from store.search import SearchIndex, key_of
+
+    _filler(empty_workspace)
+    store = Store(empty_workspace)
+    memories = list(store.view().durable.values())
+    index = SearchIndex(None)
+    index.sync(memories)
+    scores = index.bm25_scores("filler bravo")
+    assert set(scores) == {key_of(m) for m in memories}
+    assert all(v > 0 for v in scores.values())
+    hits = index.rank(scores)
+    assert hits[0].memory.id == "filler-1"
+    assert [h.memory.id for h in hits] == [h.memory.id for h in index.search("filler bravo")]

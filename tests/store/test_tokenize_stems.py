@@ -1,0 +1,45 @@
+"""Stems alongside words (SPEC §3.1): each word is a search term as itself and as its Snowball
+English stem, never replaced by it."""
+
+from __future__ import annotations
+
+from store.tokenize import stem, terms, tokenize
+
+
+def test_a_word_is_followed_by_its_stem_when_that_differs() -> None:
+    """`indexing` gives `indexing index`; `index` (its own stem) gives only itself."""
+    assert terms("indexing") == ["indexing", "index"]
+    assert terms("indexed") == ["indexed", "index"]
+    assert terms("index") == ["index"]
+
+
+def test_words_are_kept_alongside_their_stems() -> None:
+    """The word itself stays a term: stems are added, never substituted."""
+    found = terms("Databases are running")
+    assert found == ["databases", "databas", "running", "run"]
+    assert set(tokenize("Databases are running")) <= set(found)
+
+
+def test_identifier_parts_are_stemmed_but_the_whole_is_kept() -> None:
+    """A compound keeps its whole form; its word parts get stems like any word."""
+    found = terms("InvoiceService")
+    assert found[:1] == ["invoiceservice"]
+    assert "invoice" in found and "invoic" in found and "service" in found and "servic" in found
+
+
+def test_numbers_paths_and_other_scripts_are_their_own_stems() -> None:
+    """Only plain ASCII words are stemmed: numbers, paths and non-English words stay whole."""
+    assert stem("5432") == "5432"
+    assert stem("api/billing/tax.py") == "api/billing/tax.py"
+    assert stem("größe") == "größe"
+    assert terms("5432 größe") == ["5432", "größe"]
+
+
+def test_stems_are_cached_per_word() -> None:
+    """The stemmer runs once per distinct word (a bounded cache), not once per occurrence."""
+    stem.cache_clear()
+    for _ in range(3):
+        terms("caching cached caches")
+    info = stem.cache_info()
+    assert info.misses == 3 and info.hits == 6
+    assert info.maxsize is not None
