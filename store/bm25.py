@@ -1,10 +1,13 @@
-"""BM25Okapi over an inverted index that is updated one document at a time.
+"""BM25 over an inverted index that is updated one document at a time (SPEC §3.1).
 
-Same formula and parameters as rank-bm25's BM25Okapi (k1 = 1.5, b = 0.75, epsilon = 0.25:
-a term in more than half the documents gets epsilon × the average idf), so scores equal the
-reference implementation's (a test checks it), but a query touches only the postings of its
-terms and adding or removing one document costs only that document's terms. Postings are
-compact arrays; numpy (imported on first search) does the arithmetic.
+The term weight is BM25Okapi's, idf × tf·(k1 + 1) / (tf + k1·(1 − b + b·dl/avgdl)) with
+k1 = 1.5 and b = 0.75, and the idf is Lucene's, log(1 + (N − n + 0.5) / (n + 0.5)): positive
+for every term, so a document that shares a query term always scores above zero, whatever the
+corpus size. (BM25Okapi's log((N − n + 0.5) / (n + 0.5)) is zero or negative for a term in half
+the documents or more, which made a one- or two-memory store find nothing.) Scores equal a
+rank-bm25 `BM25` subclass with the same idf (the test oracle), but a query touches only the
+postings of its terms and adding or removing one document costs only that document's terms.
+Postings are compact arrays; numpy (imported on first search) does the arithmetic.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import orjson
 
 K1: Final = 1.5
 B: Final = 0.75
-EPSILON: Final = 0.25
 
 
 class InvertedIndex:
@@ -36,7 +38,6 @@ class InvertedIndex:
         self._post_docs: list[array[int]] = []
         self._post_tfs: list[array[int]] = []
         self._total_len = 0
-        self._avg_idf: float | None = None
         self._tags: dict[Hashable, str] = {}
         self._blob: _Blob | None = None
 
@@ -89,7 +90,6 @@ class InvertedIndex:
             terms.append(tid)
         self._doc_terms[slot] = terms
         self._slot[key] = slot
-        self._avg_idf = None
 
     def remove(self, key: Hashable) -> None:
         slot = self._slot.pop(key, None)
@@ -108,7 +108,6 @@ class InvertedIndex:
         self._doc_terms[slot] = None
         self._keys[slot] = None
         self._free.append(slot)
-        self._avg_idf = None
 
     def _postings(self, tid: int) -> tuple[array[int], array[int]]:
         """A term's postings, taken out of the loaded file on first use."""
@@ -127,19 +126,10 @@ class InvertedIndex:
         assert terms is not None
         return terms
 
-    def _average_idf(self, n: int) -> float:
-        """rank-bm25's average idf: over every term seen in the corpus, negative ones included."""
-        if self._avg_idf is None:
-            import numpy as np
-
-            df = np.frombuffer(self._df, dtype=np.uint32).astype(np.float64)
-            df = df[df > 0]
-            self._avg_idf = float(np.mean(np.log(n - df + 0.5) - np.log(df + 0.5))) if len(df) else 0.0
-        return self._avg_idf
-
     def scores(self, query: Iterable[str], top: int | None = None) -> list[tuple[Hashable, float]]:
-        """(key, score) of documents with a positive score, unsorted; with `top`, only the best
-        `top` of them (and any tied with the last), so callers can order ties themselves."""
+        """(key, score) of every document sharing a query term (all positive), unsorted; with
+        `top`, only the best `top` of them (and any tied with the last), so callers can order
+        ties themselves. A term repeated in the query counts once per repetition."""
         n = len(self._slot)
         if n == 0:
             return []
@@ -154,9 +144,7 @@ class InvertedIndex:
             if tid is None or self._df[tid] == 0:
                 continue
             df = self._df[tid]
-            idf = math.log(n - df + 0.5) - math.log(df + 0.5)
-            if idf < 0:
-                idf = EPSILON * self._average_idf(n)
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             post_docs, post_tfs = self._postings(tid)
             docs = np.frombuffer(post_docs, dtype=np.uint32)
             tfs = np.frombuffer(post_tfs, dtype=np.uint32).astype(np.float64)
@@ -166,15 +154,17 @@ class InvertedIndex:
             return []
         candidates = np.unique(np.concatenate(touched))
         values = total[candidates]
-        keep = values > 0
-        if top is not None and int(keep.sum()) > top:
+        if top is not None and len(values) > top:
             kth = np.partition(values, len(values) - top)[len(values) - top]
-            keep &= values >= kth
+            keep = values >= kth
+            candidates, values = candidates[keep], values[keep]
         keys = self._keys
-        return [(keys[int(s)], float(v)) for s, v in zip(candidates[keep], values[keep], strict=True)]
+        return [(keys[int(s)], float(v)) for s, v in zip(candidates, values, strict=True)]
 
 
-_MAGIC: Final = b"ENGRAM-BM25-2\n"
+_MAGIC: Final = b"ENGRAM-BM25-3\n"
+"""Format 3: documents hold search terms with stems alongside words (store.tokenize.terms).
+A file of another format is refused by `load`, so the caller rebuilds it from the memories."""
 
 
 class CorruptIndex(ValueError):

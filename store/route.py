@@ -81,7 +81,13 @@ BUILTIN_CLASSES: Final[dict[str, dict[str, list[str]]]] = {
 }
 GENERAL: Final = "general"
 RELEVANCE_SHARE: Final = 0.3
-"""A BM25 hit is relevant when it scores at least this share of the best hit."""
+"""Beyond the first MIN_RELEVANT, a BM25 hit is relevant when it scores at least this share of
+the best hit (SPEC §3.2's floor)."""
+MIN_RELEVANT: Final = 5
+"""The best BM25 hits that are relevant whatever their share of the best score. The floor keeps
+weak matches out of a big store's load; it never drops the best match, nor any hit of a store
+small enough that every hit fits (a word in half of 2, 4 or 10 memories finds all of them,
+however long some of those memories are)."""
 MAX_RELEVANT: Final = 20
 _TYPE_ORDER: Final = {t: i for i, t in enumerate(DURABLE_TYPES)}
 _PATH_RE: Final = re.compile(r"(?:[\w.\-]+/)+[\w.\-]*|[\w\-]+\.[A-Za-z0-9]{1,8}\b")
@@ -198,10 +204,9 @@ def route(
 
     if bm25:
         floor = max(bm25.values()) * RELEVANCE_SHARE
-        ranked = sorted(
-            (m for m in pool if bm25.get(m.id, 0.0) >= floor > 0), key=lambda m: (-bm25[m.id], m.id)
-        )
-        for memory in ranked[:MAX_RELEVANT]:
+        ranked = sorted((m for m in pool if m.id in bm25), key=lambda m: (-bm25[m.id], m.id))
+        relevant = [m for n, m in enumerate(ranked) if n < MIN_RELEVANT or bm25[m.id] >= floor]
+        for memory in relevant[:MAX_RELEVANT]:
             add(memory, "relevant", f"relevant: bm25 {bm25[memory.id]:.2f}")
 
     for path in named_paths(task):

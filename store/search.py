@@ -1,9 +1,14 @@
 """BM25 search over title + tags + body (SPEC §3.1), kept up to date one memory at a time.
 
-Field weights are applied by repetition: title tokens count three times, tags twice, body
-once. Scores are rank-bm25's BM25Okapi, computed over an inverted index (store.bm25) that is
+Field weights are applied by repetition: title terms count three times, tags twice, body
+once. Terms are words plus their stems (store.tokenize.terms), in documents and queries alike.
+Scores are BM25 with Lucene's idf (store.bm25), computed over an inverted index that is
 updated only for memories whose content hash changed, and saved next to index.json
-(`search.idx`) so a new process does not re-tokenise every file.
+(`search.idx`) so a new process does not re-tokenise every file. Every memory that shares a
+term with the query is a hit: there is no score floor.
+
+Searching is two steps, so another signal can be fused in between: `bm25_scores` gives the
+raw score of every matching memory by key, `rank` turns any such scores into hits.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import mmap
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -21,7 +26,7 @@ from typing import Final
 from store import bm25
 from store.fsutil import write_atomic
 from store.memory import Memory
-from store.tokenize import tokenize
+from store.tokenize import terms
 
 log = logging.getLogger("engram.store")
 
@@ -45,9 +50,9 @@ def key_of(memory: Memory) -> Key:
 
 
 def document_tokens(memory: Memory) -> list[str]:
-    title = tokenize(memory.title)
-    tags = tokenize(" ".join(memory.tags))
-    return title * TITLE_WEIGHT + tags * TAG_WEIGHT + tokenize(memory.body)
+    title = terms(memory.title)
+    tags = terms(" ".join(memory.tags))
+    return title * TITLE_WEIGHT + tags * TAG_WEIGHT + terms(memory.body)
 
 
 class SearchIndex:
@@ -135,21 +140,33 @@ class SearchIndex:
                 self._by_key[key] = memory
             self._dirty = True
 
-    def search(self, query: str, top: int | None = None) -> list[Hit]:
-        """Memories with a positive score (the best `top`, ties kept), best first, ties by id."""
-        terms = tokenize(query)
-        if not terms:
-            return []
+    def bm25_scores(self, query: str, top: int | None = None) -> dict[Key, float]:
+        """The BM25 score of every memory sharing a term with `query` (with `top`, the best
+        `top` and any tied with the last), by key, unrounded and unordered."""
+        wanted = terms(query)
+        if not wanted:
+            return {}
         with self._lock:
             index = self._ensure()
             try:
-                scored = index.scores(terms, top)
+                scored = index.scores(wanted, top)
             except bm25.CorruptIndex:
-                scored = self._rebuild().scores(terms, top)
+                scored = self._rebuild().scores(wanted, top)
             by_key = self._by_key
-            hits = [Hit(by_key[k], round(v, 4)) for k, v in scored if k in by_key]
+            return {k: v for k, v in scored if k in by_key}
+
+    def rank(self, scores: Mapping[Key, float]) -> list[Hit]:
+        """Hits for scores by key (BM25's or a fusion's), best first, ties by id, tier, scope;
+        keys of memories no longer indexed are skipped."""
+        with self._lock:
+            by_key = self._by_key
+            hits = [Hit(by_key[k], round(v, 4)) for k, v in scores.items() if k in by_key]
         hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
         return hits
+
+    def search(self, query: str, top: int | None = None) -> list[Hit]:
+        """Every memory sharing a term with `query` (the best `top`, ties kept), best first."""
+        return self.rank(self.bm25_scores(query, top))
 
     def save(self) -> None:
         """Write the index next to index.json (derived data; skipped when unchanged)."""
@@ -175,19 +192,19 @@ def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
     text = " ".join(body.split())
     if len(text) <= width:
         return text
-    terms = set(tokenize(query))
-    words = [(m.start(), set(tokenize(m.group()))) for m in _WORD.finditer(text)]
+    wanted = set(terms(query))
+    words = [(m.start(), set(terms(m.group()))) for m in _WORD.finditer(text)]
     best_start, best_hits = 0, -1
     right, counts = 0, Counter[str]()
     for left in range(len(words)):
         start = words[left][0]
         while right < len(words) and words[right][0] < start + width:
-            counts.update(words[right][1] & terms)
+            counts.update(words[right][1] & wanted)
             right += 1
         hits = len(+counts)
         if hits > best_hits:
             best_start, best_hits = start, hits
-        counts.subtract(words[left][1] & terms)
+        counts.subtract(words[left][1] & wanted)
     piece = text[best_start : best_start + width].rstrip()
     prefix = "…" if best_start > 0 else ""
     suffix = "…" if best_start + width < len(text) else ""

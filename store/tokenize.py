@@ -2,12 +2,22 @@
 
 `InvoiceService` gives `invoiceservice invoice service`; `api/billing/tax.py` gives the whole
 path and `api billing tax py`; `retry_backoff_ms` gives the whole and `retry backoff ms`.
+
+Search terms (`terms`) add each word's Snowball English stem right after the word when it
+differs: `indexing` gives `indexing index`, so a query for `indexing` finds `indexed`. Stems
+are added alongside words, never instead of them (measured: replacing words loses recall).
+Only plain ASCII words are stemmed; numbers, identifiers, paths and other scripts are their
+own stems.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from functools import lru_cache
 from typing import Final
+
+import snowballstemmer
 
 STOP_WORDS: Final = frozenset(
     [
@@ -49,6 +59,11 @@ STOP_WORDS: Final = frozenset(
 _TOKEN: Final = re.compile(r"\w(?:[\w./\-]*\w)?")
 _SEPARATORS: Final = re.compile(r"[/._\-]+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_DIGITS: Final = re.compile(r"[0-9]+")
+_STEMMER: Final = snowballstemmer.stemmer("english")
+_STEMMER_LOCK: Final = threading.Lock()
+STEM_CACHE: Final = 1 << 16
+"""Distinct words whose stems are remembered (a store's vocabulary is usually far smaller)."""
 
 
 def tokenize(text: str) -> list[str]:
@@ -63,6 +78,53 @@ def tokenize(text: str) -> list[str]:
         if len(parts) > 1 or (parts and parts[0] != whole):
             out.extend(p for p in parts if p not in STOP_WORDS)
     return out
+
+
+@lru_cache(maxsize=STEM_CACHE)
+def stem(token: str) -> str:
+    """The Snowball English stem of a plain ASCII word; any other token is its own stem."""
+    if not (token.isascii() and token.isalpha()):
+        return token
+    with _STEMMER_LOCK:  # a stemmer object keeps state between calls: one caller at a time
+        found: str = _STEMMER.stemWord(token)
+    return found
+
+
+def terms(text: str) -> list[str]:
+    """Search terms: the tokens in order, each followed by its stem when that differs."""
+    out: list[str] = []
+    for token in tokenize(text):
+        out.append(token)
+        root = stem(token)
+        if root != token:
+            out.append(root)
+    return out
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifier-like tokens of `text`, lower-cased, with every digit run written `#`:
+    compounds of `snake_case`, `camelCase`, dotted names and paths (`FOO_BAR`, `InvoiceService`,
+    `api/tax.py`, `v1.2.3` as `v#.#.#`). A kebab compound counts only when it is not plain
+    words (`rank-bm25` and `X-Request-ID` do, `well-known` does not). Digits are masked so a changed
+    number is the same identifier with a new value, not another identifier."""
+    found: list[str] = []
+    for match in _TOKEN.finditer(text):
+        raw = match.group()
+        pieces = [piece for piece in _SEPARATORS.split(raw) if piece]
+        parts = [p for piece in pieces for p in _split_case(piece)]
+        if len(parts) < 2 or not any(p.isalpha() and len(p) > 1 for p in parts):
+            continue
+        if not _plain_words(raw):
+            found.append(_DIGITS.sub("#", raw.lower()))
+    return found
+
+
+def _plain_words(raw: str) -> bool:
+    """`well-known`, `Read-only`: hyphenated words, each lower-case or capitalised."""
+    return all(
+        word.isascii() and word.isalpha() and (word.islower() or (word[:1].isupper() and word[1:].islower()))
+        for word in raw.split("-")
+    )
 
 
 def _split_case(piece: str) -> list[str]:

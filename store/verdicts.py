@@ -1,10 +1,28 @@
 """Deterministic verdicts for proposed memories (SPEC §4.1): ADD, UPDATE, SUPERSEDE, NOOP.
 
-Similarity (0–1) is half title overlap (Jaccard of title tokens) and half body containment
-(the share of the smaller body's tokens found in the other; Jaccard when a body has under 5
-tokens), so a restatement with a short body still scores as the memory it restates. Only the
-20 best BM25 matches are compared, so the cost does not grow with the store. Same input, same store →
-same verdicts; ties go to the smaller id.
+Similarity (0–1) is half title overlap (Jaccard of title tokens) and half body overlap. Body
+overlap is 1 when the candidate keeps all of a memory's tag and body tokens (the same text,
+or the text with something added); otherwise it is containment from the smaller side (the
+share of the smaller body's tokens found in the other), or Jaccard when a body has under 5
+tokens, so a restatement with a short body still scores as the memory it restates.
+
+What the candidate adds decides between NOOP and UPDATE, so similarity is not the whole
+verdict:
+- NOOP ("already known") needs similarity in the duplicate band *and* a candidate that adds
+  nothing: every token of its title, tags and body (compared by Snowball stem) is already in
+  the memory. The same text again is NOOP on a store of any size; the text with a clause
+  added, or with a number changed (`port 5432` → `port 5433`), is not.
+- UPDATE (by similarity) needs similarity in the related band (duplicate band included) and
+  the same subject: a candidate that drops one of the memory's identifiers and brings
+  another (`FOO_BAR` → `FOO_BAZ`, `api/tax.py` → `api/vat.py`; see
+  store.tokenize.identifiers) is about another thing, so it is an ADD shown next to that
+  memory, never an UPDATE that would overwrite it. A changed number keeps the subject: the
+  same fact with a new value is an UPDATE.
+
+The pool compared with is every memory whose title or body equals the candidate's (after
+case, spacing and punctuation are normalised), whatever the store's size, plus the 20 best
+BM25 matches of its text, so the cost does not grow with the store. Same input, same store →
+same verdicts: the pool and the scores are ordered, ties go to the smaller id, then scope.
 
 Verdicts are scope-true (issue 9): an UPDATE or SUPERSEDE target lives in the candidate's own
 scope, so a project proposal never rewrites a user-scope memory (shared by every workspace),
@@ -18,6 +36,8 @@ writing nothing is safe, and a user memory is wanted elsewhere too.
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -25,7 +45,7 @@ from typing import Any, Final
 from store.errors import StoreError
 from store.ids import slugify, unique_id
 from store.memory import Memory
-from store.tokenize import tokenize
+from store.tokenize import identifiers, stem, tokenize
 
 POOL: Final = 20
 SHOWN: Final = 3
@@ -126,44 +146,95 @@ class Verdict:
         )
 
 
-Shape = tuple[frozenset[str], frozenset[str]]
-"""(title tokens, tag and body tokens) of a memory or candidate."""
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What verdicts compare of a memory or candidate."""
+
+    title: frozenset[str]
+    body: frozenset[str]
+    """Tag and body tokens."""
+    stems: frozenset[str]
+    """The Snowball stem of every title, tag and body token."""
+    subjects: frozenset[str]
+    """Identifiers of the title and body, digits masked (store.tokenize.identifiers)."""
+
+
 MIN_CONTAINMENT_TOKENS: Final = 5
+_NOT_WORD: Final = re.compile(r"[\W_]+")
 
 
 def shape(title: str, tags: Sequence[str], body: str) -> Shape:
-    return frozenset(tokenize(title)), frozenset(tokenize(" ".join(tags) + "\n" + body))
+    title_tokens = frozenset(tokenize(title))
+    body_tokens = frozenset(tokenize(" ".join(tags) + "\n" + body))
+    return Shape(
+        title_tokens,
+        body_tokens,
+        frozenset(stem(t) for t in title_tokens | body_tokens),
+        frozenset(identifiers(title + "\n" + body)),
+    )
+
+
+def normal(text: str) -> str:
+    """Text compared for exact duplicates: case, spacing and punctuation ignored."""
+    return _NOT_WORD.sub(" ", text.casefold()).strip()
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def similarity(a: Shape, b: Shape) -> float:
-    (title_a, body_a), (title_b, body_b) = a, b
-    small = min(len(body_a), len(body_b))
-    body = len(body_a & body_b) / small if small >= MIN_CONTAINMENT_TOKENS else _jaccard(body_a, body_b)
-    return round(0.5 * _jaccard(title_a, title_b) + 0.5 * body, 3)
+def similarity(candidate: Shape, memory: Shape) -> float:
+    """Half title Jaccard, half body overlap (1 when the candidate keeps all of the memory's
+    body; else containment from the smaller side, or Jaccard under 5 tokens)."""
+    mine, theirs = candidate.body, memory.body
+    small = min(len(mine), len(theirs))
+    if theirs and theirs <= mine:
+        body = 1.0
+    elif small >= MIN_CONTAINMENT_TOKENS:
+        body = len(mine & theirs) / small
+    else:
+        body = _jaccard(mine, theirs)
+    return round(0.5 * _jaccard(candidate.title, memory.title) + 0.5 * body, 3)
+
+
+def closeness(candidate: Shape, memory: Shape) -> float:
+    """Jaccard of all the words (by stem): among equally similar memories, the one whose text
+    is most nearly the candidate's comes first (the exact duplicate before a longer memory)."""
+    return _jaccard(candidate.stems, memory.stems)
+
+
+def adds_nothing(candidate: Shape, memory: Shape) -> bool:
+    """Every word of the candidate (by stem) is already in the memory."""
+    return candidate.stems <= memory.stems
+
+
+def same_subject(candidate: Shape, memory: Shape) -> bool:
+    """False when the candidate drops one of the memory's identifiers and brings another."""
+    return not (candidate.subjects - memory.subjects and memory.subjects - candidate.subjects)
 
 
 def memory_shape(memory: Memory) -> Shape:
-    """A memory's token sets, cached by its content hash (the same memory recurs across proposals)."""
+    """A memory's shape, cached by its content hash (the same memory recurs across proposals)."""
     key = (memory.scope, memory.tier, memory.id, memory.hash)
     found = _shapes.get(key)
     if found is None:
-        found = _shapes[key] = shape(memory.title, memory.tags, memory.body)
-        if len(_shapes) > 4096:
-            _shapes.pop(next(iter(_shapes)))
+        found = shape(memory.title, memory.tags, memory.body)
+        with _shapes_lock:
+            _shapes[key] = found
+            while len(_shapes) > SHAPE_CACHE:
+                _shapes.pop(next(iter(_shapes)))
     return found
 
 
+SHAPE_CACHE: Final = 4096
 _shapes: dict[tuple[str, str, str, str], Shape] = {}
+_shapes_lock: Final = threading.Lock()
 
 
 def decide(
     candidate: Candidate,
     known: Known,
-    pool: Callable[[str], Sequence[Memory]],
+    pool: Callable[[Candidate], Sequence[Memory]],
     taken: set[str],
     *,
     duplicate: float,
@@ -171,11 +242,13 @@ def decide(
 ) -> Verdict:
     """The verdict for one candidate; `taken` collects ids claimed by earlier candidates."""
     mine = shape(candidate.title, candidate.tags, candidate.body)
-    scored = sorted(
-        ((similarity(mine, memory_shape(m)), m) for m in pool(candidate.text()) if m.active),
-        key=lambda pair: (-pair[0], pair[1].id),
-    )
-    similar = tuple(Similar(m.id, m.title, s, m.scope) for s, m in scored[:SHOWN] if s > 0)
+    scored: list[tuple[float, float, Memory]] = []
+    for memory in pool(candidate):
+        if memory.active:
+            theirs = memory_shape(memory)
+            scored.append((similarity(mine, theirs), closeness(mine, theirs), memory))
+    scored.sort(key=lambda row: (-row[0], -row[1], row[2].id, row[2].scope))
+    similar = tuple(Similar(m.id, m.title, s, m.scope) for s, _, m in scored[:SHOWN] if s > 0)
     scope = candidate.scope
     if candidate.supersedes is not None:
         target = known.in_scope(scope, candidate.supersedes)
@@ -208,13 +281,19 @@ def decide(
         if hidden is not None and candidate.id not in taken:
             taken.add(candidate.id)
             return Verdict("ADD", candidate.id, similar=similar, shadows=f"user:{candidate.id}")
-    noop = [(s, m) for s, m in scored if m.scope in (scope, "user")]
-    if noop and noop[0][0] >= duplicate:
-        best = noop[0][1]
+    noop = [
+        m
+        for s, _, m in scored
+        if s >= duplicate and m.scope in (scope, "user") and adds_nothing(mine, memory_shape(m))
+    ]
+    if noop:
+        best = noop[0]
         return Verdict("NOOP", best.id, best.id, best.hash, similar)
-    own = [(s, m) for s, m in scored if m.scope == scope]
-    if own and own[0][0] >= related:
-        best = own[0][1]
+    own = [
+        m for s, _, m in scored if s >= related and m.scope == scope and same_subject(mine, memory_shape(m))
+    ]
+    if own:
+        best = own[0]
         return Verdict("UPDATE", best.id, best.id, best.hash, similar)
     return Verdict("ADD", _new_id(candidate, known.merged, taken), similar=similar)
 

@@ -37,6 +37,7 @@ class LuceneBM25(BM25):  # type: ignore[misc]
             )
         return score
 
+
 WORDS = [f"w{i}" for i in range(200)]
 
 

@@ -136,3 +136,19 @@ def test_paths_named_in_a_task_are_found() -> None:
         "README.md",
         "web/src/",
     ]
+
+
+def test_the_relevance_floor_never_drops_the_few_best_hits(empty_workspace: Path) -> None:
+    """SPEC §3.2 keeps a floor for the relevant tier (a share of the best score), but the best
+    MIN_RELEVANT hits are relevant whatever their share: a long memory that mentions the word
+    once is routed next to a short one that is all about it."""
+    write_memory(empty_workspace, "argo-short", title="Argo rollouts", body="Argo rolls out every deploy.\n")
+    long_body = " ".join(f"word{n}" for n in range(300)) + " argo\n"
+    write_memory(empty_workspace, "argo-long", title="Miscellaneous notes", body=long_body)
+    for n in range(4):
+        write_memory(empty_workspace, f"filler-{n}", title=f"Filler {n}", body="Nothing to see.\n")
+    store = Store(empty_workspace)
+    scores = store._scores(store.view())("argo")
+    assert scores["argo-long"] < 0.3 * scores["argo-short"]  # the floor alone would drop it
+    relevant = [e.memory.id for e in store.route("argo").entries if e.tier == "relevant"]
+    assert relevant == ["argo-short", "argo-long"]

@@ -126,7 +126,9 @@ def test_a_query_of_only_stop_words_returns_no_results(workspace: Path) -> None:
 def test_four_memories_two_with_sqlite_finds_both(empty_workspace: Path) -> None:
     """Issue 10: a term in half the memories (BM25Okapi's idf is 0 there) still finds them."""
     write_memory(empty_workspace, "store-engine", title="Storage engine", body="We keep state in SQLite.\n")
-    write_memory(empty_workspace, "test-db", title="Test database", body="Tests run on an in-memory sqlite.\n")
+    write_memory(
+        empty_workspace, "test-db", title="Test database", body="Tests run on an in-memory sqlite.\n"
+    )
     write_memory(empty_workspace, "queue", title="Job queue", body="Jobs go through Redis streams.\n")
     write_memory(empty_workspace, "cache", title="Cache", body="Memcached holds rendered pages.\n")
     assert sorted(e.id for e in Store(empty_workspace).search("sqlite")) == ["store-engine", "test-db"]
