@@ -4,6 +4,10 @@ Drives the real `engram-mcp` over stdio and the real `engram` CLI on synthetic s
 10k and 100k memories (`--quick`: 1k and 10k, fewer repeats; under a minute once the stores
 exist). Prints a table and writes the medians and p95s to bench/results.json (or --out).
 Stores are generated once under $ENGRAM_BENCH_DIR (default /tmp/engram-bench) and reused.
+
+A search that finds nothing is not a speed: every timed search's hits are counted per query
+(`search_hits`), and a query with no hit at any size is listed under `failures` and makes
+the run exit 1 (after the figures are printed and written).
 """
 
 from __future__ import annotations
@@ -107,32 +111,47 @@ def cold_start(workspace: Path, method: str, repeat: int) -> list[float]:
     return samples
 
 
-def first_search(workspace: Path, repeat: int) -> list[float]:
+FIRST_QUERY = "migration retry"
+
+
+def hit_count(reply: dict[str, Any]) -> int:
+    """Results of an engram_search reply; an error or a malformed reply counts as none."""
+    structured = reply.get("result", {}).get("structuredContent") or {}
+    entries = (structured.get("data") or {}).get("entries") if structured.get("ok") else None
+    return len(entries) if isinstance(entries, list) else 0
+
+
+def first_search(workspace: Path, repeat: int, hits: dict[str, int]) -> list[float]:
     samples = []
     for _ in range(repeat):
         session = Session(workspace)
         session.request("initialize", INIT)
         start = time.perf_counter()
-        session.call("engram_search", {"query": "migration retry"})
+        reply = session.call("engram_search", {"query": FIRST_QUERY})
         samples.append((time.perf_counter() - start) * 1000)
+        hits[FIRST_QUERY] = min(hits.get(FIRST_QUERY, 10**9), hit_count(reply))
         session.close()
     return samples
 
 
-def warm(workspace: Path, repeat: int) -> tuple[dict[str, list[float]], float]:
+def warm(workspace: Path, repeat: int, hits: dict[str, int]) -> tuple[dict[str, list[float]], float]:
+    """Warm figures; `hits` gets each query's result count (the smallest seen)."""
     session = Session(workspace)
     session.request("initialize", INIT)
     queries = stores.queries()
     session.call("engram_search", {"query": queries[0]})
     session.call("engram_load", {"query": queries[0]})
-    results = {
+    results: dict[str, list[float]] = {
         "tools_list": timed(lambda: session.request("tools/list"), repeat * 2),
         "search": [],
         "load": [],
     }
     for n in range(repeat):
         query = queries[n % len(queries)]
-        results["search"] += timed(lambda q=query: session.call("engram_search", {"query": q}), 1)  # type: ignore[misc]
+        start = time.perf_counter()
+        reply = session.call("engram_search", {"query": query})
+        results["search"].append((time.perf_counter() - start) * 1000)
+        hits[query] = min(hits.get(query, 10**9), hit_count(reply))
         results["load"] += timed(
             lambda q=query: session.call("engram_load", {"query": q, "budget_tokens": 2000}), 1
         )  # type: ignore[misc]
@@ -223,6 +242,7 @@ def main() -> int:
     report: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
         "sizes": {},
+        "failures": [],
     }
     report["bare_interpreter_start"] = summary(bare_start(repeat))
     for size in sizes:
@@ -232,9 +252,12 @@ def main() -> int:
         figures: dict[str, Any] = {}
         figures["cold_initialize"] = summary(cold_start(workspace, "initialize", repeat))
         figures["cold_discover"] = summary(cold_start(workspace, "server/discover", repeat))
-        figures["first_search_after_cold_start"] = summary(first_search(workspace, max(3, repeat // 3)))
-        samples, rss = warm(workspace, repeat * 2)
+        hits: dict[str, int] = {}
+        figures["first_search_after_cold_start"] = summary(first_search(workspace, max(3, repeat // 3), hits))
+        samples, rss = warm(workspace, repeat * 2, hits)
         figures.update({f"{name}_warm": summary(values) for name, values in samples.items()})
+        figures["search_hits"] = hits
+        report["failures"] += [f"{size}: no hit for {q!r}" for q, count in hits.items() if count == 0]
         figures["peak_rss_mb"] = round(rss, 1)
         figures["reindex_one_change"] = summary(reindex_one(workspace, repeat))
         if size == 1000:
@@ -245,6 +268,11 @@ def main() -> int:
     report["recall_at_3_fixture"] = recall()
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(render(report))
+    if report["failures"]:
+        print("FAILED: a search that finds nothing is not a speed:", file=sys.stderr)
+        for failure in report["failures"]:
+            print(f"  {failure}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -256,7 +284,8 @@ def render(report: dict[str, Any]) -> str:
         "| figure | " + " | ".join(report["sizes"]) + " |",
     ]
     lines.append("|---|" + "---|" * len(report["sizes"]))
-    names = sorted({k for figures in report["sizes"].values() for k in figures if k != "side_by_side"})
+    skip = ("side_by_side", "search_hits")
+    names = sorted({k for figures in report["sizes"].values() for k in figures if k not in skip})
     for name in names:
         cells = []
         for figures in report["sizes"].values():
@@ -266,6 +295,10 @@ def render(report: dict[str, Any]) -> str:
             else:
                 cells.append("" if value is None else str(value))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "search hits per query (fewest seen; 10 is the page size; 0 fails the run):"]
+    for size, figures in report["sizes"].items():
+        counts = figures.get("search_hits", {})
+        lines.append(f"- {size}: " + ", ".join(f"{q!r} {n}" for q, n in counts.items()))
     side = report["sizes"].get("1000", {}).get("side_by_side")
     if side:
         lines += ["", f"side by side (1k): {side}"]
