@@ -17,9 +17,9 @@ import logging
 import mmap
 import re
 import threading
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
@@ -188,24 +188,34 @@ class SearchIndex:
 
 
 def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
-    """The ~`width`-character stretch of `body` that holds the most query terms."""
+    """The ~`width`-character stretch of `body` that holds the most distinct query terms (the
+    first such stretch)."""
     text = " ".join(body.split())
     if len(text) <= width:
         return text
-    wanted = set(terms(query))
-    words = [(m.start(), set(terms(m.group()))) for m in _WORD.finditer(text)]
+    wanted = frozenset(terms(query))
+    words = [(m.start(), _word_terms(m.group()) & wanted) for m in _WORD.finditer(text)]
     best_start, best_hits = 0, -1
-    right, counts = 0, Counter[str]()
+    right, counts, distinct = 0, dict.fromkeys(wanted, 0), 0
     for left in range(len(words)):
         start = words[left][0]
         while right < len(words) and words[right][0] < start + width:
-            counts.update(words[right][1] & wanted)
+            for term in words[right][1]:
+                counts[term] += 1
+                distinct += counts[term] == 1
             right += 1
-        hits = len(+counts)
-        if hits > best_hits:
-            best_start, best_hits = start, hits
-        counts.subtract(words[left][1] & wanted)
+        if distinct > best_hits:
+            best_start, best_hits = start, distinct
+        for term in words[left][1]:
+            counts[term] -= 1
+            distinct -= counts[term] == 0
     piece = text[best_start : best_start + width].rstrip()
     prefix = "…" if best_start > 0 else ""
     suffix = "…" if best_start + width < len(text) else ""
     return f"{prefix}{piece}{suffix}"
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_terms(word: str) -> frozenset[str]:
+    """The search terms of one whitespace-separated word (bodies share their words: cached)."""
+    return frozenset(terms(word))
