@@ -143,7 +143,7 @@ class SearchIndex:
     def bm25_scores(self, query: str, top: int | None = None) -> dict[Key, float]:
         """The BM25 score of every memory sharing a term with `query` (with `top`, the best
         `top` and any tied with the last), by key, unrounded and unordered."""
-        wanted = terms(query)
+        wanted = terms(query, query=True)
         if not wanted:
             return {}
         with self._lock:
@@ -193,7 +193,7 @@ def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
     text = " ".join(body.split())
     if len(text) <= width:
         return text
-    wanted = frozenset(terms(query))
+    wanted = frozenset(terms(query, query=True))
     words = [(m.start(), _word_terms(m.group()) & wanted) for m in _WORD.finditer(text)]
     best_start, best_hits = 0, -1
     right, counts, distinct = 0, dict.fromkeys(wanted, 0), 0

@@ -6,8 +6,8 @@ path and `api billing tax py`; `retry_backoff_ms` gives the whole and `retry bac
 Search terms (`terms`) add each word's Snowball English stem right after the word when it
 differs: `indexing` gives `indexing index`, so a query for `indexing` finds `indexed`. Stems
 are added alongside words, never instead of them (measured: replacing words loses recall).
-Only plain ASCII words are stemmed; numbers, identifiers, paths and other scripts are their
-own stems.
+Only plain ASCII words are stemmed (numbers, paths and other scripts are their own stems), and
+a compound only in its parts, only in memories (see `terms`).
 """
 
 from __future__ import annotations
@@ -70,14 +70,20 @@ def tokenize(text: str) -> list[str]:
     """Tokens in order of appearance; a compound adds its parts right after itself."""
     out: list[str] = []
     for match in _TOKEN.finditer(text):
-        raw = match.group()
-        whole = raw.lower()
-        parts = [p.lower() for piece in _SEPARATORS.split(raw) if piece for p in _split_case(piece)]
+        whole, parts = _pieces(match.group())
         if whole not in STOP_WORDS:
             out.append(whole)
-        if len(parts) > 1 or (parts and parts[0] != whole):
-            out.extend(p for p in parts if p not in STOP_WORDS)
+        out.extend(p for p in parts if p not in STOP_WORDS)
     return out
+
+
+def _pieces(raw: str) -> tuple[str, list[str]]:
+    """A raw token lower-cased, and its parts when it is a compound (else no parts)."""
+    whole = raw.lower()
+    parts = [p.lower() for piece in _SEPARATORS.split(raw) if piece for p in _split_case(piece)]
+    if len(parts) > 1 or (parts and parts[0] != whole):
+        return whole, parts
+    return whole, []
 
 
 @lru_cache(maxsize=STEM_CACHE)
@@ -90,15 +96,32 @@ def stem(token: str) -> str:
     return found
 
 
-def terms(text: str) -> list[str]:
-    """Search terms: the tokens in order, each followed by its stem when that differs."""
+def terms(text: str, *, query: bool = False) -> list[str]:
+    """Search terms: the tokens in order, each word followed by its stem when that differs.
+
+    A compound's whole (`invoiceservice`, `tide/commands`) is never stemmed. In a memory its
+    parts are (`InvoiceService` → `invoice invoic service servic`), so a query for `invoices`
+    reaches it; in a query (`query=True`) they are not: an identifier asked for is matched as
+    written, and `tide/commands` does not reach every memory that says `command`."""
     out: list[str] = []
-    for token in tokenize(text):
-        out.append(token)
-        root = stem(token)
-        if root != token:
-            out.append(root)
+    for match in _TOKEN.finditer(text):
+        whole, parts = _pieces(match.group())
+        if whole not in STOP_WORDS:
+            out.append(whole)
+            if not parts:
+                _stemmed(out, whole)
+        for part in parts:
+            if part not in STOP_WORDS:
+                out.append(part)
+                if not query:
+                    _stemmed(out, part)
     return out
+
+
+def _stemmed(out: list[str], token: str) -> None:
+    root = stem(token)
+    if root != token:
+        out.append(root)
 
 
 def identifiers(text: str) -> list[str]:

@@ -152,6 +152,23 @@ def test_another_form_of_a_word_finds_the_memory(empty_workspace: Path) -> None:
     assert ids == ["indexing", "indexed"]
 
 
+def test_a_plain_word_reaches_an_identifier_part_but_not_the_reverse(empty_workspace: Path) -> None:
+    """`invoices` finds a memory that names `InvoiceService` (its parts are stemmed in the
+    index); the identifier `tide/commands` asked for is matched as written, so the memory that
+    names it ranks above one that only says `command` in its title."""
+    _filler(empty_workspace)
+    write_memory(empty_workspace, "layering", title="Layering", body="Handlers call InvoiceService only.\n")
+    write_memory(
+        empty_workspace, "cli-layout", title="CLI layout", body="Subcommands live in tide/commands.\n"
+    )
+    write_memory(
+        empty_workspace, "add-command", title="Add a command", body="Copy an existing command module.\n"
+    )
+    store = Store(empty_workspace)
+    assert [e.id for e in store.search("invoices")] == ["layering"]
+    assert [e.id for e in store.search("tide/commands")] == ["cli-layout"]
+
+
 def test_an_old_format_saved_index_is_rebuilt_not_misread(empty_workspace: Path) -> None:
     """A search.idx written before stems existed (same memories, same content hashes) is
     rebuilt on open, never read as if it held stems: a stemmed query finds the memory."""

@@ -20,11 +20,21 @@ def test_words_are_kept_alongside_their_stems() -> None:
     assert set(tokenize("Databases are running")) <= set(found)
 
 
-def test_identifier_parts_are_stemmed_but_the_whole_is_kept() -> None:
-    """A compound keeps its whole form; its word parts get stems like any word."""
-    found = terms("InvoiceService")
-    assert found[:1] == ["invoiceservice"]
-    assert "invoice" in found and "invoic" in found and "service" in found and "servic" in found
+def test_identifier_parts_are_stemmed_in_memories_but_the_whole_never() -> None:
+    """A compound keeps its whole form, unstemmed; its word parts get stems in a memory."""
+    assert terms("InvoiceService") == ["invoiceservice", "invoice", "invoic", "service", "servic"]
+
+
+def test_a_query_identifier_is_matched_as_written() -> None:
+    """In a query, a compound's parts are not stemmed (plain words still are)."""
+    assert terms("tide/commands sending", query=True) == [
+        "tide/commands",
+        "tide",
+        "commands",
+        "sending",
+        "send",
+    ]
+    assert terms("InvoiceService", query=True) == ["invoiceservice", "invoice", "service"]
 
 
 def test_numbers_paths_and_other_scripts_are_their_own_stems() -> None:
