@@ -192,6 +192,24 @@ def test_a_memory_that_gains_a_clause_is_update(
         assert "Ask the platform team before changing it." in text
 
 
+@pytest.mark.parametrize("size", SIZES)
+def test_the_server_that_wrote_them_finds_them_at_once(
+    empty_workspace: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """In the server process that committed them, engram_search and engram_load find every
+    new memory by its title on the very next call."""
+    monkeypatch.chdir(empty_workspace)
+    assert main(["init"]) == 0
+    tools = Tools(empty_workspace)
+    candidates = _candidates(size)
+    ids = [w["id"] for w in tools.commit(tools.save(candidates))["written"]]
+    for memory_id, candidate in zip(ids, candidates, strict=True):
+        found = tools.call("engram_search", {"query": candidate["title"]})["entries"]
+        assert found and found[0]["id"] == memory_id
+        assert memory_id in tools.call("engram_load", {"query": candidate["title"]})["selected_keys"]
+    tools.close()
+
+
 def test_four_memories_two_with_sqlite(
     empty_workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
