@@ -161,6 +161,30 @@ class InvertedIndex:
         keys = self._keys
         return [(keys[int(s)], float(v)) for s, v in zip(candidates, values, strict=True)]
 
+    def containing(self, terms: Iterable[str]) -> list[Hashable]:
+        """Every document holding all of `terms`, shortest first (ties by key): the documents
+        a text with these terms adds nothing to, found by intersecting postings, rarest first."""
+        tids = []
+        for term in set(terms):
+            tid = self._term_id.get(term)
+            if tid is None or self._df[tid] == 0:
+                return []
+            tids.append(tid)
+        if not tids:
+            return []
+        import numpy as np
+
+        tids.sort(key=lambda t: (self._df[t], t))
+        common = np.frombuffer(self._postings(tids[0])[0], dtype=np.uint32)
+        for tid in tids[1:]:
+            docs = np.frombuffer(self._postings(tid)[0], dtype=np.uint32)
+            common = np.intersect1d(common, docs, assume_unique=True)
+            if not len(common):
+                return []
+        keys = self._keys
+        slots = sorted((int(s) for s in common), key=lambda s: (self._doc_len[s], str(keys[s])))
+        return [keys[s] for s in slots]
+
 
 _MAGIC: Final = b"ENGRAM-BM25-3\n"
 """Format 3: documents hold search terms with stems alongside words (store.tokenize.terms).

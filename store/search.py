@@ -26,7 +26,7 @@ from typing import Final
 from store import bm25
 from store.fsutil import write_atomic
 from store.memory import Memory
-from store.tokenize import terms
+from store.tokenize import terms, tokenize
 
 log = logging.getLogger("engram.store")
 
@@ -163,6 +163,19 @@ class SearchIndex:
             hits = [Hit(by_key[k], round(v, 4)) for k, v in scores.items() if k in by_key]
         hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
         return hits
+
+    def containing(self, text: str) -> list[Memory]:
+        """Every memory holding all the words of `text` (memories it adds nothing to),
+        shortest first, ties by key."""
+        words = tokenize(text)
+        with self._lock:
+            index = self._ensure()
+            try:
+                keys = index.containing(words)
+            except bm25.CorruptIndex:
+                keys = self._rebuild().containing(words)
+            by_key = self._by_key
+            return [by_key[k] for k in keys if k in by_key]
 
     def search(self, query: str, top: int | None = None) -> list[Hit]:
         """Every memory sharing a term with `query` (the best `top`, ties kept), best first."""

@@ -22,7 +22,7 @@ from store.route import RoutePlan, route, task_classes
 from store.search import SearchIndex, snippet
 from store.usage import Usage
 from store.variants import variant_text
-from store.verdicts import POOL, Candidate, normal
+from store.verdicts import POOL, Candidate
 from store.workspace import ScopeDir, init_scope, project_dir, user_dir
 
 
@@ -87,8 +87,6 @@ class Store:
         self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
         self._index_hash: tuple[tuple[Any, ...], str] = ((), "")
         self._pool: tuple[tuple[Any, ...], list[Memory]] = ((), [])
-        self._exact: tuple[tuple[Any, ...], dict[tuple[str, str], list[Memory]]] = ((), {})
-        self._normal: dict[str, tuple[str, str]] = {}
         self.recovered = 0
         """Files rewritten by `recover` from an interrupted commit's journal (verify reports it)."""
         self._config_lock = threading.Lock()
@@ -191,42 +189,18 @@ class Store:
             self.seal_paths(paths)
 
     def similar_pool(self, candidate: Candidate, view: View | None = None) -> list[Memory]:
-        """The active durable memories a verdict compares `candidate` with: every one whose
-        title or body equals the candidate's (normalised; found at any store size, whatever
-        BM25 makes of it), then the POOL best BM25 matches of its text."""
+        """The active durable memories a verdict compares `candidate` with: the POOL best BM25
+        matches of its text, then up to POOL memories that hold every word of it (shortest
+        first), so an exact or containing duplicate is seen whatever BM25 ranks above it."""
         view = view or self.view()
-        exact = self._exact_matches(view)
-        found: dict[tuple[str, str], Memory] = {}
-        for key in (("title", normal(candidate.title)), ("body", normal(candidate.body))):
-            for memory in exact.get(key, ()):
-                found.setdefault((memory.scope, memory.id), memory)
-        hits = [
-            h.memory
-            for h in self._search.search(candidate.text(), 100)
-            if h.memory.tier == "durable" and h.memory.active and view.durable.get(h.memory.id) is h.memory
-        ]
-        for memory in hits[:POOL]:
-            found.setdefault((memory.scope, memory.id), memory)
-        return list(found.values())
 
-    def _exact_matches(self, view: View) -> dict[tuple[str, str], list[Memory]]:
-        """Active durable memories by ("title" | "body", normalised text), for this view; the
-        normalised forms are remembered by content hash, so a new view costs a dict pass."""
-        if self._exact[0] == view.key:
-            return self._exact[1]
-        table: dict[tuple[str, str], list[Memory]] = {}
-        memo = self._normal
-        for memory in sorted((m for m in view.durable.values() if m.active), key=lambda m: (m.id, m.scope)):
-            forms = memo.get(memory.hash)
-            if forms is None:
-                forms = memo[memory.hash] = (normal(memory.title), normal(memory.body))
-            table.setdefault(("title", forms[0]), []).append(memory)
-            table.setdefault(("body", forms[1]), []).append(memory)
-        if len(memo) > 2 * len(view.durable) + 64:
-            live = {m.hash for m in view.durable.values()}
-            self._normal = {h: f for h, f in memo.items() if h in live}
-        self._exact = (view.key, table)
-        return table
+        def eligible(memory: Memory) -> bool:
+            return memory.tier == "durable" and memory.active and view.durable.get(memory.id) is memory
+
+        text = candidate.text()
+        ranked = [h.memory for h in self._search.search(text, 100) if eligible(h.memory)][:POOL]
+        holding = [m for m in self._search.containing(text) if eligible(m)][:POOL]
+        return list({(m.scope, m.id): m for m in [*ranked, *holding]}.values())
 
     def seal_paths(self, paths: Sequence[Path]) -> None:
         """Record the files engram itself just wrote as reviewed, so verify stays clean."""

@@ -19,10 +19,12 @@ verdict:
   memory, never an UPDATE that would overwrite it. A changed number keeps the subject: the
   same fact with a new value is an UPDATE.
 
-The pool compared with is every memory whose title or body equals the candidate's (after
-case, spacing and punctuation are normalised), whatever the store's size, plus the 20 best
-BM25 matches of its text, so the cost does not grow with the store. Same input, same store →
-same verdicts: the pool and the scores are ordered, ties go to the smaller id, then scope.
+The pool compared with is the 20 best BM25 matches of the candidate's text plus up to 20
+memories that hold every word of it (found by intersecting postings, shortest first), so the
+same text again is seen whatever BM25 ranks above it, and the cost does not grow with the
+store. Same input, same store → same verdicts: the pool and the scores are ordered; among
+equally similar memories the one whose words are most nearly the candidate's comes first,
+then the smaller id, then scope.
 
 Verdicts are scope-true (issue 9): an UPDATE or SUPERSEDE target lives in the candidate's own
 scope, so a project proposal never rewrites a user-scope memory (shared by every workspace),
@@ -36,7 +38,6 @@ writing nothing is safe, and a user memory is wanted elsewhere too.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -160,7 +161,6 @@ class Shape:
 
 
 MIN_CONTAINMENT_TOKENS: Final = 5
-_NOT_WORD: Final = re.compile(r"[\W_]+")
 
 
 def shape(title: str, tags: Sequence[str], body: str) -> Shape:
@@ -172,11 +172,6 @@ def shape(title: str, tags: Sequence[str], body: str) -> Shape:
         frozenset(stem(t) for t in title_tokens | body_tokens),
         frozenset(identifiers(title + "\n" + body)),
     )
-
-
-def normal(text: str) -> str:
-    """Text compared for exact duplicates: case, spacing and punctuation ignored."""
-    return _NOT_WORD.sub(" ", text.casefold()).strip()
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -146,3 +146,20 @@ def test_a_posting_past_the_documents_is_caught_when_read() -> None:
     data[docs_base : docs_base + 4] = (10**6).to_bytes(4, "little")
     with pytest.raises(CorruptIndex):
         load(bytes(data)).scores(["shared"])
+
+
+def test_containing_finds_every_document_holding_all_terms_shortest_first() -> None:
+    """`containing` intersects postings: the documents a text adds nothing to, shortest first
+    (ties by key), none when a term is unknown."""
+    index = InvertedIndex()
+    index.add("long", ["a", "b", "c", "d", "e"])
+    index.add("short", ["b", "a"])
+    index.add("twin", ["a", "b"])
+    index.add("partial", ["a", "c"])
+    index.remove("partial")
+    index.add("partial", ["a"])
+    assert index.containing(["a", "b", "a"]) == ["short", "twin", "long"]
+    assert index.containing(["a"]) == ["partial", "short", "twin", "long"]
+    assert index.containing(["a", "zzz"]) == []
+    assert index.containing([]) == []
+    assert load(dump(index)).containing(["b", "a"]) == ["short", "twin", "long"]
