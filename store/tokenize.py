@@ -64,17 +64,23 @@ _STEMMER: Final = snowballstemmer.stemmer("english")
 _STEMMER_LOCK: Final = threading.Lock()
 STEM_CACHE: Final = 1 << 16
 """Distinct words whose stems are remembered (a store's vocabulary is usually far smaller)."""
+TOKEN_CACHE: Final = 1 << 16
+"""Distinct raw tokens whose tokens and terms are remembered (the same words recur)."""
 
 
 def tokenize(text: str) -> list[str]:
     """Tokens in order of appearance; a compound adds its parts right after itself."""
     out: list[str] = []
-    for match in _TOKEN.finditer(text):
-        whole, parts = _pieces(match.group())
-        if whole not in STOP_WORDS:
-            out.append(whole)
-        out.extend(p for p in parts if p not in STOP_WORDS)
+    for raw in _TOKEN.findall(text):
+        out.extend(_raw_tokens(raw))
     return out
+
+
+@lru_cache(maxsize=TOKEN_CACHE)
+def _raw_tokens(raw: str) -> tuple[str, ...]:
+    whole, parts = _pieces(raw)
+    head = () if whole in STOP_WORDS else (whole,)
+    return head + tuple(p for p in parts if p not in STOP_WORDS)
 
 
 def _pieces(raw: str) -> tuple[str, list[str]]:
@@ -104,18 +110,25 @@ def terms(text: str, *, query: bool = False) -> list[str]:
     reaches it; in a query (`query=True`) they are not: an identifier asked for is matched as
     written, and `tide/commands` does not reach every memory that says `command`."""
     out: list[str] = []
-    for match in _TOKEN.finditer(text):
-        whole, parts = _pieces(match.group())
-        if whole not in STOP_WORDS:
-            out.append(whole)
-            if not parts:
-                _stemmed(out, whole)
-        for part in parts:
-            if part not in STOP_WORDS:
-                out.append(part)
-                if not query:
-                    _stemmed(out, part)
+    for raw in _TOKEN.findall(text):
+        out.extend(_raw_terms(raw, query))
     return out
+
+
+@lru_cache(maxsize=TOKEN_CACHE)
+def _raw_terms(raw: str, query: bool) -> tuple[str, ...]:
+    whole, parts = _pieces(raw)
+    out: list[str] = []
+    if whole not in STOP_WORDS:
+        out.append(whole)
+        if not parts:
+            _stemmed(out, whole)
+    for part in parts:
+        if part not in STOP_WORDS:
+            out.append(part)
+            if not query:
+                _stemmed(out, part)
+    return tuple(out)
 
 
 def _stemmed(out: list[str], token: str) -> None:

@@ -3,6 +3,8 @@ English stem, never replaced by it."""
 
 from __future__ import annotations
 
+import pytest
+
 from store.tokenize import stem, terms, tokenize
 
 
@@ -45,11 +47,34 @@ def test_numbers_paths_and_other_scripts_are_their_own_stems() -> None:
     assert terms("5432 größe") == ["5432", "größe"]
 
 
-def test_stems_are_cached_per_word() -> None:
+def test_stems_are_cached_per_word(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stemmer runs once per distinct word (a bounded cache), not once per occurrence."""
+    import store.tokenize as tokenize_module
+
+    calls: list[str] = []
+    real = tokenize_module._STEMMER
+
+    class Counting:
+        def stemWord(self, word: str) -> str:  # noqa: N802 - snowballstemmer's name
+            calls.append(word)
+            found: str = real.stemWord(word)
+            return found
+
+    monkeypatch.setattr(tokenize_module, "_STEMMER", Counting())
     stem.cache_clear()
+    tokenize_module._raw_terms.cache_clear()
     for _ in range(3):
-        terms("caching cached caches")
-    info = stem.cache_info()
-    assert info.misses == 3 and info.hits == 6
-    assert info.maxsize is not None
+        assert terms("caching cached caches, caching") == [
+            "caching",
+            "cach",
+            "cached",
+            "cach",
+            "caches",
+            "cach",
+            "caching",
+            "cach",
+        ]
+    assert sorted(calls) == ["cached", "caches", "caching"]
+    assert stem.cache_info().maxsize is not None
+    stem.cache_clear()
+    tokenize_module._raw_terms.cache_clear()
