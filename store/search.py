@@ -90,10 +90,12 @@ class SearchIndex:
         return index
 
     def warm(self) -> None:
-        """Load the saved index and numpy now (a server does it while the client connects)."""
+        """Load the saved index, numpy and the stemmer now (a server does it while the client
+        connects)."""
+        wanted = terms("engram warming", query=True)
         with self._lock:
             index = self._ensure()
-            index.scores(["engram"])
+            index.scores(wanted)
 
     def sync(self, memories: Iterable[Memory]) -> None:
         """Make the index hold exactly these memories; only changed ones are re-tokenised."""

@@ -15,9 +15,7 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
-from typing import Final
-
-import snowballstemmer
+from typing import Any, Final
 
 STOP_WORDS: Final = frozenset(
     [
@@ -60,7 +58,8 @@ _TOKEN: Final = re.compile(r"\w(?:[\w./\-]*\w)?")
 _SEPARATORS: Final = re.compile(r"[/._\-]+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _DIGITS: Final = re.compile(r"[0-9]+")
-_STEMMER: Final = snowballstemmer.stemmer("english")
+_STEMMER: Any = None
+"""snowballstemmer's English stemmer, made on first use (importing it costs ~30 ms)."""
 _STEMMER_LOCK: Final = threading.Lock()
 STEM_CACHE: Final = 1 << 16
 """Distinct words whose stems are remembered (a store's vocabulary is usually far smaller)."""
@@ -97,7 +96,12 @@ def stem(token: str) -> str:
     """The Snowball English stem of a plain ASCII word; any other token is its own stem."""
     if not (token.isascii() and token.isalpha()):
         return token
+    global _STEMMER
     with _STEMMER_LOCK:  # a stemmer object keeps state between calls: one caller at a time
+        if _STEMMER is None:
+            import snowballstemmer
+
+            _STEMMER = snowballstemmer.stemmer("english")
         found: str = _STEMMER.stemWord(token)
     return found
 

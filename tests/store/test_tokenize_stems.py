@@ -52,6 +52,8 @@ def test_stems_are_cached_per_word(monkeypatch: pytest.MonkeyPatch) -> None:
     import store.tokenize as tokenize_module
 
     calls: list[str] = []
+    stem.cache_clear()
+    stem("warming")  # the real stemmer is made on first use
     real = tokenize_module._STEMMER
 
     class Counting:
