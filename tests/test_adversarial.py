@@ -250,13 +250,13 @@ def test_the_store_refuses_hostile_ids_before_building_a_path(
         opened.append(str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr("builtins.open", spy_open)
-    for call in (store.get, store.fetch, lambda x: store.load("", memory_id=x)):
-        with pytest.raises(InvalidId) as caught:
-            call(hostile)
-        assert caught.value.code == "ENGRAM_VALIDATION"
-        assert len(caught.value.message) < 300
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
+        patch.setattr("builtins.open", spy_open)
+        for call in (store.get, store.fetch, lambda x: store.load("", memory_id=x)):
+            with pytest.raises(InvalidId) as caught:
+                call(hostile)
+            assert caught.value.code == "ENGRAM_VALIDATION"
+            assert len(caught.value.message) < 300
     assert not [p for p in opened if "outside" in p or "passwd" in p], opened
     store.close()
 
@@ -461,10 +461,10 @@ def test_ampersands_and_stars_inside_quoted_strings_parse_through_the_safe_loade
         loaders.append(Loader)
         return real_load(stream, Loader=Loader)
 
-    monkeypatch.setattr(yaml, "load", spy)
-    memory_module.split_front_matter(text)
-    assert loaders == [memory_module._Loader]
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
+        patch.setattr(yaml, "load", spy)
+        memory_module.split_front_matter(text)
+        assert loaders == [memory_module._Loader]
 
     (workspace / MEMORY / "ampersands-and-stars.md").write_text(text)
     started = time.monotonic()
