@@ -84,6 +84,8 @@ class Pending:
     key: Callable[[], bytes] = field(default=lambda: b"")
     dropped: int = 0
     """Open proposals the last `render` dropped to stay within the caps."""
+    fresh: set[str] = field(default_factory=set)
+    """Proposals added by this process: newest of all, never dropped for an older one."""
 
     @classmethod
     def read(cls, path: Path, key: Callable[[], bytes]) -> Pending:
@@ -113,7 +115,7 @@ class Pending:
             and v["expires"] + KEEP_SECONDS > now
             and _intact(key, k, v)
         ]
-        kept.sort(key=lambda kv: (-_number(kv[1].get("created")), kv[0]))
+        kept.sort(key=lambda kv: (kv[0] not in self.fresh, -_number(kv[1].get("created")), kv[0]))
         chosen: dict[str, dict[str, Any]] = {}
         size = 0
         self.dropped = 0
@@ -133,6 +135,7 @@ class Pending:
         hashed = token_hash(token)
         record["tag"] = integrity_tag(self.key(), hashed, record)
         self.records[hashed] = record
+        self.fresh.add(hashed)
 
     def set_status(self, hashed: str, status: str) -> None:
         """engram's own status change (used, declined), re-tagged."""

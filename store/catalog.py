@@ -427,9 +427,13 @@ class Catalog:
         key = self._key() if lines else b""
         for line in lines:
             try:
-                name, sealed, found = orjson.loads(line)
-            except (orjson.JSONDecodeError, ValueError, TypeError):
+                parsed = orjson.loads(line)
+            except orjson.JSONDecodeError:
                 continue  # a torn last line from a crash: that seal is simply not recorded
+            if not isinstance(parsed, list) or len(parsed) != 3:
+                refused += 1
+                continue
+            name, sealed, found = parsed
             if not isinstance(name, str) or not (sealed is None or isinstance(sealed, str)):
                 refused += 1
                 continue
