@@ -103,8 +103,8 @@ def assert_derived_files_readable(root: Path) -> None:
         lines = data.split(b"\n")
         complete, last = lines[:-1], lines[-1]  # `last` is b"" when the file ends with a newline
         for line in complete:
-            key, sealed = orjson.loads(line)  # only a torn LAST line is tolerated
-            assert isinstance(key, str) and isinstance(sealed, str)
+            key, sealed, tag = orjson.loads(line)  # only a torn LAST line is tolerated
+            assert isinstance(key, str) and isinstance(sealed, str) and len(tag) == 64
         if last:
             print(f"seals.log has a torn last line ({len(last)} bytes)")
     journal = root / "journal.json"
@@ -460,3 +460,89 @@ def test_link_edits_killed_at_random_keep_the_host_config_whole(
         f"link edits: {linked} kills left engram linked, {unlinked} unlinked; "
         f"temp files left behind: {litter}"
     )
+
+
+# --- a kill between a memory write and its seal (SPEC §2, issue 9) ---------------------------------
+KILLED_WRITER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from store import catalog, journal, notes, writer
+    from store.store import Store
+
+    workspace, operation, point = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+    store = Store(workspace)
+    if operation == "note":
+        draft = notes.draft_note(store, "the nightly job runs at two\\nwhen the queue is empty")
+    else:
+        raw = [
+            {"type": "fact", "title": "Frobnicate the quux widgets nightly", "body": "Run frob at 2am."},
+            {"type": "fact", "title": "Glimmer dashboards refresh hourly", "body": "Hourly glimmer refresh."},
+        ]
+        if operation == "update":
+            raw = [{"type": "rule", "id": "use-uv-for-python", "title": "Use uv for Python environments",
+                    "body": "Create and sync environments with uv, and pin the uv version in CI."}]
+        entries, redactions = writer.draft(store, raw)
+        preview = writer.store_proposal(store, entries, redactions, "save")
+
+    def die(*_, **__):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if point == "seal":  # every file renamed into place, nothing sealed yet
+        catalog.Catalog.seal = die
+    else:  # the n-th atomic write of the operation (the journal's own is the first)
+        real, calls = journal.write_atomic, [0]
+        def counting(*args, **kwargs):
+            calls[0] += 1
+            if calls[0] > int(point):
+                die()
+            return real(*args, **kwargs)
+        journal.write_atomic = counting
+    print("ready", flush=True)
+    if operation == "note":
+        notes.save_note(store, draft)
+    else:
+        writer.commit(store, preview.token, "all")
+    print("survived", flush=True)
+    """
+)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("operation", "point"),
+    [
+        ("note", "seal"),
+        ("commit", "seal"),
+        ("update", "seal"),
+        ("commit", "2"),
+        ("commit", "3"),
+        ("note", "1"),
+    ],
+)
+def test_a_kill_between_writing_a_memory_and_sealing_it_leaves_verify_clean(
+    workspace: Path, operation: str, point: str
+) -> None:
+    """SIGKILL at a chosen instant of a write; after recovery verify blames nobody."""
+    Store(workspace).accept()
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(workspace), operation, point],
+        cwd=REPO,
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert proc.stdout.split() == ["ready"], proc.stdout
+    store = Store(workspace)
+    store.recover()
+    report = store.verify()
+    assert (report["mismatched"], report["missing"], report["unindexed"]) == ([], [], []), report
+    assert not (workspace / ".engram" / "journal.json").exists()
+    memory = workspace / ".engram" / "memory"
+    if operation == "commit":  # rolled forward: both files, sealed
+        assert (memory / "frobnicate-the-quux-widgets-nightly.md").exists()
+        assert (memory / "glimmer-dashboards-refresh-hourly.md").exists()
+    if operation == "update":
+        assert "pin the uv version" in (memory / "use-uv-for-python.md").read_text()
