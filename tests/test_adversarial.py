@@ -753,12 +753,12 @@ def test_a_pending_file_full_of_garbage_does_not_break_commit(workspace: Path) -
         },
     }
     path.write_bytes(orjson.dumps(garbage))
-    pending = Pending.read(path)
+    pending = Pending.read(path, _store(workspace).key)
     for token in (f"engram-{approvals.fingerprint(workspace)}-x", "engram-zz-y", "nope", ""):
         with pytest.raises(TokenRefused):
             pending.check(token, workspace, time.time())
     path.write_bytes(b"[" * 100_000)
-    assert Pending.read(path).records == {}
+    assert Pending.read(path, _store(workspace).key).records == {}
 
 
 # --- requestState ---------------------------------------------------------------------------------

@@ -476,3 +476,13 @@ def test_a_fifo_in_place_of_a_state_file_does_not_hang(workspace: Path, name: st
         in_thread(store.usage.counts)
     finally:
         release_fifo(path)
+
+
+def test_the_preview_says_older_proposals_were_dropped(workspace: Path) -> None:
+    from engram_mcp.writes import token_outcome
+
+    preview = writer.Preview("engram-00000000-x", NOW, [], 0)
+    preview.dropped = 3
+    assert "3 older pending proposal(s) were dropped" in token_outcome(preview).text
+    preview.dropped = 0
+    assert "dropped" not in token_outcome(preview).text
