@@ -41,10 +41,10 @@ STATE_FILES: Final = (
     "pending-approvals.json",
     "journal.json",
     "engram.lock",
-    "config.json",
-    ".gitignore",
 )
-"""Files engram writes in a scope root; a symbolic link in their place is refused."""
+"""Files engram keeps for itself in a scope root; a symbolic link in their place is refused.
+(`config.json` and `.gitignore` are the user's too: engram replaces them by rename, never
+writing through a link, and a `.gitignore` that is a link is left alone.)"""
 
 
 class UnsafePath(StoreError):
