@@ -46,6 +46,8 @@ class Secret:
     key: bytes
     notice: str | None = None
     """Set when the secret file had to be replaced (the message says why)."""
+    stored: bool = True
+    """False for a read-only store's stand-in key (no secret file exists yet)."""
 
 
 _cache: dict[str, Secret] = {}
@@ -58,7 +60,9 @@ def user_secret(home: Path, *, create: bool = True) -> Secret:
     with _guard:
         found = _cache.get(name)
         if found is None:
-            found = _cache[name] = _load(home, create)
+            found = _load(home, create)
+            if found.stored:  # a read-only store's stand-in key is never shared
+                _cache[name] = found
         return found
 
 
@@ -71,7 +75,7 @@ def _load(home: Path, create: bool) -> Secret:
         except OSError as exc:
             problem = f"cannot be read ({exc.strerror})"
     if not create:
-        return Secret(secrets.token_bytes(SIZE))
+        return Secret(secrets.token_bytes(SIZE), stored=False)
     if problem == "missing":
         key = _create(path)
         return Secret(key)

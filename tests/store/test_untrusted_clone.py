@@ -113,6 +113,18 @@ def test_a_secret_with_the_wrong_mode_is_replaced_and_said(workspace: Path, engr
     assert any("secret" in message and "0644" in message for _, message in store.notices())
 
 
+def test_a_read_only_store_creates_no_secret_and_shares_no_stand_in(
+    workspace: Path, engram_home: Path
+) -> None:
+    reader = Store(workspace, read_only=True)
+    reader.search("uv")
+    stand_in = reader.key()
+    assert not (engram_home / "secret").exists()
+    writer_store = Store(workspace)
+    assert writer_store.key() != stand_in
+    assert writer_store.key() == (engram_home / "secret").read_bytes()
+
+
 # --- journal ------------------------------------------------------------------------------------
 def planted_journal(workspace: Path, *targets: Path) -> None:
     """A journal as a hostile repository would carry it (the earlier format: absolute paths)."""
