@@ -16,6 +16,14 @@ next read without a restart. Cost stays low on large stores:
 `index.json` also holds a `sealed` hash per memory: the hash engram itself last wrote or a
 human accepted with `engram verify --accept`; `verify` compares the two to report hand edits.
 The index is derived data: missing or corrupt, it is rebuilt from the files.
+
+A repository is untrusted input (SPEC §2): `index.json` carries a tag and every `seals.log`
+line its own, both keyed by the per-user secret (store.secret). An index without a valid tag is
+discarded — its records and seals vouch for nothing — and rebuilt, with a notice; a seal line
+without one is ignored. So a pull request that adds a memory plus a seal for it is still
+reported by verify as added by hand. Memory files are opened only when they are regular files
+(never a FIFO, never through a link), and a memory folder that is a link leading outside its
+scope is not read at all (ENGRAM_UNSAFE_PATH).
 """
 
 from __future__ import annotations

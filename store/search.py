@@ -3,7 +3,9 @@
 Field weights are applied by repetition: title tokens count three times, tags twice, body
 once. Scores are rank-bm25's BM25Okapi, computed over an inverted index (store.bm25) that is
 updated only for memories whose content hash changed, and saved next to index.json
-(`search.idx`) so a new process does not re-tokenise every file.
+(`search.idx`) so a new process does not re-tokenise every file. The saved index ends with an
+HMAC keyed by the per-user secret (store.bm25.tagged), checked once over every byte at load: a
+planted `search.idx` (which could claim any word for any memory) is discarded and rebuilt.
 """
 
 from __future__ import annotations
