@@ -260,6 +260,12 @@ class Store:
         if not self.read_only:
             for catalog in self._catalogs:
                 catalog.flush()
+            from store.workspace import UnsafePath, check_scope
+
+            try:
+                check_scope(self.project)  # derived data is never written through a link
+            except UnsafePath:
+                return
             self._search.save()
 
     # --- lookups ---------------------------------------------------------------------------
