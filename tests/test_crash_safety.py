@@ -126,7 +126,7 @@ COMMITTER = WORDS_SOURCE + textwrap.dedent(
 
     workspace, k = Path(sys.argv[1]), int(sys.argv[2])
     store = Store(workspace)
-    store.view()
+    store.warm()  # numpy and the search index loaded: the kills land in commits, not in imports
     print("ready", flush=True)
     while True:
         print(k, flush=True)
@@ -166,7 +166,7 @@ def test_commits_killed_at_random_are_all_or_nothing(
     rolled_forward = 0
     litter = 0
     for _ in range(12):
-        out, _ = kill_after_random_delay(COMMITTER, [str(workspace), str(next_k)], rng)
+        out, _ = kill_after_random_delay(COMMITTER, [str(workspace), str(next_k)], rng, 0.05, 0.8)
         ks = [int(line) for line in out.split()]  # ("ready" was read already)
         if ks:
             started.update(ks)
@@ -197,9 +197,10 @@ def test_commits_killed_at_random_are_all_or_nothing(
         assert set(memories) <= expected, f"unexpected files: {sorted(set(memories) - expected)}"
         litter = len(temp_litter(memory_dir)) + len(temp_litter(root))
 
-        # verify never crashes: it may report files the killed writer had no time to record
+        # after recovery verify blames nobody: the journal records the intent before any rename
+        # and recovery seals what it wrote, so a kill at any instant leaves nothing unrecorded
         capsys.readouterr()
-        assert main(["verify"]) in (0, 1), capsys.readouterr()
+        assert main(["verify"]) == 0, capsys.readouterr()
         assert main(["verify", "--accept"]) == 0, capsys.readouterr()
         assert main(["verify"]) == 0, capsys.readouterr()
         capsys.readouterr()
