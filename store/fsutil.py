@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -37,6 +39,39 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: 
     if sync_dir:
         fsync_dir(path.parent)
     return hashlib.sha256(data).hexdigest()
+
+
+class NotRegular(OSError):
+    """A path that is a FIFO, device, socket, folder or symbolic link: never opened for reading."""
+
+
+def open_regular(path: Path) -> int:
+    """A read-only descriptor of a regular file, never blocking and never through a link.
+
+    O_NONBLOCK makes opening a FIFO return at once (a plain open would wait for a writer forever),
+    O_NOFOLLOW refuses a link, and fstat on the descriptor (not a stat before the open) decides,
+    so a file swapped in between cannot slip through. FileNotFoundError when absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegular(errno.ELOOP, "is a symbolic link") from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise NotRegular(errno.EINVAL, "is not a regular file")
+    return fd
+
+
+def read_regular(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of a regular file (see `open_regular`); NotRegular beyond `limit` bytes too."""
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read() if limit is None else handle.read(limit + 1)
+    if limit is not None and len(data) > limit:
+        raise NotRegular(errno.EFBIG, f"is larger than {limit} bytes")
+    return data
 
 
 def fsync_dir(folder: Path) -> None:

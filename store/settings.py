@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from store import journal
 from store.config import read_config_file
 from store.errors import ConfigError
 from store.ids import check_role
@@ -31,7 +30,7 @@ def _update(store: Store, key: str, value: Any) -> Any:
             current.pop(key, None)
         else:
             current[key] = value
-        journal.run(store.journal_path, [(path, orjson.dumps(current, option=orjson.OPT_INDENT_2) + b"\n")])
+        store.apply([(path, orjson.dumps(current, option=orjson.OPT_INDENT_2) + b"\n")])
     return previous
 
 

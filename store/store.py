@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from store import journal
 from store.catalog import Catalog, Problem, Snapshot, memory_key
 from store.config import Config, load_config
 from store.errors import NotFound
@@ -20,6 +21,7 @@ from store.load import LoadResult, Selected, single, tiered
 from store.memory import Memory
 from store.route import RoutePlan, route, task_classes
 from store.search import SearchIndex, snippet
+from store.secret import Secret, user_secret
 from store.usage import Usage
 from store.variants import variant_text
 from store.verdicts import POOL
@@ -76,12 +78,16 @@ class Store:
         fixed = _fixed_clock(env.get("ENGRAM_NOW", ""))
         self.now: Callable[[], float] = clock or fixed or time.time
         self._today = today or (lambda: datetime.fromtimestamp(self.now(), UTC).date())
+        self._secret: Secret | None = None
+        self._notices: dict[str, tuple[str, str]] = {}
         self._catalogs = (
-            Catalog(self.project, persist=not read_only),
-            Catalog(self.user, persist=not read_only),
+            Catalog(self.project, persist=not read_only, key=self.key, notice=self.notice),
+            Catalog(self.user, persist=not read_only, key=self.key, notice=self.notice),
         )
-        self._search = SearchIndex(self.project.root / "search.idx", writable=not read_only)
-        self.usage = Usage(self.project, enabled=not read_only)
+        self._search = SearchIndex(
+            self.project.search_path, writable=not read_only, key=self.key, notice=self.notice
+        )
+        self.usage = Usage(self.project, enabled=not read_only, key=self.key, notice=self.notice)
         self._view_lock = threading.Lock()
         self._view: View | None = None
         self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
@@ -92,6 +98,30 @@ class Store:
         self._config_lock = threading.Lock()
         self._config_key: tuple[Any, ...] = ()
         self._config = Config()
+
+    # --- the per-user secret and what it found (SPEC §2) ------------------------------------
+    def key(self) -> bytes:
+        """The per-user secret (created on first need; a read-only store never creates it)."""
+        if self._secret is None:
+            self._secret = user_secret(self.user.root, create=not self.read_only)
+            if self._secret.notice:
+                self.notice("ENGRAM_UNTRUSTED", self._secret.notice)
+        return self._secret.key
+
+    def notice(self, code: str, message: str) -> None:
+        """Remember something engram discarded or repaired, for status and verify to report."""
+        self._notices.setdefault(f"{code}:{message}", (code, message))
+
+    def notices(self) -> tuple[tuple[str, str], ...]:
+        """(code, message) of every untrusted or unusable state file met by this process."""
+        return tuple(self._notices.values())
+
+    def roots(self) -> dict[str, Path]:
+        return {"project": self.project.root, "user": self.user.root}
+
+    def apply(self, writes: Sequence[journal.Write]) -> None:
+        """Write files all or nothing through the journal and seal them (caller holds the lock)."""
+        journal.run(self.journal_path, writes, roots=self.roots(), key=self.key(), seal=self.seal_paths)
 
     # --- state -----------------------------------------------------------------------------
     def config(self) -> Config:
@@ -156,7 +186,7 @@ class Store:
 
     @property
     def journal_path(self) -> Path:
-        return self.project.root / "journal.json"
+        return self.project.journal_path
 
     def clean_temps(self) -> None:
         """Remove temp files a killed writer left behind (a listing: servers do it off the
@@ -170,23 +200,33 @@ class Store:
                 clean_stale_temps(folder)
 
     def recover(self) -> None:
-        """At start: finish a commit a crash interrupted (every write does it too)."""
-        if self.read_only or not self.journal_path.exists():
+        """At start: finish a commit a crash interrupted (every write does it too). A scope that
+        leads outside itself is left alone (its writes are refused with ENGRAM_UNSAFE_PATH)."""
+        if self.read_only or not os.path.lexists(self.journal_path):
             return
         from store.fsutil import workspace_lock
+        from store.workspace import UnsafePath, check_scope
 
+        try:
+            check_scope(self.project)
+        except UnsafePath as exc:
+            self.notice(exc.code, exc.message)
+            return
         with workspace_lock(self.project.lock_path):
             self.recover_locked()
 
     def recover_locked(self) -> None:
         """Roll an interrupted commit forward (the caller holds the lock) and record the files
-        it rewrote as engram's own, so verify does not report them as hand edits."""
-        from store.journal import recover
-
-        paths = recover(self.journal_path)
-        if paths:
-            self.recovered += len(paths)
-            self.seal_paths(paths)
+        it rewrote as engram's own, so verify does not report them as hand edits. A journal
+        that is not this user's engram's, or names a path outside its scope, is discarded."""
+        if not os.path.lexists(self.journal_path):
+            return
+        paths, notice = journal.recover(
+            self.journal_path, roots=self.roots(), key=self.key(), seal=self.seal_paths
+        )
+        if notice:
+            self.notice("ENGRAM_UNTRUSTED", f"{self.project.label}/{notice}")
+        self.recovered += len(paths)
 
     def similar_pool(self, text: str, view: View | None = None) -> list[Memory]:
         """The active durable memories most like `text` (BM25), for verdicts."""
@@ -220,6 +260,12 @@ class Store:
         if not self.read_only:
             for catalog in self._catalogs:
                 catalog.flush()
+            from store.workspace import UnsafePath, check_scope
+
+            try:
+                check_scope(self.project)  # derived data is never written through a link
+            except UnsafePath:
+                return
             self._search.save()
 
     # --- lookups ---------------------------------------------------------------------------
@@ -401,7 +447,12 @@ class Store:
             "unindexed": sorted(unindexed),
             "pending": self.pending_count(),
             "problems": problems,
-            "repaired": [f"{p.file}: {p.message}" for p in repaired]
+            "repaired": list(
+                dict.fromkeys(
+                    [f"{p.file}: {p.message}" for p in repaired]
+                    + [message for code, message in self.notices() if code == "ENGRAM_UNTRUSTED"]
+                )
+            )
             + (
                 [f"completed an interrupted commit from its journal ({self.recovered} files)"]
                 if self.recovered
@@ -418,7 +469,7 @@ class Store:
         """Proposals still waiting for approval (not used, declined or expired)."""
         from store.approvals import Pending
 
-        return Pending.read(self.project.pending_path).open_count(self.now())
+        return Pending.read(self.project.pending_path, self.key).open_count(self.now())
 
     def status(self) -> dict[str, Any]:
         view = self.view()
