@@ -152,10 +152,15 @@ def table(result: dict[str, Any]) -> str:
 
 
 def drops(current: dict[str, Any], baseline: dict[str, Any], tolerance: float) -> list[str]:
-    """Every (mode, kind, metric) whose figure fell below the baseline's by more than `tolerance`."""
+    """Every (mode, kind, metric) whose figure fell below the baseline's by more than `tolerance`.
+    A mode the baseline did not run (`bm25+vectors` when the extra was missing) is held to the
+    baseline's `bm25` figures: the vector signal may add, never take away."""
     found = []
+    modes = baseline.get("modes", {})
     for mode, result in current["modes"].items():
-        before = baseline.get("modes", {}).get(mode)
+        before = modes.get(mode)
+        if not isinstance(before, dict):
+            before = modes.get("bm25")
         if not isinstance(result, dict) or not isinstance(before, dict):
             continue
         for kind, figures in result["kinds"].items():
@@ -168,12 +173,23 @@ def drops(current: dict[str, Any], baseline: dict[str, Any], tolerance: float) -
     return found
 
 
+def gains(result: dict[str, Any], reference: dict[str, Any]) -> str:
+    """recall@5 per kind of one run against another of the same set (vectors against BM25)."""
+    parts = [
+        f"{kind} {figures['recall@5'] - reference['kinds'][kind]['recall@5']:+.3f}"
+        for kind, figures in result["kinds"].items()
+    ]
+    return f"recall@5, {result['mode']} against {reference['mode']}: " + ", ".join(parts)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the figures (JSON)")
     parser.add_argument("--baseline", default=str(BASELINE), help="figures to compare with, or 'none'")
     parser.add_argument("--tolerance", type=float, default=0.0, help="allowed drop per figure")
-    parser.add_argument("--save-baseline", action="store_true", help="also write the figures to eval/baseline.json")
+    parser.add_argument(
+        "--save-baseline", action="store_true", help="also write the figures to eval/baseline.json"
+    )
     parser.add_argument("--no-vectors", action="store_true", help="run BM25 alone even with the extra")
     args = parser.parse_args(argv)
 
@@ -201,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 output["modes"]["bm25+vectors"] = "did not take part"
                 continue
             print(table(result))
+            if vectors:
+                print(gains(result, output["modes"]["bm25"]))
             print()
             output["modes"][result["mode"]] = result
 
