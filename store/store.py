@@ -7,6 +7,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -410,9 +411,23 @@ class Store:
         }
 
     def accept(self) -> None:
-        """Record the current files as reviewed (`engram verify --accept`)."""
-        for catalog in self._catalogs:
-            catalog.seal()
+        """Record the current files as reviewed (`engram verify --accept`).
+
+        Under the workspace lock (and the user scope's, in the writers' order), an interrupted
+        commit rolled forward first, and from catalogs built afresh after the lock is taken: a
+        commit racing it lands wholly before (and is accepted with the rest) or wholly after
+        (and seals itself), never in between (issue 9: a commit was then reported as "added by
+        hand"). A fresh listing also sees a file renamed in within the folder's mtime tick."""
+        from store.fsutil import workspace_lock
+
+        with ExitStack() as stack:
+            for catalog in self._catalogs:
+                if catalog.scope.root.is_dir():
+                    stack.enter_context(workspace_lock(catalog.scope.lock_path))
+            if self.journal_path.exists():
+                self.recover_locked()
+            for catalog in self._catalogs:
+                Catalog(catalog.scope, persist=not self.read_only).seal()
 
     def pending_count(self) -> int:
         """Proposals still waiting for approval (not used, declined or expired)."""
