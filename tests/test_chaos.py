@@ -48,7 +48,7 @@ SEED = int(os.environ.get("ENGRAM_CHAOS_SEED") or 20261201)
 SERVERS = 4
 SERVER_OPS = 10
 CLI_OPS = 4
-KILLS = 6
+KILLS = 8
 REPLY_TIMEOUT = 30.0
 
 
@@ -75,13 +75,21 @@ class Actor:
         self.proc: subprocess.Popen[bytes] | subprocess.Popen[str] | None = None
         self.kills = 0
         self.restarts = 0
+        self.lost = 0
+        """Operations cut short by a kill (never acknowledged)."""
         self.guard = threading.Lock()
+        self.committing = threading.Event()
+        """Set while an engram_commit request is in flight: the killer aims some kills there."""
+        self.ready = threading.Event()
+        """Set while a started server serves (a kill during start-up tests little)."""
 
     def kill(self) -> bool:
         with self.guard:
             proc = self.proc
             if proc is None or proc.poll() is not None:
                 return False
+            if self.name != "cli" and not self.ready.is_set():
+                return False  # restarting: a kill during start-up tests little
             proc.send_signal(signal.SIGKILL)
             self.kills += 1
             return True
@@ -129,6 +137,7 @@ def server_actor(actor: Actor, workspace: Path, env: dict[str, str], seed: int, 
                 actor.proc = session.proc
             try:
                 session.initialize()
+                actor.ready.set()
                 return session
             except (EOFError, BrokenPipeError, OSError, queue.Empty):
                 discard(session)  # killed while starting: start again
@@ -180,12 +189,16 @@ def server_actor(actor: Actor, workspace: Path, env: dict[str, str], seed: int, 
                     with acked.lock:
                         acked.settings.add(memory_id)
             except Died:
+                actor.lost += 1
+                actor.committing.clear()
+                actor.ready.clear()
                 discard(session)
                 actor.restarts += 1
                 session = start()
     finally:
         with actor.guard:
             actor.proc = None
+        actor.ready.clear()
         if session.proc.poll() is None:
             assert session.close() == 0, session.stderr
         else:
@@ -212,6 +225,7 @@ def cli_actor(actor: Actor, workspace: Path, env: dict[str, str], seed: int, ack
         with actor.guard:
             actor.proc = None
         if proc.returncode == -signal.SIGKILL:
+            actor.lost += 1
             continue  # killed: not acknowledged
         assert proc.returncode == 0, err
         with acked.lock:
@@ -269,6 +283,9 @@ def run_once(root: Path, seed: int) -> str:
     for thread in threads:
         thread.join(120)
     stop.set()
+    for actor in actors:
+        actor.committing.set()  # wake a killer waiting for a commit
+        actor.ready.set()
     kill_thread.join(10)
     elapsed = time.monotonic() - started
     if errors:
@@ -315,8 +332,9 @@ def run_once(root: Path, seed: int) -> str:
         [ENGRAM, "verify"], cwd=workspace, env=env, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    hits = ", ".join(f"{a.name} {a.kills}/{a.lost}" for a in actors)
     return (
-        f"seed {seed}: {elapsed:.1f} s, {kills} kills, {len(acked.memories)} memories, "
+        f"seed {seed}: {elapsed:.1f} s, {kills} kills (kills/operations lost: {hits}), {len(acked.memories)} memories, "
         f"{len(acked.notes)} notes, {len(acked.settings)} settings acknowledged; verify clean"
     )
 

@@ -224,3 +224,14 @@ def test_a_symlinked_lock_file_is_refused_and_its_target_untouched(tmp_path: Pat
         pass
     assert getattr(info.value, "code", None) == "ENGRAM_UNSAFE_PATH"
     assert target.read_text() == "export PATH=/usr/bin\n"
+
+
+def test_a_symlinked_queue_folder_is_refused_and_nothing_is_created_behind_it(tmp_path: Path) -> None:
+    path = lock_path(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    path.with_name("engram.lock.queue.lock").symlink_to(elsewhere)
+    with pytest.raises(Exception) as info, workspace_lock(path, timeout=0.5):
+        pass
+    assert getattr(info.value, "code", None) == "ENGRAM_UNSAFE_PATH"
+    assert list(elsewhere.iterdir()) == []
