@@ -7,7 +7,9 @@ fixed number of operations. After recovery:
 
 * every memory and note file parses, and the derived files are readable;
 * every commit, note and setting acknowledged to its client is on disk, exactly once; nothing
-  is duplicated (every operation uses a title of its own);
+  is duplicated (every operation uses a title of its own). A commit whose server was killed
+  before it answered is retried with the same token on the restarted server, as a client
+  would: it is written then, or refused as already used, never written twice;
 * `engram verify` is clean: no engram write is reported as a hand edit, a missing or an
   unrecorded file, whatever instant the kills hit.
 
@@ -77,6 +79,8 @@ class Actor:
         self.restarts = 0
         self.lost = 0
         """Operations cut short by a kill (never acknowledged)."""
+        self.retried = 0
+        """Commits retried with the same token after a kill (acknowledged then)."""
         self.guard = threading.Lock()
         self.committing = threading.Event()
         """Set while an engram_commit request is in flight: the killer aims some kills there."""
@@ -90,6 +94,8 @@ class Actor:
                 return False
             if self.name != "cli" and not self.ready.is_set():
                 return False  # restarting: a kill during start-up tests little
+            if self.name == "cli" and self.kills >= CLI_OPS // 2:
+                return False  # half of the CLI's writes run to the end
             proc.send_signal(signal.SIGKILL)
             self.kills += 1
             return True
@@ -143,29 +149,35 @@ def server_actor(actor: Actor, workspace: Path, env: dict[str, str], seed: int, 
                 discard(session)  # killed while starting: start again
                 actor.restarts += 1
 
+    def commit(token: str) -> dict[str, Any]:
+        actor.committing.set()
+        try:
+            return ok(call(session, "engram_commit", {"approval_token": token, "approve": "all"}))
+        finally:
+            actor.committing.clear()
+
+    def restart() -> None:
+        nonlocal session
+        actor.lost += 1
+        actor.ready.clear()
+        discard(session)
+        actor.restarts += 1
+        session = start()
+
     session = start()
     try:
         for n in range(SERVER_OPS):
             kind = rng.choices(["memory", "note", "setting"], weights=[6, 2, 2])[0]
+            token = ""
             try:
                 if kind == "memory":
                     title = f"{actor.name} {n} {words(rng, 3)}"
                     body = words(rng, 12) + "."
-                    preview = ok(
-                        call(
-                            session,
-                            "engram_save",
-                            {"candidates": [{"type": "fact", "title": title, "body": body}]},
-                        )
-                    )
+                    candidate = {"type": "fact", "title": title, "body": body}
+                    preview = ok(call(session, "engram_save", {"candidates": [candidate]}))
                     assert preview["candidates"][0]["verdict"].startswith("ADD"), preview
-                    report = ok(
-                        call(
-                            session,
-                            "engram_commit",
-                            {"approval_token": preview["approval_token"], "approve": "all"},
-                        )
-                    )
+                    token = preview["approval_token"]
+                    report = commit(token)
                     assert report["deferred"] == [], report
                     with acked.lock:
                         acked.memories[title] = report["written"][0]["id"]
@@ -174,27 +186,31 @@ def server_actor(actor: Actor, workspace: Path, env: dict[str, str], seed: int, 
                     token = ok(call(session, "engram_note", {"text": text, "objective": "chaos"}))[
                         "approval_token"
                     ]
-                    report = ok(call(session, "engram_commit", {"approval_token": token, "approve": "all"}))
+                    report = commit(token)
                     with acked.lock:
                         acked.notes[text] = report["written"][0]["id"]
                 else:
                     memory_id = f"{actor.name}-setting-{n}"
-                    ok(
-                        call(
-                            session,
-                            "engram_set_rule_variant",
-                            {"mode": "fixed", "variant": "terse", "id": memory_id},
-                        )
-                    )
+                    arguments = {"mode": "fixed", "variant": "terse", "id": memory_id}
+                    ok(call(session, "engram_set_rule_variant", arguments))
                     with acked.lock:
                         acked.settings.add(memory_id)
             except Died:
-                actor.lost += 1
-                actor.committing.clear()
-                actor.ready.clear()
-                discard(session)
-                actor.restarts += 1
-                session = start()
+                restart()
+                if token:  # the commit's fate is unknown: retry it once, as a client would
+                    try:
+                        retried = call(session, "engram_commit", {"approval_token": token, "approve": "all"})
+                    except Died:
+                        restart()
+                        continue
+                    codes = [d["code"] for d in retried["diagnostics"]]
+                    assert retried["ok"] or codes == ["ENGRAM_TOKEN_USED"], retried
+                    actor.retried += 1
+                    with acked.lock:  # written now, or by the killed attempt: once either way
+                        if kind == "memory":
+                            acked.memories[title] = ""
+                        else:
+                            acked.notes[text] = ""
     finally:
         with actor.guard:
             actor.proc = None
@@ -333,8 +349,9 @@ def run_once(root: Path, seed: int) -> str:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     hits = ", ".join(f"{a.name} {a.kills}/{a.lost}" for a in actors)
+    retried = sum(a.retried for a in actors)
     return (
-        f"seed {seed}: {elapsed:.1f} s, {kills} kills (kills/operations lost: {hits}), {len(acked.memories)} memories, "
+        f"seed {seed}: {elapsed:.1f} s, {kills} kills (kills/operations cut: {hits}; {retried} commits retried), {len(acked.memories)} memories, "
         f"{len(acked.notes)} notes, {len(acked.settings)} settings acknowledged; verify clean"
     )
 
