@@ -93,3 +93,34 @@ def test_accept_in_a_loop_beside_commits_leaves_verify_clean(workspace: Path) ->
     assert errors == []
     report = Store(workspace).verify()
     assert report["unindexed"] == [] and report["mismatched"] == [] and report["missing"] == []
+
+
+@pytest.mark.timeout(30)
+def test_verify_racing_a_commit_does_not_report_engrams_own_write(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deterministic interleaving: a commit lands between verify's look at the files and its read
+    of the recorded seals. The seal then names a file verify has not seen: not "missing" (nor, the
+    other way round, "added by hand"); a result that is not clean is confirmed under the lock."""
+    Store(workspace).accept()
+    other = Store(workspace)
+    entries, redactions = writer.draft(other, [{"type": "fact", "title": TITLE, "body": "Zorblax glimmer."}])
+    preview = writer.store_proposal(other, entries, redactions, "save")
+    verifying = Store(workspace)
+    verifying.view()
+    armed = threading.Event()
+    main = threading.current_thread()
+    real_read_index = Catalog.read_index
+
+    def read_index(self: Catalog) -> Any:
+        if threading.current_thread() is main and armed.is_set():
+            armed.clear()
+            writer.commit(other, preview.token, "all")  # nothing holds the lock: it runs now
+        return real_read_index(self)
+
+    monkeypatch.setattr(Catalog, "read_index", read_index)
+    armed.set()
+    report = verifying.verify()
+    assert not armed.is_set()
+    assert (report["mismatched"], report["missing"], report["unindexed"]) == ([], [], [])
+    assert report["ok"] is True
