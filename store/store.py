@@ -373,8 +373,8 @@ class Store:
         Lock-free first, as reads are. A commit of another process in flight can make a clean
         store look otherwise for an instant (its file renamed in, its seal not yet appended, or
         the other way round between this look at the files and the read of the seals), so a
-        result that is not clean is confirmed under the workspace lock, from catalogs read
-        afresh, and that result is the one reported (issue 9: engram's own write must never be
+        result that is not clean is confirmed under the workspace lock, every folder listed and
+        every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
         reported as the user's). When the lock is busy or the store is read-only, the lock-free
         result stands."""
         view = self.view()
@@ -385,8 +385,9 @@ class Store:
             with self._scope_locks():
                 if self.journal_path.exists():
                     self.recover_locked()
-                fresh = tuple(Catalog(c.scope, persist=False) for c in self._catalogs)
-                return self._verify(fresh, tuple(c.refresh(force=True) for c in fresh))
+                for catalog in self._catalogs:
+                    catalog.relist()
+                return self._verify(self._catalogs, self.view(sweep=True).snapshots)
         except Busy:
             return report
 
@@ -446,15 +447,17 @@ class Store:
         """Record the current files as reviewed (`engram verify --accept`).
 
         Under the workspace lock (and the user scope's, in the writers' order), an interrupted
-        commit rolled forward first, and from catalogs built afresh after the lock is taken: a
-        commit racing it lands wholly before (and is accepted with the rest) or wholly after
-        (and seals itself), never in between (issue 9: a commit was then reported as "added by
-        hand"). A fresh listing also sees a file renamed in within the folder's mtime tick."""
+        commit rolled forward first, and from every folder listed and every file stat'ed again
+        after the lock is taken: a commit racing it lands wholly before (and is accepted with
+        the rest) or wholly after (and seals itself), never in between (issue 9: a commit was
+        then reported as "added by hand")."""
         with self._scope_locks():
             if self.journal_path.exists():
                 self.recover_locked()
             for catalog in self._catalogs:
-                Catalog(catalog.scope, persist=not self.read_only).seal()
+                catalog.relist()
+                catalog.refresh(force=True)
+                catalog.seal()
 
     def pending_count(self) -> int:
         """Proposals still waiting for approval (not used, declined or expired)."""
