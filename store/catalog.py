@@ -180,6 +180,12 @@ class Catalog:
                 with self._lock:
                     self._swept.update(edited)
 
+    def relist(self) -> None:
+        """List every folder again at the next refresh: a file renamed in within the clock tick
+        of the last listing leaves the folder's mtime as it was (verify and accept, under the lock)."""
+        with self._lock:
+            self._folders.clear()
+
     def drain_changes(self) -> dict[str, Memory | None]:
         """Memories added or changed (None: removed) since the last call, by key."""
         with self._lock:

@@ -1,4 +1,5 @@
-"""The one atomic write (temp file in the same folder, fsync, rename) and the workspace lock."""
+"""The one atomic write (temp file in the same folder, fsync, rename); the workspace lock is
+`store.lock`'s, re-exported here for the modules that take it."""
 
 from __future__ import annotations
 
@@ -8,14 +9,11 @@ import hashlib
 import os
 import stat
 import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from store.errors import Busy
-
-LOCK_TIMEOUT_SECONDS: Final = 5.0
+from store.lock import LOCK_TIMEOUT_SECONDS as LOCK_TIMEOUT_SECONDS
+from store.lock import workspace_lock as workspace_lock
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: bool = True) -> str:
@@ -81,41 +79,6 @@ def fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-_locks: dict[str, Any] = {}
-_locks_guard = threading.Lock()
-
-
-def _file_lock(lock_path: Path) -> Any:
-    """One FileLock per path in this process: re-entrant in a thread, exclusive across threads."""
-    from filelock import FileLock
-
-    with _locks_guard:
-        lock = _locks.get(str(lock_path))
-        if lock is None:
-            lock = _locks[str(lock_path)] = FileLock(str(lock_path), thread_local=True)
-        return lock
-
-
-@contextlib.contextmanager
-def workspace_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
-    """Hold the cross-process lock of one `.engram/` folder; Busy when not obtained in time."""
-    from filelock import Timeout
-
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = _file_lock(lock_path)
-    try:
-        lock.acquire(timeout=timeout)
-    except Timeout:
-        raise Busy(
-            f"the workspace is busy (lock held for more than {timeout:g} s by another engram process); "
-            "nothing was changed and retrying is safe"
-        ) from None
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 STALE_TEMP_SECONDS: Final = 60.0

@@ -6,7 +6,8 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 from store import journal
 from store.catalog import Catalog, Problem, Snapshot, memory_key
 from store.config import Config, load_config
-from store.errors import NotFound
+from store.errors import Busy, NotFound
 from store.ids import check_id
 from store.load import LoadResult, Selected, single, tiered
 from store.memory import Memory
@@ -413,14 +414,36 @@ class Store:
         return self._index_hash[1]
 
     def verify(self) -> dict[str, Any]:
-        """Files against what engram recorded: hand edits, vanished and unrecorded files."""
+        """Files against what engram recorded: hand edits, vanished and unrecorded files.
+
+        Lock-free first, as reads are. A commit of another process in flight can make a clean
+        store look otherwise for an instant (its file renamed in, its seal not yet appended, or
+        the other way round between this look at the files and the read of the seals), so a
+        result that is not clean is confirmed under the workspace lock, every folder listed and
+        every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
+        reported as the user's). When the lock is busy or the store is read-only, the lock-free
+        result stands."""
         view = self.view()
+        report = self._verify(self._catalogs, view.snapshots)
+        if report["ok"] or self.read_only:
+            return report
+        try:
+            with self._scope_locks():
+                if self.journal_path.exists():
+                    self.recover_locked()
+                for catalog in self._catalogs:
+                    catalog.relist()
+                return self._verify(self._catalogs, self.view(sweep=True).snapshots)
+        except Busy:
+            return report
+
+    def _verify(self, catalogs: Sequence[Catalog], snapshots: Sequence[Snapshot]) -> dict[str, Any]:
         mismatched: list[str] = []
         missing: list[str] = []
         unindexed: list[str] = []
         repaired: list[Problem] = []
         checked = 0
-        for catalog, snapshot in zip(self._catalogs, view.snapshots, strict=True):
+        for catalog, snapshot in zip(catalogs, snapshots, strict=True):
             stored, problem = catalog.read_index()
             if problem is not None:
                 repaired.append(problem)
@@ -438,7 +461,7 @@ class Store:
                     missing.append(
                         prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1]
                     )
-        problems = list(view.problems)
+        problems = [p for s in snapshots for p in s.problems]
         return {
             "ok": not mismatched and not missing and not unindexed and not problems,
             "checked": checked,
@@ -460,10 +483,32 @@ class Store:
             ),
         }
 
+    @contextmanager
+    def _scope_locks(self) -> Iterator[None]:
+        """The workspace lock, and the user scope's, of the scopes that exist (writers' order)."""
+        from store.fsutil import workspace_lock
+
+        with ExitStack() as stack:
+            for catalog in self._catalogs:
+                if catalog.scope.root.is_dir():
+                    stack.enter_context(workspace_lock(catalog.scope.lock_path))
+            yield
+
     def accept(self) -> None:
-        """Record the current files as reviewed (`engram verify --accept`)."""
-        for catalog in self._catalogs:
-            catalog.seal()
+        """Record the current files as reviewed (`engram verify --accept`).
+
+        Under the workspace lock (and the user scope's, in the writers' order), an interrupted
+        commit rolled forward first, and from every folder listed and every file stat'ed again
+        after the lock is taken: a commit racing it lands wholly before (and is accepted with
+        the rest) or wholly after (and seals itself), never in between (issue 9: a commit was
+        then reported as "added by hand")."""
+        with self._scope_locks():
+            if self.journal_path.exists():
+                self.recover_locked()
+            for catalog in self._catalogs:
+                catalog.relist()
+                catalog.refresh(force=True)
+                catalog.seal()
 
     def pending_count(self) -> int:
         """Proposals still waiting for approval (not used, declined or expired)."""
