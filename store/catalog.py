@@ -40,11 +40,12 @@ from typing import Any, Final
 import orjson
 
 from store import secret
-from store.errors import Busy, CorruptMemory
-from store.fsutil import LOCK_TIMEOUT_SECONDS, NotRegular, read_regular, workspace_lock, write_atomic
+from store.errors import Busy, CorruptMemory, UnsafePath
+from store.fsutil import NotRegular, read_regular, workspace_lock, write_atomic
 from store.ids import is_valid_id
+from store.lock import default_timeout
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory
-from store.workspace import ScopeDir, UnsafePath, check_scope, unsafe
+from store.workspace import ScopeDir, check_scope, unsafe
 
 INDEX_VERSION: Final = 3
 INDEX_KIND: Final = "index"
@@ -476,7 +477,7 @@ class Catalog:
             if accept_all:
                 raise
             return  # derived data: never written through a link
-        if not self._lock.acquire(timeout=LOCK_TIMEOUT_SECONDS if accept_all else 2.0):
+        if not self._lock.acquire(timeout=default_timeout() if accept_all else 2.0):
             if accept_all:
                 raise Busy("the store is still being indexed; nothing was recorded, retry shortly")
             return  # a refresh is still parsing (a huge store's first start): derived data, skip
@@ -487,7 +488,7 @@ class Catalog:
         finally:
             self._lock.release()
         try:
-            with workspace_lock(self.scope.lock_path, timeout=LOCK_TIMEOUT_SECONDS if accept_all else 0.5):
+            with workspace_lock(self.scope.lock_path, timeout=None if accept_all else 0.5):
                 stored, _ = self.read_index()
                 records: dict[str, Any] = {}
                 for _, entry in entries:

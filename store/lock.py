@@ -38,18 +38,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
-from store.errors import Busy, StoreError
+from store.errors import Busy, UnsafePath
 
 LOCK_TIMEOUT_SECONDS: Final = 5.0
 """How long a writer waits for the lock before ENGRAM_BUSY (SPEC §2)."""
 TIMEOUT_ENV: Final = "ENGRAM_LOCK_TIMEOUT"
 """Seconds, overriding the default wait: for tests that must not wait out 5 s, and for slow disks."""
-
-
-class UnsafeLockPath(StoreError):
-    """The lock file or its queue folder is a symbolic link or not a regular file/folder."""
-
-    code = "ENGRAM_UNSAFE_PATH"
 
 
 def default_timeout() -> float:
@@ -149,7 +143,7 @@ else:
             fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise UnsafeLockPath(
+                raise UnsafePath(
                     f"{path.name} is a symbolic link; engram does not follow links under .engram/ "
                     "(remove it: engram recreates its lock files)"
                 ) from None
@@ -162,7 +156,7 @@ else:
         try:
             return _open_nofollow(folder, os.O_RDONLY | os.O_DIRECTORY)
         except NotADirectoryError:
-            raise UnsafeLockPath(
+            raise UnsafePath(
                 f"{folder.name} is not a folder; remove it (engram recreates its lock files)"
             ) from None
 

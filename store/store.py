@@ -16,7 +16,7 @@ from typing import Any
 from store import journal
 from store.catalog import Catalog, Problem, Snapshot, memory_key
 from store.config import Config, load_config
-from store.errors import Busy, NotFound
+from store.errors import Busy, NotFound, UnsafePath
 from store.ids import check_id
 from store.load import LoadResult, Selected, single, tiered
 from store.memory import Memory
@@ -206,7 +206,7 @@ class Store:
         if self.read_only or not os.path.lexists(self.journal_path):
             return
         from store.fsutil import workspace_lock
-        from store.workspace import UnsafePath, check_scope
+        from store.workspace import check_scope
 
         try:
             check_scope(self.project)
@@ -261,7 +261,7 @@ class Store:
         if not self.read_only:
             for catalog in self._catalogs:
                 catalog.flush()
-            from store.workspace import UnsafePath, check_scope
+            from store.workspace import check_scope
 
             try:
                 check_scope(self.project)  # derived data is never written through a link

@@ -16,9 +16,9 @@ from typing import Final
 import orjson
 
 from store import secret
-from store.errors import Busy
+from store.errors import Busy, UnsafePath
 from store.fsutil import read_regular, workspace_lock, write_atomic
-from store.workspace import ScopeDir, UnsafePath, check_scope
+from store.workspace import ScopeDir, check_scope
 
 FLUSH_INTERVAL_SECONDS: Final = 1.0
 KIND: Final = "usage"

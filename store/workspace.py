@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from store.errors import StoreError
+from store.errors import UnsafePath
 
 ENGRAM_DIR: Final = ".engram"
 GITIGNORE_LINES: Final = (
@@ -45,10 +45,6 @@ STATE_FILES: Final = (
 """Files engram keeps for itself in a scope root; a symbolic link in their place is refused.
 (`config.json` and `.gitignore` are the user's too: engram replaces them by rename, never
 writing through a link, and a `.gitignore` that is a link is left alone.)"""
-
-
-class UnsafePath(StoreError):
-    code = "ENGRAM_UNSAFE_PATH"
 
 
 @dataclass(frozen=True, slots=True)
