@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint bench bench-quick clean hosts-e2e
+.PHONY: install test lint bench bench-quick clean hosts-e2e eval
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -31,6 +31,12 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) bench/run.py --quick $(ARGS)
+
+# Search quality on the labelled set in fixtures/eval/ (not a test): recall@5/@10, nDCG@10, MRR
+# and ms per query, per query kind, with and without the optional vector signal. Compares with
+# eval/baseline.json and exits 1 when a kind drops. `make eval ARGS=--save-baseline` records it.
+eval: $(STAMP)
+	$(PY) eval/run.py $(ARGS)
 
 # The real host CLIs (pinned in e2e/hosts.py, installed from npm into ~/.cache/engram-e2e or
 # $ENGRAM_E2E_CACHE) against this checkout, each driven by a scripted model on 127.0.0.1.

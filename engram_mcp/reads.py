@@ -11,8 +11,11 @@ from store.store import Store
 MAX_REPORTED_PROBLEMS: Final = 10
 
 
-def store_diagnostics(store: Store, problems: Any = None) -> tuple[tuple[str, str], ...]:
-    """What every read reports besides its answer: no store yet, config errors, unusable files."""
+def store_diagnostics(
+    store: Store, problems: Any = None, *, notices: bool = False
+) -> tuple[tuple[str, str], ...]:
+    """What every read reports besides its answer: no store yet, config errors, unusable files;
+    with `notices` (status, verify) also the untrusted state files this process discarded."""
     found: list[tuple[str, str]] = []
     if not store.project.root.is_dir():
         found.append(
@@ -27,6 +30,8 @@ def store_diagnostics(store: Store, problems: Any = None) -> tuple[tuple[str, st
         found.append((problem.code, f"{problem.file}: {problem.message}"))
     if len(problems) > MAX_REPORTED_PROBLEMS:
         found.append(("ENGRAM_CORRUPT", f"{len(problems) - MAX_REPORTED_PROBLEMS} more unusable files"))
+    if notices:
+        found.extend(n for n in store.notices() if n not in found)
     return tuple(found)
 
 
@@ -134,7 +139,7 @@ def verify(store: Store) -> Outcome:
         lines.append("Review the changes, then run `engram verify --accept` to record them as reviewed.")
     if report["ok"]:
         lines.append("OK: every memory file matches what engram recorded.")
-    return Outcome(True, "\n".join(lines), report, store_diagnostics(store, problems))
+    return Outcome(True, "\n".join(lines), report, store_diagnostics(store, problems, notices=True))
 
 
 def status(store: Store) -> Outcome:
@@ -149,4 +154,4 @@ def status(store: Store) -> Outcome:
         f"index: {data['index']['hash']} ({data['index']['memories']} files)"
         + ("; read-only" if data["read_only"] else ""),
     ]
-    return Outcome(True, "\n".join(lines), data, store_diagnostics(store))
+    return Outcome(True, "\n".join(lines), data, store_diagnostics(store, notices=True))

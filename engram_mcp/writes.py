@@ -15,6 +15,7 @@ import orjson
 from engram_mcp.outcome import Outcome
 from protocol.spec import Elicit, ElicitAnswer
 from store import notes, settings, writer
+from store.approvals import MAX_PROPOSALS
 from store.store import Store
 from store.verdicts import Verdict
 from store.writer import CommitReport, Preview, iso
@@ -120,6 +121,11 @@ def token_outcome(preview: Preview, prefix: str = "") -> Outcome:
         + preview_text(preview.candidates, preview.redactions)
         + f"approval_token: {preview.token} (expires {iso(preview.expires)})\n{COMMIT_HINT}"
     )
+    if preview.dropped:
+        text += (
+            f"\n{preview.dropped} older pending proposal(s) were dropped to keep the pending file within "
+            f"its cap ({MAX_PROPOSALS} proposals); their tokens no longer work."
+        )
     return Outcome(True, text, data)
 
 

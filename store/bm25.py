@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import itertools
 import math
+import mmap
+import os
 import sys
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable
+from pathlib import Path
 from typing import Any, Final
 
 import orjson
+
+from store import secret
+from store.fsutil import open_regular
 
 K1: Final = 1.5
 B: Final = 0.75
@@ -189,6 +195,37 @@ class InvertedIndex:
 _MAGIC: Final = b"ENGRAM-BM25-3\n"
 """Format 3: documents hold search terms with stems alongside words (store.tokenize.terms).
 A file of another format is refused by `load`, so the caller rebuilds it from the memories."""
+_TRAILER: Final = b"\nENGRAM-TAG "
+_TRAILER_SIZE: Final = len(_TRAILER) + 64
+TAG_KIND: Final = "search.idx"
+
+
+class Untrusted(ValueError):
+    """A saved index without a valid tag of this user's engram: never used, rebuilt."""
+
+
+def tagged(data: bytes, key: bytes) -> bytes:
+    """`dump`'s bytes with a trailer: an HMAC keyed by the per-user secret over all of them."""
+    return data + _TRAILER + secret.tag(key, TAG_KIND, data).encode()
+
+
+def load_tagged(path: Path, key: bytes) -> InvertedIndex:
+    """Map a saved index and check its tag once, over every byte (the cost of trusting it; the
+    pages stay cached for the lazy postings reads that follow). A regular file only, never
+    through a link; Untrusted when the tag does not check, ValueError when it does not add up."""
+    fd = open_regular(path)
+    try:
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
+    size = len(mapped)
+    if size < _TRAILER_SIZE or mapped[size - _TRAILER_SIZE : size - 64] != _TRAILER:
+        raise Untrusted("no tag")
+    body = memoryview(mapped)[: size - _TRAILER_SIZE]
+    if not secret.valid(key, TAG_KIND, body, mapped[size - 64 :].decode("ascii", "replace")):
+        body.release()
+        raise Untrusted("bad tag")
+    return load(body)
 
 
 class CorruptIndex(ValueError):

@@ -16,26 +16,42 @@ next read without a restart. Cost stays low on large stores:
 `index.json` also holds a `sealed` hash per memory: the hash engram itself last wrote or a
 human accepted with `engram verify --accept`; `verify` compares the two to report hand edits.
 The index is derived data: missing or corrupt, it is rebuilt from the files.
+
+A repository is untrusted input (SPEC §2): `index.json` carries a tag and every `seals.log`
+line its own, both keyed by the per-user secret (store.secret). An index without a valid tag is
+discarded — its records and seals vouch for nothing — and rebuilt, with a notice; a seal line
+without one is ignored. So a pull request that adds a memory plus a seal for it is still
+reported by verify as added by hand. Memory files are opened only when they are regular files
+(never a FIFO, never through a link), and a memory folder that is a link leading outside its
+scope is not read at all (ENGRAM_UNSAFE_PATH).
 """
 
 from __future__ import annotations
 
 import os
+import stat as stat_mode
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
-from store.errors import Busy, CorruptMemory
-from store.fsutil import LOCK_TIMEOUT_SECONDS, workspace_lock, write_atomic
+from store import secret
+from store.errors import Busy, CorruptMemory, UnsafePath
+from store.fsutil import NotRegular, read_regular, workspace_lock, write_atomic
 from store.ids import is_valid_id
+from store.lock import default_timeout
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory
-from store.workspace import ScopeDir
+from store.workspace import ScopeDir, check_scope, unsafe
 
-INDEX_VERSION: Final = 2
+INDEX_VERSION: Final = 3
+INDEX_KIND: Final = "index"
+SEAL_KIND: Final = "seal"
+MAX_INDEX_BYTES: Final = 1 << 30
+_NOT_REGULAR: Final = "not a regular file (a FIFO, device or folder); skipped, never opened"
 TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))
 SMALL_STORE: Final = 1000
 SWEEP_SECONDS: Final = 2.0
@@ -76,9 +92,18 @@ def memory_key(memory: Memory) -> str:
 class Catalog:
     """One scope's files, cached by (mtime, size)."""
 
-    def __init__(self, scope: ScopeDir, *, persist: bool) -> None:
+    def __init__(
+        self,
+        scope: ScopeDir,
+        *,
+        persist: bool,
+        key: Callable[[], bytes] = lambda: b"",
+        notice: Callable[[str, str], None] = lambda code, message: None,
+    ) -> None:
         self.scope = scope
         self._persist = persist
+        self._key = key
+        self._notice = notice
         self._tiers = [(tier, getattr(scope, attr)) for tier, attr in TIERS]
         """(tier, folder): the same Path objects throughout, so `is` can compare them."""
         self._entries: dict[str, _Entry] = {}
@@ -156,6 +181,12 @@ class Catalog:
                 with self._lock:
                     self._swept.update(edited)
 
+    def relist(self) -> None:
+        """List every folder again at the next refresh: a file renamed in within the clock tick
+        of the last listing leaves the folder's mtime as it was (verify and accept, under the lock)."""
+        with self._lock:
+            self._folders.clear()
+
     def drain_changes(self) -> dict[str, Memory | None]:
         """Memories added or changed (None: removed) since the last call, by key."""
         with self._lock:
@@ -207,6 +238,9 @@ class Catalog:
         return changed
 
     def _scan(self, folder: Path) -> list[tuple[str, int, Problem | None]]:
+        reason = unsafe(self.scope, folder)
+        if reason is not None:  # a link leading outside the scope: nothing in it is read
+            return [(str(folder), 0, Problem("ENGRAM_UNSAFE_PATH", self.scope.display(folder), reason))]
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
@@ -275,17 +309,20 @@ class Catalog:
                 memory = None
         if memory is None:
             shown = self.scope.display(Path(path))
-            if stat.st_size > MAX_FILE_BYTES:
+            if not stat_mode.S_ISREG(stat.st_mode):  # a FIFO renamed over a memory would block a read
+                problem = Problem("ENGRAM_CORRUPT", shown, _NOT_REGULAR)
+            elif stat.st_size > MAX_FILE_BYTES:
                 problem = Problem(
                     "ENGRAM_CORRUPT", shown, "larger than 1 MiB; skipped (split it into smaller memories)"
                 )
             else:
                 try:
-                    with open(path, "rb") as handle:
-                        data = handle.read()
+                    data = read_regular(Path(path), MAX_FILE_BYTES)
                     memory = parse_memory(data, file_id=name, scope=self.scope.scope, tier=tier, path=path)
                 except CorruptMemory as exc:
                     problem = Problem(exc.code, shown, exc.message)
+                except NotRegular:
+                    problem = Problem("ENGRAM_CORRUPT", shown, _NOT_REGULAR)
                 except OSError as exc:
                     problem = Problem("ENGRAM_CORRUPT", shown, f"cannot be read ({exc.strerror})")
                 except Exception as exc:  # one hostile file must never hide the rest of the store
@@ -352,25 +389,32 @@ class Catalog:
         self._stored = {k: v for k, v in stored.items() if isinstance(v, dict) and "r" in v}
 
     def read_index(self) -> tuple[dict[str, Any], Problem | None]:
-        """The stored index records by key (seals.log folded in), and a problem when corrupt."""
+        """The stored index records by key (seals.log folded in), and a problem when it was
+        unusable or untrusted (no valid tag of this user's engram): then it is discarded — its
+        records and seals count for nothing — and the next flush rebuilds it from the files."""
         path = self.scope.index_path
         memories: dict[str, Any] = {}
         problem: Problem | None = None
+        shown = self.scope.display(path)
         try:
-            data = orjson.loads(path.read_bytes())
-            found = data.get("memories") if isinstance(data, dict) else None
-            if isinstance(found, dict) and data.get("version") in (1, INDEX_VERSION):
-                memories = found
+            raw = read_regular(path, MAX_INDEX_BYTES)
+            payload = secret.unwrap(self._key(), INDEX_KIND, raw)
+            if payload is None:
+                problem = Problem("ENGRAM_UNTRUSTED", shown, _UNTRUSTED)
             else:
-                problem = Problem(
-                    "ENGRAM_CORRUPT", self.scope.display(path), "unknown format; rebuilt from the files"
-                )
+                data = orjson.loads(payload)
+                found = data.get("memories") if isinstance(data, dict) else None
+                if isinstance(found, dict) and data.get("version") == INDEX_VERSION:
+                    memories = found
+                else:
+                    problem = Problem("ENGRAM_CORRUPT", shown, "unknown format; rebuilt from the files")
         except FileNotFoundError:
             pass
         except (OSError, orjson.JSONDecodeError):
-            problem = Problem(
-                "ENGRAM_CORRUPT", self.scope.display(path), "unreadable; rebuilt from the files"
-            )
+            problem = Problem("ENGRAM_CORRUPT", shown, "unreadable; rebuilt from the files")
+        if problem is not None:
+            self._notice(problem.code, f"{problem.file}: {problem.message}")
+            self._dirty = True
         for key, sealed in self._read_seals():  # seals appended since index.json was written
             record = memories.get(key)
             if sealed is None:  # engram itself removed the file: nothing to report as missing
@@ -381,20 +425,43 @@ class Catalog:
 
     @property
     def _seals_path(self) -> Path:
-        return self.scope.root / "seals.log"
+        return self.scope.seals_path
 
     def _read_seals(self) -> list[tuple[str, str | None]]:
+        """Seals engram appended since the last index; a line without a valid tag of this user's
+        engram (planted, or from elsewhere) is ignored, with a notice."""
         try:
-            lines = self._seals_path.read_bytes().splitlines()
+            lines = read_regular(self._seals_path, MAX_INDEX_BYTES).splitlines()
         except FileNotFoundError:
             return []
+        except OSError:
+            self._notice("ENGRAM_UNTRUSTED", f"{self.scope.display(self._seals_path)}: {_UNUSABLE_SEALS}")
+            return []
         seals = []
+        refused = 0
+        key = self._key() if lines else b""
         for line in lines:
             try:
-                key, sealed = orjson.loads(line)
-            except (orjson.JSONDecodeError, ValueError, TypeError):
+                parsed = orjson.loads(line)
+            except orjson.JSONDecodeError:
                 continue  # a torn last line from a crash: that seal is simply not recorded
-            seals.append((str(key), None if sealed is None else str(sealed)))
+            if not isinstance(parsed, list) or len(parsed) != 3:
+                refused += 1
+                continue
+            name, sealed, found = parsed
+            if not isinstance(name, str) or not (sealed is None or isinstance(sealed, str)):
+                refused += 1
+                continue
+            if not secret.valid(key, SEAL_KIND, _seal_bytes(self.scope.scope, name, sealed), found):
+                refused += 1
+                continue
+            seals.append((name, sealed))
+        if refused:
+            self._notice(
+                "ENGRAM_UNTRUSTED",
+                f"{self.scope.display(self._seals_path)}: {refused} line(s) not written by this user's "
+                "engram were ignored (they vouch for nothing in verify)",
+            )
         return seals
 
     def flush(self, seal: set[str] | None = None, accept_all: bool = False) -> None:
@@ -404,7 +471,13 @@ class Catalog:
         is the human's record and raises Busy instead of being dropped."""
         if not self._persist or not self.scope.root.is_dir():
             return
-        if not self._lock.acquire(timeout=LOCK_TIMEOUT_SECONDS if accept_all else 2.0):
+        try:
+            check_scope(self.scope)
+        except UnsafePath:
+            if accept_all:
+                raise
+            return  # derived data: never written through a link
+        if not self._lock.acquire(timeout=default_timeout() if accept_all else 2.0):
             if accept_all:
                 raise Busy("the store is still being indexed; nothing was recorded, retry shortly")
             return  # a refresh is still parsing (a huge store's first start): derived data, skip
@@ -415,7 +488,7 @@ class Catalog:
         finally:
             self._lock.release()
         try:
-            with workspace_lock(self.scope.lock_path, timeout=LOCK_TIMEOUT_SECONDS if accept_all else 0.5):
+            with workspace_lock(self.scope.lock_path, timeout=None if accept_all else 0.5):
                 stored, _ = self.read_index()
                 records: dict[str, Any] = {}
                 for _, entry in entries:
@@ -438,8 +511,8 @@ class Catalog:
                     for key, previous in stored.items():  # keep tombstones until accepted
                         if key not in records and isinstance(previous, dict) and previous.get("sealed"):
                             records[key] = {"sealed": previous["sealed"], "gone": True}
-                body = {"version": INDEX_VERSION, "memories": records}
-                write_atomic(self.scope.index_path, orjson.dumps(body))
+                body = orjson.dumps({"version": INDEX_VERSION, "memories": records})
+                write_atomic(self.scope.index_path, secret.wrap(self._key(), INDEX_KIND, body))
                 self._seals_path.unlink(missing_ok=True)  # now folded into index.json
         except (Busy, OSError):
             with self._lock:
@@ -460,9 +533,47 @@ class Catalog:
                 memory_key(e.memory): e.memory.hash for e in self._entries.values() if e.memory is not None
             }
             self._dirty = True
-        lines = b"".join(orjson.dumps([key, hashes.get(key)]) + b"\n" for key in sorted(keys))
-        if lines and self._persist and self.scope.root.is_dir():
-            with open(self._seals_path, "ab") as handle:
-                handle.write(lines)
-                handle.flush()
-                os.fsync(handle.fileno())
+        if not keys or not self._persist or not self.scope.root.is_dir():
+            return
+        secret_key = self._key()
+        lines = b"".join(
+            orjson.dumps(
+                [key, hashes.get(key), _seal_tag(secret_key, self.scope.scope, key, hashes.get(key))]
+            )
+            + b"\n"
+            for key in sorted(keys)
+        )
+        try:  # never through a link (a clone may carry one aimed at any file of the user)
+            fd = os.open(
+                self._seals_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+            )
+        except OSError as exc:
+            raise UnsafePath(
+                f"{self.scope.display(self._seals_path)} cannot be appended to ({exc.strerror}); "
+                "if it is a symbolic link, remove it (engram rebuilds it)"
+            ) from None
+        try:
+            if not stat_mode.S_ISREG(os.fstat(fd).st_mode):
+                raise UnsafePath(
+                    f"{self.scope.display(self._seals_path)} is not a regular file; remove it (engram rebuilds it)"
+                )
+            os.write(fd, lines)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+_UNTRUSTED: Final = (
+    "carries no valid tag of this user's engram (it may have come with a clone, or from an older "
+    "engram); discarded and rebuilt from the files. Review with `engram verify`, then "
+    "`engram verify --accept` records the files as reviewed"
+)
+_UNUSABLE_SEALS: Final = "is not a regular file; ignored (it vouches for nothing in verify)"
+
+
+def _seal_bytes(scope: str, key: str, sealed: str | None) -> bytes:
+    return orjson.dumps([scope, key, sealed])
+
+
+def _seal_tag(secret_key: bytes, scope: str, key: str, sealed: str | None) -> str:
+    return secret.tag(secret_key, SEAL_KIND, _seal_bytes(scope, key, sealed))

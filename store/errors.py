@@ -6,6 +6,7 @@
   - CorruptMemory     ENGRAM_CORRUPT     a file's front matter is unreadable; the file is untouched
   - ConfigError       ENGRAM_CONFIG      config.json is invalid (the store runs on defaults)
   - Busy              ENGRAM_BUSY        the workspace lock was not obtained in time; nothing changed
+  - UnsafePath        ENGRAM_UNSAFE_PATH a link (or non-regular file) under `.engram/` leads outside its scope
 """
 
 from __future__ import annotations
@@ -39,3 +40,7 @@ class ConfigError(StoreError):
 
 class Busy(StoreError):
     code = "ENGRAM_BUSY"
+
+
+class UnsafePath(StoreError):
+    code = "ENGRAM_UNSAFE_PATH"

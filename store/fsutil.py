@@ -1,19 +1,19 @@
-"""The one atomic write (temp file in the same folder, fsync, rename) and the workspace lock."""
+"""The one atomic write (temp file in the same folder, fsync, rename); the workspace lock is
+`store.lock`'s, re-exported here for the modules that take it."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import stat
 import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from store.errors import Busy
-
-LOCK_TIMEOUT_SECONDS: Final = 5.0
+from store.lock import LOCK_TIMEOUT_SECONDS as LOCK_TIMEOUT_SECONDS
+from store.lock import workspace_lock as workspace_lock
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: bool = True) -> str:
@@ -39,6 +39,39 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: 
     return hashlib.sha256(data).hexdigest()
 
 
+class NotRegular(OSError):
+    """A path that is a FIFO, device, socket, folder or symbolic link: never opened for reading."""
+
+
+def open_regular(path: Path) -> int:
+    """A read-only descriptor of a regular file, never blocking and never through a link.
+
+    O_NONBLOCK makes opening a FIFO return at once (a plain open would wait for a writer forever),
+    O_NOFOLLOW refuses a link, and fstat on the descriptor (not a stat before the open) decides,
+    so a file swapped in between cannot slip through. FileNotFoundError when absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegular(errno.ELOOP, "is a symbolic link") from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise NotRegular(errno.EINVAL, "is not a regular file")
+    return fd
+
+
+def read_regular(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of a regular file (see `open_regular`); NotRegular beyond `limit` bytes too."""
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read() if limit is None else handle.read(limit + 1)
+    if limit is not None and len(data) > limit:
+        raise NotRegular(errno.EFBIG, f"is larger than {limit} bytes")
+    return data
+
+
 def fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
@@ -46,41 +79,6 @@ def fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-_locks: dict[str, Any] = {}
-_locks_guard = threading.Lock()
-
-
-def _file_lock(lock_path: Path) -> Any:
-    """One FileLock per path in this process: re-entrant in a thread, exclusive across threads."""
-    from filelock import FileLock
-
-    with _locks_guard:
-        lock = _locks.get(str(lock_path))
-        if lock is None:
-            lock = _locks[str(lock_path)] = FileLock(str(lock_path), thread_local=True)
-        return lock
-
-
-@contextlib.contextmanager
-def workspace_lock(lock_path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
-    """Hold the cross-process lock of one `.engram/` folder; Busy when not obtained in time."""
-    from filelock import Timeout
-
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = _file_lock(lock_path)
-    try:
-        lock.acquire(timeout=timeout)
-    except Timeout:
-        raise Busy(
-            f"the workspace is busy (lock held for more than {timeout:g} s by another engram process); "
-            "nothing was changed and retrying is safe"
-        ) from None
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 STALE_TEMP_SECONDS: Final = 60.0

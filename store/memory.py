@@ -1,7 +1,9 @@
 """The memory file format: strict YAML front matter + markdown body (SPEC §2).
 
 Timestamps and dates stay strings (no implicit YAML timestamps), YAML aliases are refused
-(no billion-laughs), sizes are bounded, and unknown keys are kept for round-trips.
+(no billion-laughs), a key repeated in one mapping is refused (YAML loaders keep the last value,
+so `always: true` could hide after a page of filler; issue 9), sizes are bounded, and unknown
+keys are kept for round-trips.
 """
 
 from __future__ import annotations
@@ -27,8 +29,40 @@ MAX_FRONT_MATTER_BYTES: Final = 64 * 1024
 MAX_TITLE: Final = 200
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader without implicit timestamps and without aliases."""
+class _DuplicateKey(yaml.YAMLError):
+    """A mapping names one key twice; lines are 0-based within the front-matter block."""
+
+    def __init__(self, key: object, line: int, first_line: int) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key, self.line, self.first_line = key, line, first_line
+
+
+class _StrictMappings:
+    """Refuse a mapping that repeats a key. The common case costs one length comparison: the
+    keys are looked at one by one only when the mapping came out shorter than its pairs."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        own = node.value if isinstance(node, yaml.MappingNode) else None
+        mapping = super().construct_mapping(node, deep)  # type: ignore[misc]
+        if own is not None and (node.value is not own or len(mapping) != len(own)):
+            _refuse_repeats(self, own)  # `node.value is not own`: a `<<` merge happened
+        return mapping
+
+
+def _refuse_repeats(constructor: Any, pairs: list[tuple[Any, Any]]) -> None:
+    first: dict[Any, int] = {}
+    for key_node, _ in pairs:
+        key = constructor.construct_object(key_node, deep=True)  # cached: no second construction
+        try:
+            if key in first:
+                raise _DuplicateKey(key, key_node.start_mark.line, first[key])
+            first[key] = key_node.start_mark.line
+        except TypeError:  # an unhashable key: the constructor has refused it already
+            continue
+
+
+class _Loader(_StrictMappings, yaml.SafeLoader):
+    """SafeLoader without implicit timestamps, without aliases and without repeated keys."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -44,8 +78,9 @@ _Loader.yaml_implicit_resolvers = {
 _FastLoader: Any = None
 if getattr(yaml, "__with_libyaml__", False):
 
-    class _CLoader(yaml.CSafeLoader):
-        """libyaml's safe loader, same resolvers; used only when no alias can be present."""
+    class _CLoader(_StrictMappings, yaml.CSafeLoader):
+        """libyaml's safe loader, same resolvers and mapping check; used only when no alias
+        can be present."""
 
     _CLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
     _FastLoader = _CLoader
@@ -255,6 +290,12 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         raise CorruptMemory(f"the front matter exceeds {MAX_FRONT_MATTER_BYTES // 1024} KiB")
     try:
         meta = _load_yaml(block) if block.strip() else {}
+    except _DuplicateKey as exc:
+        raise CorruptMemory(
+            f"the front matter repeats the key {str(exc.key)!r} (line {exc.line + 2}; first on line "
+            f"{exc.first_line + 2}); engram cannot tell which value is meant, so the file is not "
+            "loaded: keep one of them"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""

@@ -78,8 +78,7 @@ def save_note(store: Store, draft: NoteDraft) -> dict[str, Any]:
     """Write `working/<id>.md` with its expiry; never touches durable memory."""
     with write_lock(store):
         path, data, result = note_write(store, draft)
-        journal.run(store.journal_path, [(path, data)])
-        store.seal_paths([path])
+        store.apply([(path, data)])
     return result
 
 
@@ -133,8 +132,7 @@ def gc(store: Store) -> list[str]:
         ]
         writes: list[journal.Write] = [(store.project.working_dir / f"{m.id}.md", None) for m in expired]
         if writes:
-            journal.run(store.journal_path, writes)
-            store.seal_paths([path for path, _ in writes])
+            store.apply(writes)
     return sorted(m.id for m in expired)
 
 

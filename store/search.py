@@ -4,8 +4,10 @@ Field weights are applied by repetition: title terms count three times, tags twi
 once. Terms are words plus their stems (store.tokenize.terms), in documents and queries alike.
 Scores are BM25 with Lucene's idf (store.bm25), computed over an inverted index that is
 updated only for memories whose content hash changed, and saved next to index.json
-(`search.idx`) so a new process does not re-tokenise every file. Every memory that shares a
-term with the query is a hit: there is no score floor.
+(`search.idx`) so a new process does not re-tokenise every file. The saved index ends with an
+HMAC keyed by the per-user secret (store.bm25.tagged), checked once over every byte at load: a
+planted `search.idx` (which could claim any word for any memory) is discarded and rebuilt.
+Every memory that shares a term with the query is a hit: there is no score floor.
 
 Searching is two steps, so another signal can be fused in between: `bm25_scores` gives the
 raw score of every matching memory by key, `rank` turns any such scores into hits.
@@ -14,10 +16,9 @@ raw score of every matching memory by key, `rank` turns any such scores into hit
 from __future__ import annotations
 
 import logging
-import mmap
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -58,10 +59,19 @@ def document_tokens(memory: Memory) -> list[str]:
 class SearchIndex:
     """The BM25 index of every memory of both scopes, updated from the catalogs' changes."""
 
-    def __init__(self, cache: Path | None, *, writable: bool = True) -> None:
+    def __init__(
+        self,
+        cache: Path | None,
+        *,
+        writable: bool = True,
+        key: Callable[[], bytes] = lambda: b"",
+        notice: Callable[[str, str], None] = lambda code, message: None,
+    ) -> None:
         self._lock = threading.Lock()
         self._cache = cache
         self._writable = writable
+        self._key = key
+        self._notice = notice
         self._index: bm25.InvertedIndex | None = None
         self._by_key: dict[Key, Memory] = {}
         self._dirty = False
@@ -71,12 +81,18 @@ class SearchIndex:
             self._index = bm25.InvertedIndex()
             if self._cache is not None:
                 try:
-                    with open(self._cache, "rb") as handle:
-                        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                    self._index = bm25.load(mapped)
+                    self._index = bm25.load_tagged(self._cache, self._key())
                 except FileNotFoundError:
                     pass
+                except bm25.Untrusted:
+                    self._dirty = True
+                    self._notice(
+                        "ENGRAM_UNTRUSTED",
+                        f".engram/{self._cache.name}: carries no valid tag of this user's engram (it may "
+                        "have come with a clone); discarded and rebuilt from the memories",
+                    )
                 except (OSError, ValueError, KeyError, TypeError) as exc:
+                    self._dirty = True
                     log.warning("search index %s unusable (%s); rebuilding", self._cache.name, exc)
         return self._index
 
@@ -194,10 +210,12 @@ class SearchIndex:
                 return
             data = bm25.dump(self._index)
             self._dirty = False
+            if self._cache.is_symlink():
+                return  # never written through a link (writes refuse it with ENGRAM_UNSAFE_PATH)
         finally:
             self._lock.release()
         try:
-            write_atomic(self._cache, data)
+            write_atomic(self._cache, bm25.tagged(data, self._key()))
         except OSError:
             self._dirty = True
 

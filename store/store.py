@@ -6,20 +6,23 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from store import journal
 from store.catalog import Catalog, Problem, Snapshot, memory_key
 from store.config import Config, load_config
-from store.errors import NotFound
+from store.errors import Busy, NotFound, UnsafePath
 from store.ids import check_id
 from store.load import LoadResult, Selected, single, tiered
 from store.memory import Memory
 from store.route import RoutePlan, route, task_classes
 from store.search import SearchIndex, snippet
+from store.secret import Secret, user_secret
 from store.usage import Usage
 from store.variants import variant_text
 from store.verdicts import POOL, Candidate
@@ -76,12 +79,16 @@ class Store:
         fixed = _fixed_clock(env.get("ENGRAM_NOW", ""))
         self.now: Callable[[], float] = clock or fixed or time.time
         self._today = today or (lambda: datetime.fromtimestamp(self.now(), UTC).date())
+        self._secret: Secret | None = None
+        self._notices: dict[str, tuple[str, str]] = {}
         self._catalogs = (
-            Catalog(self.project, persist=not read_only),
-            Catalog(self.user, persist=not read_only),
+            Catalog(self.project, persist=not read_only, key=self.key, notice=self.notice),
+            Catalog(self.user, persist=not read_only, key=self.key, notice=self.notice),
         )
-        self._search = SearchIndex(self.project.root / "search.idx", writable=not read_only)
-        self.usage = Usage(self.project, enabled=not read_only)
+        self._search = SearchIndex(
+            self.project.search_path, writable=not read_only, key=self.key, notice=self.notice
+        )
+        self.usage = Usage(self.project, enabled=not read_only, key=self.key, notice=self.notice)
         self._view_lock = threading.Lock()
         self._view: View | None = None
         self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
@@ -92,6 +99,30 @@ class Store:
         self._config_lock = threading.Lock()
         self._config_key: tuple[Any, ...] = ()
         self._config = Config()
+
+    # --- the per-user secret and what it found (SPEC §2) ------------------------------------
+    def key(self) -> bytes:
+        """The per-user secret (created on first need; a read-only store never creates it)."""
+        if self._secret is None:
+            self._secret = user_secret(self.user.root, create=not self.read_only)
+            if self._secret.notice:
+                self.notice("ENGRAM_UNTRUSTED", self._secret.notice)
+        return self._secret.key
+
+    def notice(self, code: str, message: str) -> None:
+        """Remember something engram discarded or repaired, for status and verify to report."""
+        self._notices.setdefault(f"{code}:{message}", (code, message))
+
+    def notices(self) -> tuple[tuple[str, str], ...]:
+        """(code, message) of every untrusted or unusable state file met by this process."""
+        return tuple(self._notices.values())
+
+    def roots(self) -> dict[str, Path]:
+        return {"project": self.project.root, "user": self.user.root}
+
+    def apply(self, writes: Sequence[journal.Write]) -> None:
+        """Write files all or nothing through the journal and seal them (caller holds the lock)."""
+        journal.run(self.journal_path, writes, roots=self.roots(), key=self.key(), seal=self.seal_paths)
 
     # --- state -----------------------------------------------------------------------------
     def config(self) -> Config:
@@ -156,7 +187,7 @@ class Store:
 
     @property
     def journal_path(self) -> Path:
-        return self.project.root / "journal.json"
+        return self.project.journal_path
 
     def clean_temps(self) -> None:
         """Remove temp files a killed writer left behind (a listing: servers do it off the
@@ -170,23 +201,33 @@ class Store:
                 clean_stale_temps(folder)
 
     def recover(self) -> None:
-        """At start: finish a commit a crash interrupted (every write does it too)."""
-        if self.read_only or not self.journal_path.exists():
+        """At start: finish a commit a crash interrupted (every write does it too). A scope that
+        leads outside itself is left alone (its writes are refused with ENGRAM_UNSAFE_PATH)."""
+        if self.read_only or not os.path.lexists(self.journal_path):
             return
         from store.fsutil import workspace_lock
+        from store.workspace import check_scope
 
+        try:
+            check_scope(self.project)
+        except UnsafePath as exc:
+            self.notice(exc.code, exc.message)
+            return
         with workspace_lock(self.project.lock_path):
             self.recover_locked()
 
     def recover_locked(self) -> None:
         """Roll an interrupted commit forward (the caller holds the lock) and record the files
-        it rewrote as engram's own, so verify does not report them as hand edits."""
-        from store.journal import recover
-
-        paths = recover(self.journal_path)
-        if paths:
-            self.recovered += len(paths)
-            self.seal_paths(paths)
+        it rewrote as engram's own, so verify does not report them as hand edits. A journal
+        that is not this user's engram's, or names a path outside its scope, is discarded."""
+        if not os.path.lexists(self.journal_path):
+            return
+        paths, notice = journal.recover(
+            self.journal_path, roots=self.roots(), key=self.key(), seal=self.seal_paths
+        )
+        if notice:
+            self.notice("ENGRAM_UNTRUSTED", f"{self.project.label}/{notice}")
+        self.recovered += len(paths)
 
     def similar_pool(self, candidate: Candidate, view: View | None = None) -> list[Memory]:
         """The active durable memories a verdict compares `candidate` with: the POOL best BM25
@@ -226,6 +267,12 @@ class Store:
         if not self.read_only:
             for catalog in self._catalogs:
                 catalog.flush()
+            from store.workspace import check_scope
+
+            try:
+                check_scope(self.project)  # derived data is never written through a link
+            except UnsafePath:
+                return
             self._search.save()
 
     # --- lookups ---------------------------------------------------------------------------
@@ -373,14 +420,36 @@ class Store:
         return self._index_hash[1]
 
     def verify(self) -> dict[str, Any]:
-        """Files against what engram recorded: hand edits, vanished and unrecorded files."""
+        """Files against what engram recorded: hand edits, vanished and unrecorded files.
+
+        Lock-free first, as reads are. A commit of another process in flight can make a clean
+        store look otherwise for an instant (its file renamed in, its seal not yet appended, or
+        the other way round between this look at the files and the read of the seals), so a
+        result that is not clean is confirmed under the workspace lock, every folder listed and
+        every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
+        reported as the user's). When the lock is busy or the store is read-only, the lock-free
+        result stands."""
         view = self.view()
+        report = self._verify(self._catalogs, view.snapshots)
+        if report["ok"] or self.read_only:
+            return report
+        try:
+            with self._scope_locks():
+                if self.journal_path.exists():
+                    self.recover_locked()
+                for catalog in self._catalogs:
+                    catalog.relist()
+                return self._verify(self._catalogs, self.view(sweep=True).snapshots)
+        except Busy:
+            return report
+
+    def _verify(self, catalogs: Sequence[Catalog], snapshots: Sequence[Snapshot]) -> dict[str, Any]:
         mismatched: list[str] = []
         missing: list[str] = []
         unindexed: list[str] = []
         repaired: list[Problem] = []
         checked = 0
-        for catalog, snapshot in zip(self._catalogs, view.snapshots, strict=True):
+        for catalog, snapshot in zip(catalogs, snapshots, strict=True):
             stored, problem = catalog.read_index()
             if problem is not None:
                 repaired.append(problem)
@@ -398,7 +467,7 @@ class Store:
                     missing.append(
                         prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1]
                     )
-        problems = list(view.problems)
+        problems = [p for s in snapshots for p in s.problems]
         return {
             "ok": not mismatched and not missing and not unindexed and not problems,
             "checked": checked,
@@ -407,7 +476,12 @@ class Store:
             "unindexed": sorted(unindexed),
             "pending": self.pending_count(),
             "problems": problems,
-            "repaired": [f"{p.file}: {p.message}" for p in repaired]
+            "repaired": list(
+                dict.fromkeys(
+                    [f"{p.file}: {p.message}" for p in repaired]
+                    + [message for code, message in self.notices() if code == "ENGRAM_UNTRUSTED"]
+                )
+            )
             + (
                 [f"completed an interrupted commit from its journal ({self.recovered} files)"]
                 if self.recovered
@@ -415,16 +489,38 @@ class Store:
             ),
         }
 
+    @contextmanager
+    def _scope_locks(self) -> Iterator[None]:
+        """The workspace lock, and the user scope's, of the scopes that exist (writers' order)."""
+        from store.fsutil import workspace_lock
+
+        with ExitStack() as stack:
+            for catalog in self._catalogs:
+                if catalog.scope.root.is_dir():
+                    stack.enter_context(workspace_lock(catalog.scope.lock_path))
+            yield
+
     def accept(self) -> None:
-        """Record the current files as reviewed (`engram verify --accept`)."""
-        for catalog in self._catalogs:
-            catalog.seal()
+        """Record the current files as reviewed (`engram verify --accept`).
+
+        Under the workspace lock (and the user scope's, in the writers' order), an interrupted
+        commit rolled forward first, and from every folder listed and every file stat'ed again
+        after the lock is taken: a commit racing it lands wholly before (and is accepted with
+        the rest) or wholly after (and seals itself), never in between (issue 9: a commit was
+        then reported as "added by hand")."""
+        with self._scope_locks():
+            if self.journal_path.exists():
+                self.recover_locked()
+            for catalog in self._catalogs:
+                catalog.relist()
+                catalog.refresh(force=True)
+                catalog.seal()
 
     def pending_count(self) -> int:
         """Proposals still waiting for approval (not used, declined or expired)."""
         from store.approvals import Pending
 
-        return Pending.read(self.project.pending_path).open_count(self.now())
+        return Pending.read(self.project.pending_path, self.key).open_count(self.now())
 
     def status(self) -> dict[str, Any]:
         view = self.view()

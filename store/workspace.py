@@ -1,4 +1,13 @@
-"""Where memory lives: the workspace root (SPEC §2) and the user scope under ENGRAM_HOME."""
+"""Where memory lives: the workspace root (SPEC §2) and the user scope under ENGRAM_HOME.
+
+A repository is untrusted input, so a scope is only used while it stays inside itself: the
+project's `.engram/` must resolve inside the workspace, `memory/` and `working/` inside the scope
+root (ENGRAM_HOME itself may live under a symlinked folder: its root is resolved first), and the
+state files engram keeps there are never symbolic links at all — engram writes them by rename
+or append, so a link would let a clone aim those writes (or the lock file's truncation) at any
+file of the user. `check_scope` raises ENGRAM_UNSAFE_PATH for writes; reads report the folder
+as unusable and load nothing from it.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +17,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from store.errors import UnsafePath
+
 ENGRAM_DIR: Final = ".engram"
 GITIGNORE_LINES: Final = (
     "working/",
     "index.json",
+    "search.idx",
+    "seals.log",
     "usage.json",
+    "vectors/",
     "pending-approvals.json",
+    "journal.json",
     "*.lock",
     ".*.tmp",
 )
+"""Every derived and state file (SPEC §2): only memory/ and config.json travel through git."""
+STATE_FILES: Final = (
+    "index.json",
+    "search.idx",
+    "seals.log",
+    "usage.json",
+    "pending-approvals.json",
+    "journal.json",
+    "engram.lock",
+)
+"""Files engram keeps for itself in a scope root; a symbolic link in their place is refused.
+(`config.json` and `.gitignore` are the user's too: engram replaces them by rename, never
+writing through a link, and a `.gitignore` that is a link is left alone.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +55,8 @@ class ScopeDir:
     root: Path
     label: str
     """How files of this scope are named to users: `.engram` or `$ENGRAM_HOME`."""
+    base: Path | None = None
+    """The folder the root must resolve inside (the workspace, for `.engram/`)."""
 
     @property
     def memory_dir(self) -> Path:
@@ -55,6 +85,18 @@ class ScopeDir:
     @property
     def lock_path(self) -> Path:
         return self.root / "engram.lock"
+
+    @property
+    def seals_path(self) -> Path:
+        return self.root / "seals.log"
+
+    @property
+    def search_path(self) -> Path:
+        return self.root / "search.idx"
+
+    @property
+    def journal_path(self) -> Path:
+        return self.root / "journal.json"
 
     def display(self, path: Path) -> str:
         """A file name safe to show: relative to this scope, never an absolute machine path."""
@@ -90,25 +132,93 @@ def find_workspace(cwd: Path, explicit: str | None = None, env: Mapping[str, str
 
 
 def project_dir(workspace: Path) -> ScopeDir:
-    return ScopeDir("project", workspace / ENGRAM_DIR, ENGRAM_DIR)
+    return ScopeDir("project", workspace / ENGRAM_DIR, ENGRAM_DIR, workspace)
 
 
 def user_dir(env: Mapping[str, str] = os.environ) -> ScopeDir:
     return ScopeDir("user", engram_home(env), "$ENGRAM_HOME")
 
 
-def init_scope(scope: ScopeDir) -> list[str]:
-    """Create the folders and `.gitignore` of a scope; return what was created (idempotent)."""
-    from store.fsutil import write_atomic
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
+
+def _shown(scope: ScopeDir, path: Path) -> str:
+    return scope.label if path == scope.root else scope.display(path)
+
+
+def unsafe(scope: ScopeDir, folder: Path | None = None) -> str | None:
+    """Why this scope (or one of its folders) must not be used, naming the path and the fix;
+    None when it stays inside itself. Costs an lstat per path; resolves only links."""
+    root = scope.root
+    leaves = (
+        scope.base is not None and root.is_symlink() and not _within(root.resolve(), scope.base.resolve())
+    )
+    if leaves:
+        return (
+            f"{scope.label} is a symbolic link to a folder outside the workspace; engram does not "
+            f"read or write through it. Replace the link with a real {scope.label} folder"
+        )
+    folders = (folder,) if folder is not None else (scope.memory_dir, scope.working_dir)
+    for sub in folders:
+        if sub.is_symlink() and not _within(sub.resolve(), root.resolve()):
+            return (
+                f"{_shown(scope, sub)} is a symbolic link leading outside {scope.label}; engram does not "
+                f"read or write through it. Replace the link with a real folder holding the files"
+            )
+    return None
+
+
+def check_scope(scope: ScopeDir) -> None:
+    """Before a write: UnsafePath when the scope's root, folders or state files lead elsewhere."""
+    reason = unsafe(scope)
+    if reason is not None:
+        raise UnsafePath(reason + "; nothing was written")
+    for name in STATE_FILES:
+        path = scope.root / name
+        if path.is_symlink():
+            raise UnsafePath(
+                f"{_shown(scope, path)} is a symbolic link; engram keeps this file itself and never "
+                f"writes through a link. Remove the link (engram rebuilds the file); nothing was written"
+            )
+
+
+def init_scope(scope: ScopeDir) -> list[str]:
+    """Create the folders and `.gitignore` of a scope; return what was created (idempotent).
+    An existing `.gitignore` missing some of engram's lines gets them appended."""
+    check_scope(scope)
     created: list[str] = []
     for folder in (scope.root, scope.memory_dir, scope.working_dir):
         if not folder.is_dir():
             folder.mkdir(parents=True, exist_ok=True)
             created.append(scope.display(folder) if folder != scope.root else scope.label)
-    gitignore = scope.root / ".gitignore"
-    if not gitignore.exists():
-        text = "# written by engram: derived and private files\n" + "\n".join(GITIGNORE_LINES) + "\n"
-        write_atomic(gitignore, text.encode())
-        created.append(scope.display(gitignore))
+    changed = ensure_gitignore(scope)
+    if changed:
+        created.append(changed)
     return created
+
+
+def ensure_gitignore(scope: ScopeDir) -> str | None:
+    """Write `.gitignore`, or append the lines an existing one lacks (its own lines kept);
+    the name shown when it changed. A `.gitignore` that is not a regular file is left alone."""
+    from store.fsutil import read_regular, write_atomic
+
+    gitignore = scope.root / ".gitignore"
+    try:
+        text = read_regular(gitignore, 1 << 20).decode("utf-8", "replace")
+    except FileNotFoundError:
+        text = None
+    except OSError:  # a link, a FIFO, unreadable: check_scope refuses writes; never follow it
+        return None
+    if text is None:
+        body = "# written by engram: derived and private files\n" + "\n".join(GITIGNORE_LINES) + "\n"
+        write_atomic(gitignore, body.encode())
+        return scope.display(gitignore)
+    have = {line.strip() for line in text.splitlines()}
+    missing = [line for line in GITIGNORE_LINES if line not in have]
+    if not missing:
+        return None
+    joint = "" if not text or text.endswith("\n") else "\n"
+    body = text + joint + "# added by engram: derived and private files\n" + "\n".join(missing) + "\n"
+    write_atomic(gitignore, body.encode())
+    return scope.display(gitignore)

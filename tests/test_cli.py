@@ -111,6 +111,7 @@ def test_load_by_id_prints_that_body(in_workspace: Path, capsys: pytest.CaptureF
     out = capsys.readouterr().out
     assert "`invoice-rounding-rules`" in out and "ROUND_HALF_EVEN" in out
     usage = json.loads((in_workspace / ".engram" / "usage.json").read_text(encoding="utf-8"))
+    assert len(usage.pop("_tag")) == 64  # keyed by the per-user secret (SPEC §2)
     assert usage == {"invoice-rounding-rules": 1}
 
 

@@ -170,8 +170,9 @@ def test_a_plain_word_reaches_an_identifier_part_but_not_the_reverse(empty_works
 
 
 def test_an_old_format_saved_index_is_rebuilt_not_misread(empty_workspace: Path) -> None:
-    """A search.idx written before stems existed (same memories, same content hashes) is
-    rebuilt on open, never read as if it held stems: a stemmed query finds the memory."""
+    """A search.idx written before stems existed (same memories, same content hashes, a valid
+    tag of this user's engram) is rebuilt on open, never read as if it held stems: a stemmed
+    query finds the memory."""
     from store import bm25
     from store.search import key_of
     from store.tokenize import tokenize
@@ -184,9 +185,11 @@ def test_an_old_format_saved_index_is_rebuilt_not_misread(empty_workspace: Path)
         title, tags = tokenize(memory.title), tokenize(" ".join(memory.tags))
         old.add(key_of(memory), title * 3 + tags * 2 + tokenize(memory.body), tag=memory.hash)
     data = bm25.dump(old)
-    old_magic = b"ENGRAM-BM25-2\n"
+    old_format = b"ENGRAM-BM25-2\n" + data[data.index(b"\n") + 1 :]
     cache = empty_workspace / ".engram" / "search.idx"
-    cache.write_bytes(old_magic + data[data.index(b"\n") + 1 :])
+    cache.write_bytes(bm25.tagged(old_format, store.key()))
+    with pytest.raises(ValueError, match="not an engram search index"):
+        bm25.load_tagged(cache, store.key())  # the tag checks: only the format refuses it
     assert [e.id for e in Store(empty_workspace).search("indexing")] == ["indexed"]
 
 

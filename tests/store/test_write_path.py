@@ -449,10 +449,10 @@ def test_crash_mid_commit_rolls_forward(
         real_apply(writes[:1])
         raise KeyboardInterrupt("power cut")
 
-    monkeypatch.setattr(journal, "_apply", crash_after_first)
-    with pytest.raises(KeyboardInterrupt):
-        writer.commit(store, preview.token, "all")
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
+        patch.setattr(journal, "_apply", crash_after_first)
+        with pytest.raises(KeyboardInterrupt):
+            writer.commit(store, preview.token, "all")
 
     memory = workspace / ".engram" / "memory"
     journal_path = workspace / ".engram" / "journal.json"
@@ -482,10 +482,10 @@ def test_crash_before_journal_changes_nothing(
     def crash(*_: Any, **__: Any) -> None:
         raise KeyboardInterrupt("power cut")
 
-    monkeypatch.setattr(journal, "run", crash)
-    with pytest.raises(KeyboardInterrupt):
-        writer.commit(store, preview.token, "all")
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
+        patch.setattr(journal, "run", crash)
+        with pytest.raises(KeyboardInterrupt):
+            writer.commit(store, preview.token, "all")
     assert durable_state(workspace, engram_home) == snap
     Store(workspace, clock=fixed()).recover()
     assert durable_state(workspace, engram_home) == snap

@@ -1,0 +1,97 @@
+"""The labelled set in fixtures/eval/ and the temp workspaces built from it.
+
+- `fixtures/eval/memory/<id>.md`: project-scope memories, real engram files;
+- `fixtures/eval/user/memory/<id>.md`: user-scope memories (copied under $ENGRAM_HOME);
+- `fixtures/eval/queries.jsonl`: one query a line, `{id, kind, query, labels}` with `kind`
+  `keyword | paraphrase | identifier` and `labels` `{memory id: grade}` (2 = the answer,
+  1 = relevant; a superseded memory is never labelled: search must not bring it back);
+- `fixtures/eval/tiny.json`: stores of 1 to 5 memories with their own queries (kind `tiny`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from store.memory import render_checked
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "eval"
+KINDS = ("keyword", "paraphrase", "identifier")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    id: str
+    kind: str
+    text: str
+    labels: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class TinyStore:
+    name: str
+    memories: list[dict[str, Any]]
+    queries: list[Query]
+
+
+def load_queries(path: Path = FIXTURE / "queries.jsonl") -> list[Query]:
+    queries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row["kind"] not in KINDS:
+            raise ValueError(f"{path}:{number}: kind {row['kind']!r} is not one of {', '.join(KINDS)}")
+        queries.append(Query(row["id"], row["kind"], row["query"], dict(row["labels"])))
+    return queries
+
+
+def load_tiny(path: Path = FIXTURE / "tiny.json") -> list[TinyStore]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        TinyStore(
+            store["name"],
+            store["memories"],
+            [
+                Query(f"tiny-{store['name']}-{n}", "tiny", q["query"], dict(q["labels"]))
+                for n, q in enumerate(store["queries"], 1)
+            ],
+        )
+        for store in data["stores"]
+    ]
+
+
+def build_workspace(root: Path, fixture: Path = FIXTURE) -> tuple[Path, Path]:
+    """Copy the set into `root`: returns (workspace, engram home)."""
+    workspace, home = root / "workspace", root / "engram-home"
+    shutil.copytree(fixture / "memory", workspace / ".engram" / "memory")
+    shutil.copytree(fixture / "user" / "memory", home / "memory")
+    return workspace, home
+
+
+def build_tiny(root: Path, tiny: TinyStore) -> tuple[Path, Path]:
+    """Write a tiny store's memories as files (through engram's own renderer, parsed back)."""
+    workspace, home = root / f"tiny-{tiny.name}", root / f"tiny-{tiny.name}-home"
+    folder = workspace / ".engram" / "memory"
+    folder.mkdir(parents=True)
+    home.mkdir()
+    for memory in tiny.memories:
+        meta = {
+            "id": memory["id"],
+            "type": memory["type"],
+            "title": memory["title"],
+            "scope": "project",
+            "tags": list(memory.get("tags", [])),
+            "always": False,
+            "status": "active",
+            "supersedes": [],
+            "created": "2026-11-30T09:00:00Z",
+            "updated": "2026-11-30T09:00:00Z",
+            "source": "save",
+        }
+        data = render_checked(meta, memory["body"], scope="project", tier="durable")
+        (folder / f"{memory['id']}.md").write_bytes(data)
+    return workspace, home

@@ -1,0 +1,190 @@
+"""The per-user secret that keys the tags on engram's derived and state files (SPEC §2).
+
+A repository is untrusted input: a clone may carry any file under `.engram/`. Every file engram
+derives or keeps for itself (index, seals, search index, usage, pending proposals, journal)
+carries an HMAC keyed by 32 random bytes kept in `$ENGRAM_HOME/secret` (mode 0600, never inside
+a workspace), so a file that arrived any other way than by this user's engram fails its check
+and is discarded.
+
+The secret is created atomically on first need (a hard link of a finished temp file: two
+processes racing both end up with the winner's bytes) and read once per process. A secret file
+that is not a regular 32-byte file of mode 0600 owned by the user is replaced with a fresh one,
+with a notice: every tag made with the old key then fails, so derived files are rebuilt and
+pending proposals dropped — the safe side. A read-only store never creates it: without one it
+uses a key of its own for the process, so it trusts no stored file and writes none.
+
+Tagged JSON files keep their JSON shape: `{"_tag":"<64 hex>",<the payload's members>}`. The tag
+covers the payload bytes exactly as written (no re-serialisation on load); `_tag` cannot be a
+memory id, so it never collides with a key of the payload.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import stat
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+log = logging.getLogger("engram.store")
+
+SIZE: Final = 32
+MODE: Final = 0o600
+FILE_NAME: Final = "secret"
+_PREFIX: Final = b'{"_tag":"'
+_HEX: Final = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    key: bytes
+    notice: str | None = None
+    """Set when the secret file had to be replaced (the message says why)."""
+    stored: bool = True
+    """False for a read-only store's stand-in key (no secret file exists yet)."""
+
+
+_cache: dict[str, Secret] = {}
+_guard = threading.Lock()
+
+
+def user_secret(home: Path, *, create: bool = True) -> Secret:
+    """The secret of this ENGRAM_HOME, read (or created) once per process."""
+    name = str(home)
+    with _guard:
+        found = _cache.get(name)
+        if found is None:
+            found = _load(home, create)
+            if found.stored:  # a read-only store's stand-in key is never shared
+                _cache[name] = found
+        return found
+
+
+def _load(home: Path, create: bool) -> Secret:
+    path = home / FILE_NAME
+    problem = _check(path)
+    if problem is None:
+        try:
+            return Secret(_read(path))
+        except OSError as exc:
+            problem = f"cannot be read ({exc.strerror})"
+    if not create:
+        return Secret(secrets.token_bytes(SIZE), stored=False)
+    if problem == "missing":
+        key = _create(path)
+        return Secret(key)
+    notice = (
+        f"$ENGRAM_HOME/{FILE_NAME} {problem}; replaced with a new secret, so engram's derived files "
+        "are rebuilt and pending proposals must be made again"
+    )
+    log.warning("%s", notice)
+    key = secrets.token_bytes(SIZE)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    return Secret(_create(path, key), notice)
+
+
+def _check(path: Path) -> str | None:
+    """None when the file is a sound secret; else what is wrong with it."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror})"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file"
+    if stat.S_IMODE(info.st_mode) != MODE:
+        return f"had mode {stat.S_IMODE(info.st_mode):04o}, not 0600"
+    if info.st_size != SIZE:
+        return f"held {info.st_size} bytes, not {SIZE}"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return "belongs to another user"
+    return None
+
+
+def _read(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file")
+        data = os.read(fd, SIZE + 1)
+    finally:
+        os.close(fd)
+    if len(data) != SIZE:
+        raise OSError(0, "wrong size")
+    return data
+
+
+def _create(path: Path, key: bytes | None = None) -> bytes:
+    """Write a new secret atomically; when another process won the race, use its secret."""
+    key = key or secrets.token_bytes(SIZE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{FILE_NAME}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, MODE)
+    try:
+        os.write(fd, key)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.chmod(temp, MODE)  # whatever the umask
+        os.link(temp, path)
+    except FileExistsError:
+        try:
+            key = _read(path)
+        except OSError:
+            os.replace(temp, path)
+            return key
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+    return key
+
+
+# --- tags ---------------------------------------------------------------------------------------
+def tag(key: bytes, kind: str, data: bytes | memoryview) -> str:
+    """HMAC-SHA256 of `data`, bound to the kind of file (a tag of one kind never fits another)."""
+    mac = hmac.new(key, kind.encode() + b"\0", hashlib.sha256)
+    mac.update(data)
+    return mac.hexdigest()
+
+
+def valid(key: bytes, kind: str, data: bytes | memoryview, found: object) -> bool:
+    return isinstance(found, str) and hmac.compare_digest(found, tag(key, kind, data))
+
+
+def wrap(key: bytes, kind: str, payload: bytes) -> bytes:
+    """A JSON object's bytes with its tag as the first member `_tag`."""
+    if not payload.startswith(b"{"):
+        raise ValueError("only a JSON object can carry a tag")
+    rest = payload[1:]
+    joint = b'"' if rest.lstrip().startswith(b"}") else b'",'
+    return _PREFIX + tag(key, kind, payload).encode() + joint + rest
+
+
+def unwrap(key: bytes, kind: str, data: bytes) -> bytes | None:
+    """The payload of a file `wrap` made with this key and kind; None for anything else."""
+    if not data.startswith(_PREFIX):
+        return None
+    at = len(_PREFIX)
+    found = data[at : at + _HEX]
+    rest = data[at + _HEX :]
+    if rest.startswith(b'",'):
+        payload = b"{" + rest[2:]
+    elif rest.startswith(b'"'):
+        payload = b"{" + rest[1:]
+    else:
+        return None
+    try:
+        text = found.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    return payload if valid(key, kind, payload, text) else None
