@@ -42,6 +42,4 @@ def fuse(
     z_bm25 = zscores([bm25.get(k, BM25_FLOOR) for k in keys])
     z_vectors = zscores([vectors.get(k, vector_floor) for k in keys])
     weight = min(1.0, max(0.0, bm25_weight))
-    return {
-        k: weight * zb + (1.0 - weight) * zv for k, zb, zv in zip(keys, z_bm25, z_vectors, strict=True)
-    }
+    return {k: weight * zb + (1.0 - weight) * zv for k, zb, zv in zip(keys, z_bm25, z_vectors, strict=True)}

@@ -23,10 +23,10 @@ store and query always give the same ranking.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import importlib.util
-import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -133,7 +133,9 @@ class StaticModel:
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
         self._skip = {
-            i for t in ("<unk>", "[UNK]", "<pad>", "[PAD]") if (i := self._tokenizer.token_to_id(t)) is not None
+            i
+            for t in ("<unk>", "[UNK]", "<pad>", "[PAD]")
+            if (i := self._tokenizer.token_to_id(t)) is not None
         }
         digest = hashlib.sha256(weights.read_bytes())
         digest.update(tokenizer.read_bytes())

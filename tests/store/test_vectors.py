@@ -34,7 +34,9 @@ def vectors_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _memory(title: str, body: str, tags: list[str] | None = None) -> Memory:
-    return Memory("m", "project", "durable", "h", type="fact", title=title, tags=tuple(tags or ()), full=({}, body))
+    return Memory(
+        "m", "project", "durable", "h", type="fact", title=title, tags=tuple(tags or ()), full=({}, body)
+    )
 
 
 def _paraphrase_store(root: Path) -> None:
@@ -108,7 +110,9 @@ def test_a_memory_with_an_empty_body_is_one_window_of_its_title_and_tags() -> No
 
 # --- model ----------------------------------------------------------------------------------
 @needs_extra
-def test_the_bundled_model_loads_and_embeds_with_every_socket_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bundled_model_loads_and_embeds_with_every_socket_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Offline: no connection is attempted, and wordllama itself (which would download) is not imported."""
 
     def refuse(*args: Any, **kwargs: Any) -> None:
@@ -138,12 +142,16 @@ def test_a_memory_scores_by_its_best_window(empty_workspace: Path, vectors_on: N
     assert len(per_window) > 1
     scored = store._vectors.scores(query, "", lambda: {}, store.view().key)
     assert scored is not None
-    assert scored.scores[("project", "durable", "long-one")] == pytest.approx(float(per_window.max()), abs=1e-5)
+    assert scored.scores[("project", "durable", "long-one")] == pytest.approx(
+        float(per_window.max()), abs=1e-5
+    )
     assert result.entries[0].id == "long-one"
 
 
 @needs_extra
-def test_a_paraphrase_with_no_shared_word_is_found_by_meaning(empty_workspace: Path, vectors_on: None) -> None:
+def test_a_paraphrase_with_no_shared_word_is_found_by_meaning(
+    empty_workspace: Path, vectors_on: None
+) -> None:
     _paraphrase_store(empty_workspace)
     store = Store(empty_workspace)
     result = store.find("which tool manages virtualenvs")
@@ -309,7 +317,9 @@ def test_a_configured_local_model_folder_is_used_and_a_model_change_rebuilds_the
 
 
 @needs_extra
-def test_the_handshake_imports_no_model_and_the_warm_up_loads_it(empty_workspace: Path, vectors_on: None) -> None:
+def test_the_handshake_imports_no_model_and_the_warm_up_loads_it(
+    empty_workspace: Path, vectors_on: None
+) -> None:
     """`initialize` and `server/discover` never wait for the model (checked in a fresh interpreter)."""
     _paraphrase_store(empty_workspace)
     script = """
