@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.catalog import Catalog, Problem, Snapshot, memory_key
 from store.config import Config, load_config
@@ -22,9 +22,11 @@ from store.route import RoutePlan, route, task_classes
 from store.search import Hit, Key, SearchIndex, key_of, snippet
 from store.usage import Usage
 from store.variants import variant_text
-from store.vectors import VectorIndex, disabled_by_env, extra_installed
 from store.verdicts import POOL
 from store.workspace import ScopeDir, init_scope, project_dir, user_dir
+
+if TYPE_CHECKING:
+    from store.vectors import VectorIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +92,9 @@ class Store:
             Catalog(self.user, persist=not read_only),
         )
         self._search = SearchIndex(self.project.root / "search.idx", writable=not read_only)
-        self._vectors = VectorIndex(self.project.root / "vectors.bin", writable=not read_only)
-        self._vectors_allowed = not disabled_by_env(env)
+        self._vectors: VectorIndex | None = None
+        """Made on first use: the server's handshake never imports the vector module."""
+        self._vectors_env = {"ENGRAM_VECTORS": env.get("ENGRAM_VECTORS", "")}
         self._by_key: tuple[tuple[Any, ...], dict[Key, Memory]] = ((), {})
         self.usage = Usage(self.project, enabled=not read_only)
         self._view_lock = threading.Lock()
@@ -166,7 +169,7 @@ class Store:
         view = self.view()
         self._search.warm()
         if self._vectors_on():
-            self._vectors.warm(self.config().vector_model, lambda: self._keyed(view), view.key)
+            self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
 
     @property
     def journal_path(self) -> Path:
@@ -235,7 +238,8 @@ class Store:
             for catalog in self._catalogs:
                 catalog.flush()
             self._search.save()
-            self._vectors.save()
+            if self._vectors is not None:
+                self._vectors.save()
 
     # --- lookups ---------------------------------------------------------------------------
     def get(self, memory_id: object, view: View | None = None) -> Memory:
@@ -272,7 +276,16 @@ class Store:
     # --- search ----------------------------------------------------------------------------
     def _vectors_on(self) -> bool:
         """The vector signal takes part: extra installed, not off by ENGRAM_VECTORS or config."""
-        return self._vectors_allowed and self.config().vectors and extra_installed()
+        from store.vectors import disabled_by_env, extra_installed
+
+        return self.config().vectors and not disabled_by_env(self._vectors_env) and extra_installed()
+
+    def _vector_index(self) -> VectorIndex:
+        if self._vectors is None:
+            from store.vectors import VectorIndex
+
+            self._vectors = VectorIndex(self.project.root / "vectors.bin", writable=not self.read_only)
+        return self._vectors
 
     def _keyed(self, view: View) -> dict[Key, Memory]:
         if self._by_key[0] != view.key:
@@ -287,7 +300,7 @@ class Store:
 
         config = self.config()
         bm25 = {key_of(h.memory): h.score for h in hits}
-        scored = self._vectors.scores(
+        scored = self._vector_index().scores(
             query, config.vector_model, lambda: self._keyed(view), view.key, want=bm25, top=top
         )
         if scored is None:
@@ -364,7 +377,7 @@ class Store:
 
     def _vector_diagnostics(self) -> tuple[tuple[str, str], ...]:
         """Why the vector signal did not take part although it is on (a bad model folder)."""
-        problem = self._vectors.problem() if self._vectors_on() else None
+        problem = self._vectors.problem() if self._vectors is not None and self._vectors_on() else None
         if problem is None:
             return ()
         code = "ENGRAM_CONFIG" if self.config().vector_model else "ENGRAM_VECTORS_UNAVAILABLE"

@@ -129,7 +129,8 @@ class StaticModel:
         table = _embedding_table(tensors)
         if table is None:
             raise ModelUnavailable(f"{weights.name} holds no 2-D embedding table")
-        self._table: Matrix = np.ascontiguousarray(table, dtype=np.float32)
+        # float16 like the bundled file (half the memory of float32); rows are widened when pooled
+        self._table: Any = np.ascontiguousarray(table, dtype=np.float16)
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
         self._skip = {
@@ -151,7 +152,7 @@ class StaticModel:
         for i, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
             ids = [t for t in encoding.ids if t not in self._skip and 0 <= t < rows]
             if ids:
-                vector = self._table[ids].mean(axis=0)
+                vector = self._table[ids].astype(np.float32).mean(axis=0)
                 norm = float(np.linalg.norm(vector))
                 if norm > 0:
                     out[i] = vector / norm
@@ -286,6 +287,9 @@ class VectorIndex:
         sizes = np.array([len(b) for b in blocks], dtype=np.int64)
         self._starts = np.concatenate(([0], np.cumsum(sizes)[:-1])) if len(blocks) else sizes
         self._matrix = np.concatenate(blocks) if blocks else np.zeros((0, model.dim), dtype=np.float32)
+        for key, start, size in zip(self._keys, self._starts.tolist(), sizes.tolist(), strict=True):
+            # each memory's block becomes a view into the one matrix: its rows are held once
+            self._by_hash[memories[key].hash] = self._matrix[start : start + size]
         self._synced = version
 
     def warm(self, folder: str, memories: Callable[[], Mapping[Key, Memory]], version: object) -> None:
@@ -322,7 +326,8 @@ class VectorIndex:
             query_vector = model.embed([query])[0]
             if not query_vector.any():
                 return Scored(model.name, {})  # no known token: meaning says nothing
-            best = np.maximum.reduceat(matrix @ query_vector, self._starts)
+            # einsum, not BLAS: no thread pool spinning on a busy machine, same result
+            best = np.maximum.reduceat(np.einsum("ij,j->i", matrix, query_vector), self._starts)
         if top is None or top >= len(keys):
             chosen = range(len(keys))
         else:

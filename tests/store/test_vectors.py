@@ -140,7 +140,7 @@ def test_a_memory_scores_by_its_best_window(empty_workspace: Path, vectors_on: N
     model = load_model("")
     per_window = model.embed(windows(memory)) @ model.embed([query])[0]
     assert len(per_window) > 1
-    scored = store._vectors.scores(query, "", lambda: {}, store.view().key)
+    scored = store._vector_index().scores(query, "", lambda: {}, store.view().key)
     assert scored is not None
     assert scored.scores[("project", "durable", "long-one")] == pytest.approx(
         float(per_window.max()), abs=1e-5
@@ -300,7 +300,7 @@ def test_a_configured_local_model_folder_is_used_and_a_model_change_rebuilds_the
     store = Store(empty_workspace)
     result = store.find("snow")
     assert result.backends == ("bm25", "vectors:tiny-m2v")
-    scored = store._vectors.scores("hot", str(model), lambda: {}, store.view().key)
+    scored = store._vector_index().scores("hot", str(model), lambda: {}, store.view().key)
     assert scored is not None
     # "South" is unknown to the tiny model: south = mean(hot, sand), north = mean(cold, snow)
     assert scored.scores[("project", "durable", "south")] > 0.99
@@ -338,7 +338,7 @@ lines = [
 out = io.BytesIO()
 Server(server_spec(store, Flags()), concurrent=False).serve(
     io.BytesIO(b"".join(json.dumps(l).encode() + b"\\n" for l in lines)), out)
-heavy = ("tokenizers", "safetensors")
+heavy = ("store.vectors", "tokenizers", "safetensors")
 before = [m for m in heavy if m in sys.modules]
 store.warm()
 after = [m for m in heavy if m in sys.modules]
@@ -351,5 +351,5 @@ print(json.dumps({"reply": json.loads(out.getvalue().splitlines()[0]), "before":
     report = json.loads(run.stdout)
     assert report["reply"]["result"]["serverInfo"]["name"] == "engram"
     assert report["before"] == []
-    assert report["after"] == ["tokenizers", "safetensors"]
+    assert report["after"] == ["store.vectors", "tokenizers", "safetensors"]
     assert (empty_workspace / ".engram" / "vectors.bin").is_file()
