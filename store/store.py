@@ -281,11 +281,12 @@ class Store:
         return self.config().vectors and not disabled_by_env(self._vectors_env) and extra_installed()
 
     def _vector_index(self) -> VectorIndex:
-        if self._vectors is None:
-            from store.vectors import VectorIndex
+        with self._config_lock:  # the warm-up thread and a first search may both get here
+            if self._vectors is None:
+                from store.vectors import VectorIndex
 
-            self._vectors = VectorIndex(self.project.root / "vectors.bin", writable=not self.read_only)
-        return self._vectors
+                self._vectors = VectorIndex(self.project.root / "vectors.bin", writable=not self.read_only)
+            return self._vectors
 
     def _keyed(self, view: View) -> dict[Key, Memory]:
         if self._by_key[0] != view.key:
