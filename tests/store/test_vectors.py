@@ -353,3 +353,29 @@ print(json.dumps({"reply": json.loads(out.getvalue().splitlines()[0]), "before":
     assert report["before"] == []
     assert report["after"] == ["store.vectors", "tokenizers", "safetensors"]
     assert (empty_workspace / ".engram" / "vectors.bin").is_file()
+
+
+def test_search_keys_are_validated_and_merged(empty_workspace: Path, engram_home: Path) -> None:
+    (empty_workspace / ".engram").mkdir()
+    engram_home.mkdir(parents=True, exist_ok=True)
+    (engram_home / "config.json").write_text('{"search": {"bm25_weight": 0.8, "vector_model": "~/models/m"}}')
+    (empty_workspace / ".engram" / "config.json").write_text('{"search": {"vectors": false}}')
+    config = Store(empty_workspace).config()
+    assert (config.vectors, config.bm25_weight, config.diagnostics) == (False, 0.8, ())
+    assert config.vector_model == str(Path("~/models/m").expanduser())
+    (empty_workspace / ".engram" / "config.json").write_text('{"search": {"bm25_weight": 1.5}}')
+    bad = Store(empty_workspace).config()
+    assert bad.bm25_weight == 0.8  # the workspace file is ignored as a whole; the user's value stays
+    assert any("search.bm25_weight = 1.5 is out of range" in m for _, m in bad.diagnostics)
+
+
+@needs_extra
+def test_bm25_weight_one_ranks_like_bm25_alone(empty_workspace: Path, vectors_on: None) -> None:
+    _paraphrase_store(empty_workspace)
+    write_memory(empty_workspace, "tax-note", title="Tax rules", body="Invoice tax is rounded per line.\n")
+    (empty_workspace / ".engram" / "config.json").write_text('{"search": {"bm25_weight": 1.0}}')
+    fused = [e.id for e in Store(empty_workspace).find("invoice tax rounding").entries]
+    alone = [
+        e.id for e in Store(empty_workspace, env={"ENGRAM_VECTORS": "0"}).find("invoice tax rounding").entries
+    ]
+    assert fused[: len(alone)] == alone
