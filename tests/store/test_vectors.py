@@ -122,7 +122,7 @@ def test_the_bundled_model_loads_and_embeds_with_every_socket_refused(
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     model = load_model("")
-    vectors = model.embed(["which tool manages virtualenvs", "Use uv for Python environments"])
+    vectors = model.embed(["what manages virtualenvs", "Use uv for Python environments"])
     assert vectors.shape == (2, 256)
     assert float(vectors[0] @ vectors[1]) > 0.1
     assert "wordllama" not in sys.modules
@@ -154,10 +154,10 @@ def test_a_paraphrase_with_no_shared_word_is_found_by_meaning(
 ) -> None:
     _paraphrase_store(empty_workspace)
     store = Store(empty_workspace)
-    result = store.find("which tool manages virtualenvs")
+    result = store.find("what manages virtualenvs")
     assert result.backends == ("bm25", BUNDLED)
     assert result.entries[0].id == "use-uv"
-    without = Store(empty_workspace, env={"ENGRAM_VECTORS": "0"}).find("which tool manages virtualenvs")
+    without = Store(empty_workspace, env={"ENGRAM_VECTORS": "0"}).find("what manages virtualenvs")
     assert without.backends == ("bm25",)
     assert "use-uv" not in [e.id for e in without.entries]
 
@@ -206,7 +206,7 @@ def test_an_unreadable_or_untagged_vectors_file_is_discarded_and_rebuilt(
 ) -> None:
     _paraphrase_store(empty_workspace)
     store = Store(empty_workspace)
-    expected = [(e.id, e.score) for e in store.find("which tool manages virtualenvs").entries]
+    expected = [(e.id, e.score) for e in store.find("what manages virtualenvs").entries]
     store.close()
     cache = empty_workspace / ".engram" / "vectors.bin"
     data = cache.read_bytes()
@@ -217,7 +217,7 @@ def test_an_unreadable_or_untagged_vectors_file_is_discarded_and_rebuilt(
     else:  # a planted file: valid layout, tag that this user did not make
         cache.write_bytes(data[:13] + b"0" * 64 + data[77:])
     again = Store(empty_workspace)
-    assert [(e.id, e.score) for e in again.find("which tool manages virtualenvs").entries] == expected
+    assert [(e.id, e.score) for e in again.find("what manages virtualenvs").entries] == expected
     again.close()
     assert cache.read_bytes() == data
 
