@@ -378,8 +378,8 @@ class Store:
 
     def _vector_diagnostics(self) -> tuple[tuple[str, str], ...]:
         """Why the vector signal did not take part although it is on (a bad model folder)."""
-        problem = self._vectors.problem() if self._vectors is not None and self._vectors_on() else None
-        if problem is None:
+        problem = self._vectors.problem() if self._vectors is not None else None
+        if problem is None or not self._vectors_on():
             return ()
         code = "ENGRAM_CONFIG" if self.config().vector_model else "ENGRAM_VECTORS_UNAVAILABLE"
         return ((code, f"{problem}; search uses BM25 alone"),)

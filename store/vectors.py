@@ -220,6 +220,7 @@ class VectorIndex:
         self._dirty = False
         self._synced: object = None
         self._keys: list[Key] = []
+        self._row_of: dict[Key, int] = {}
         self._matrix: Matrix | None = None
         self._starts: Any = None
 
@@ -283,6 +284,7 @@ class VectorIndex:
             del self._by_hash[content_hash]
             self._dirty = True
         self._keys = sorted(memories)
+        self._row_of = {key: n for n, key in enumerate(self._keys)}
         blocks = [self._by_hash[memories[k].hash] for k in self._keys]
         sizes = np.array([len(b) for b in blocks], dtype=np.int64)
         self._starts = np.concatenate(([0], np.cumsum(sizes)[:-1])) if len(blocks) else sizes
@@ -320,7 +322,7 @@ class VectorIndex:
             if model is None:
                 return None
             self._sync(model, memories, version)
-            keys, matrix = self._keys, self._matrix
+            keys, matrix, row_of = self._keys, self._matrix, self._row_of
             if matrix is None or not keys:
                 return Scored(model.name, {})
             query_vector = model.embed([query])[0]
@@ -334,10 +336,8 @@ class VectorIndex:
             chosen = np.argpartition(-best, top - 1)[:top].tolist()
         found = {keys[i]: round(float(best[i]), 6) for i in chosen}
         for key in want:
-            if key not in found:
-                at = _find(keys, key)
-                if at is not None:
-                    found[key] = round(float(best[at]), 6)
+            if key not in found and (at := row_of.get(key)) is not None:
+                found[key] = round(float(best[at]), 6)
         return Scored(model.name, found)
 
     def save(self) -> None:
@@ -353,13 +353,6 @@ class VectorIndex:
             write_atomic(self._cache, data)
         except OSError:
             self._dirty = True
-
-
-def _find(keys: list[Key], key: Key) -> int | None:
-    import bisect
-
-    at = bisect.bisect_left(keys, key)
-    return at if at < len(keys) and keys[at] == key else None
 
 
 def _encode(by_hash: Mapping[str, Matrix], model: StaticModel) -> bytes:
