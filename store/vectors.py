@@ -344,11 +344,15 @@ class VectorIndex:
         """Write `.engram/vectors.bin` (derived data; skipped when unchanged or read-only)."""
         if self._cache is None or not self._writable or not self._cache.parent.is_dir():
             return
-        with self._lock:
+        if not self._lock.acquire(timeout=2.0):
+            return  # still embedding (a server shutting down): the next process finishes the job
+        try:
             if not self._dirty or self._model is None:
                 return
             data = _encode(self._by_hash, self._model)
             self._dirty = False
+        finally:
+            self._lock.release()
         try:
             write_atomic(self._cache, data)
         except OSError:
