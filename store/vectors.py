@@ -227,8 +227,9 @@ class VectorIndex:
     # --- model -----------------------------------------------------------------------------
     def _ensure_model(self, folder: str) -> StaticModel | None:
         if self._model_folder != folder:
+            # another model: none of the vectors in hand or on disk (if made by the old one) hold
             self._model_folder, self._model, self._failure = folder, None, None
-            self._synced = None
+            self._synced, self._by_hash, self._loaded_file, self._matrix = None, {}, False, None
             try:
                 self._model = load_model(folder)
             except ModelUnavailable as exc:

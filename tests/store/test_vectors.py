@@ -309,11 +309,15 @@ def test_a_configured_local_model_folder_is_used_and_a_model_change_rebuilds_the
     cache = empty_workspace / ".engram" / "vectors.bin"
     tiny = cache.read_bytes()
 
-    (engram_home / "config.json").write_text("{}")  # back to the bundled model
-    bundled = Store(empty_workspace)
-    assert bundled.find("snow").backends == ("bm25", BUNDLED)
-    bundled.close()
+    (engram_home / "config.json").write_text("{}")  # back to the bundled model, same process
+    assert store.find("snow").backends == ("bm25", BUNDLED)
+    store.close()
     assert cache.read_bytes() != tiny
+    (engram_home / "config.json").write_text(json.dumps({"search": {"vector_model": str(model)}}))
+    again = Store(empty_workspace)  # a new process with the tiny model: the bundled vectors are discarded
+    assert again.find("snow").backends == ("bm25", "vectors:tiny-m2v")
+    again.close()
+    assert cache.read_bytes() == tiny
 
 
 @needs_extra
