@@ -276,9 +276,10 @@ class Store:
     # --- search ----------------------------------------------------------------------------
     def _vectors_on(self) -> bool:
         """The vector signal takes part: extra installed, not off by ENGRAM_VECTORS or config."""
-        from store.vectors import disabled_by_env, extra_installed
+        from store.vectors import available, disabled_by_env
 
-        return self.config().vectors and not disabled_by_env(self._vectors_env) and extra_installed()
+        config = self.config()
+        return config.vectors and not disabled_by_env(self._vectors_env) and available(config.vector_model)
 
     def _vector_index(self) -> VectorIndex:
         with self._config_lock:  # the warm-up thread and a first search may both get here

@@ -64,9 +64,21 @@ class ModelUnavailable(Exception):
 
 
 @functools.cache
+def _installed(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
 def extra_installed() -> bool:
     """Whether the `vectors` extra is installed (checked without importing anything)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("numpy", "tokenizers", "safetensors"))
+    return all(_installed(name) for name in ("numpy", "tokenizers", "safetensors", "wordllama"))
+
+
+def available(folder: str) -> bool:
+    """Whether the signal can run: the extra, or (for a configured model folder) the libraries
+    that read it. Libraries installed for something else, without wordllama, say nothing."""
+    if not folder:
+        return extra_installed()
+    return all(_installed(name) for name in ("numpy", "tokenizers", "safetensors"))
 
 
 def disabled_by_env(env: Mapping[str, str]) -> bool:
@@ -402,11 +414,6 @@ def _decode(data: bytes, model: StaticModel) -> dict[str, Matrix]:
     return out
 
 
-def signal_on(env: Mapping[str, str], configured: bool) -> bool:
-    """Whether searches use the vector signal: extra installed, not switched off."""
-    return configured and not disabled_by_env(env) and extra_installed()
-
-
 __all__ = [
     "Key",
     "ModelUnavailable",
@@ -415,8 +422,8 @@ __all__ = [
     "VectorIndex",
     "WINDOW_WORDS",
     "disabled_by_env",
+    "available",
     "extra_installed",
     "load_model",
-    "signal_on",
     "windows",
 ]

@@ -383,3 +383,18 @@ def test_bm25_weight_one_ranks_like_bm25_alone(empty_workspace: Path, vectors_on
         e.id for e in Store(empty_workspace, env={"ENGRAM_VECTORS": "0"}).find("invoice tax rounding").entries
     ]
     assert fused[: len(alone)] == alone
+
+
+def test_without_the_extra_search_is_bm25_alone_and_says_nothing_about_vectors(
+    empty_workspace: Path, vectors_on: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Libraries installed for something else (tokenizers, safetensors) but no wordllama: silence."""
+    import store.vectors
+
+    monkeypatch.setattr(store.vectors, "_installed", lambda name: name != "wordllama")
+    _paraphrase_store(empty_workspace)
+    outcome = reads.search(Store(empty_workspace), {"query": "invoice"})
+    assert outcome.data["backends_used"] == ["bm25"]
+    assert outcome.diagnostics == ()
+    assert "vector" not in outcome.text
+    assert not (empty_workspace / ".engram" / "vectors.bin").exists()
