@@ -227,21 +227,32 @@ class VectorIndex:
         self._model: StaticModel | None = None
         self._model_folder: str | None = None
         self._failure: str | None = None
-        self._by_hash: dict[str, Matrix] = {}
+        self._from_file: dict[str, Matrix] = {}
+        """Vectors read from vectors.bin, by content hash, until the first sync has taken them."""
         self._loaded_file = False
         self._dirty = False
         self._synced: object = None
+        self._reset()
+
+    def _reset(self) -> None:
+        """No memory embedded: the window matrix and its bookkeeping, empty."""
+        import numpy as np
+
         self._keys: list[Key] = []
+        """Memory keys in row-block order (kept ones first, then what each sync added)."""
+        self._hash_of: dict[Key, str] = {}
         self._row_of: dict[Key, int] = {}
+        self._sizes: Any = np.zeros(0, dtype=np.int64)
+        self._starts: Any = np.zeros(0, dtype=np.int64)
         self._matrix: Matrix | None = None
-        self._starts: Any = None
 
     # --- model -----------------------------------------------------------------------------
     def _ensure_model(self, folder: str) -> StaticModel | None:
         if self._model_folder != folder:
             # another model: none of the vectors in hand or on disk (if made by the old one) hold
             self._model_folder, self._model, self._failure = folder, None, None
-            self._synced, self._by_hash, self._loaded_file, self._matrix = None, {}, False, None
+            self._synced, self._from_file, self._loaded_file = None, {}, False
+            self._reset()
             try:
                 self._model = load_model(folder)
             except ModelUnavailable as exc:
@@ -266,45 +277,71 @@ class VectorIndex:
             log.warning("vectors file %s unreadable (%s); rebuilding", self._cache.name, exc)
             return
         try:
-            self._by_hash = _decode(data, model)
+            self._from_file = _decode(data, model)
         except ValueError as exc:
             log.warning("vectors file %s discarded (%s); rebuilding", self._cache.name, exc)
             self._dirty = True
 
+    def _rows(self, key: Key) -> Matrix:
+        assert self._matrix is not None
+        start = int(self._starts[self._row_of[key]])
+        return self._matrix[start : start + int(self._sizes[self._row_of[key]])]
+
     def _sync(self, model: StaticModel, source: Callable[[], Mapping[Key, Memory]], version: object) -> None:
+        """Make the matrix hold exactly these memories' windows. Unchanged memories keep their
+        rows (one masked copy of the matrix); new and changed ones are appended, their vectors
+        taken from vectors.bin or from a memory with the same content, else embedded."""
         import numpy as np
 
         if self._synced == version:
             return
         memories = source()
         self._read_file(model)
-        missing = {m.hash: m for m in memories.values() if m.hash not in self._by_hash}
-        if missing:
-            texts: list[str] = []
-            counts: list[tuple[str, int]] = []
-            for content_hash, memory in missing.items():
-                parts = windows(memory)
-                texts += parts
-                counts.append((content_hash, len(parts)))
-            vectors = model.embed(texts)
-            at = 0
-            for content_hash, count in counts:
-                self._by_hash[content_hash] = vectors[at : at + count]
-                at += count
+        old_hash = self._hash_of
+        keep = [(m := memories.get(k)) is not None and m.hash == old_hash[k] for k in self._keys]
+        added = sorted(k for k, m in memories.items() if old_hash.get(k) != m.hash)
+        if not added and all(keep):
+            self._synced = version
+            return
+        by_hash: dict[str, Matrix] = {}
+        texts: list[str] = []
+        if added:
+            near = {old_hash[k]: k for k in self._keys}
+            todo: dict[str, int] = {}
+            for key in added:
+                content_hash = memories[key].hash
+                if content_hash in by_hash or content_hash in todo:
+                    continue
+                if content_hash in self._from_file:
+                    by_hash[content_hash] = self._from_file[content_hash]
+                elif content_hash in near:
+                    by_hash[content_hash] = self._rows(near[content_hash]).copy()
+                else:
+                    parts = windows(memories[key])
+                    texts += parts
+                    todo[content_hash] = len(parts)
+            if texts:
+                vectors = model.embed(texts)
+                at = 0
+                for content_hash, count in todo.items():
+                    by_hash[content_hash] = vectors[at : at + count]
+                    at += count
+        mask = np.array(keep, dtype=bool)
+        kept = [k for k, ok in zip(self._keys, keep, strict=True) if ok]
+        blocks = [by_hash[memories[k].hash] for k in added]
+        old = self._matrix[np.repeat(mask, self._sizes)] if self._matrix is not None else None
+        pieces = ([old] if old is not None else []) + blocks
+        self._matrix = np.concatenate(pieces) if pieces else np.zeros((0, model.dim), dtype=np.float32)
+        self._sizes = np.concatenate([self._sizes[mask], np.array([len(b) for b in blocks], dtype=np.int64)])
+        self._starts = np.cumsum(self._sizes) - self._sizes
+        self._keys = kept + added
+        self._hash_of = {k: memories[k].hash for k in self._keys}
+        self._row_of = {k: n for n, k in enumerate(self._keys)}
+        # the file changes when something was embedded or dropped, or it held what is gone now
+        used = set(self._hash_of.values())
+        if texts or not all(keep) or any(h not in used for h in self._from_file):
             self._dirty = True
-        used = {m.hash for m in memories.values()}
-        for content_hash in [h for h in self._by_hash if h not in used]:
-            del self._by_hash[content_hash]
-            self._dirty = True
-        self._keys = sorted(memories)
-        self._row_of = {key: n for n, key in enumerate(self._keys)}
-        blocks = [self._by_hash[memories[k].hash] for k in self._keys]
-        sizes = np.array([len(b) for b in blocks], dtype=np.int64)
-        self._starts = np.concatenate(([0], np.cumsum(sizes)[:-1])) if len(blocks) else sizes
-        self._matrix = np.concatenate(blocks) if blocks else np.zeros((0, model.dim), dtype=np.float32)
-        for key, start, size in zip(self._keys, self._starts.tolist(), sizes.tolist(), strict=True):
-            # each memory's block becomes a view into the one matrix: its rows are held once
-            self._by_hash[memories[key].hash] = self._matrix[start : start + size]
+        self._from_file = {}
         self._synced = version
 
     def warm(self, folder: str, memories: Callable[[], Mapping[Key, Memory]], version: object) -> None:
@@ -336,7 +373,7 @@ class VectorIndex:
                 return None
             self._sync(model, memories, version)
             keys, matrix, row_of = self._keys, self._matrix, self._row_of
-            if matrix is None or not keys:
+            if matrix is None or not keys or not len(matrix):
                 return Scored(model.name, {})
             query_vector = model.embed([query])[0]
             if not query_vector.any():
@@ -344,9 +381,10 @@ class VectorIndex:
             # einsum, not BLAS: no thread pool spinning on a busy machine, same result
             best = np.maximum.reduceat(np.einsum("ij,j->i", matrix, query_vector), self._starts)
         if top is None or top >= len(keys):
-            chosen = range(len(keys))
-        else:
-            chosen = np.argpartition(-best, top - 1)[:top].tolist()
+            chosen: Iterable[int] = range(len(keys))
+        else:  # the `top` best and every memory tied with the last: the same set in any row order
+            kth = np.partition(best, len(best) - top)[len(best) - top]
+            chosen = np.flatnonzero(best >= kth).tolist()
         found = {keys[i]: round(float(best[i]), 6) for i in chosen}
         for key in want:
             if key not in found and (at := row_of.get(key)) is not None:
@@ -362,7 +400,7 @@ class VectorIndex:
         try:
             if not self._dirty or self._model is None:
                 return
-            data = _encode(self._by_hash, self._model)
+            data = _encode({self._hash_of[k]: self._rows(k) for k in self._keys}, self._model)
             self._dirty = False
         finally:
             self._lock.release()

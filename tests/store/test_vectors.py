@@ -183,9 +183,12 @@ def test_vectors_bin_is_refreshed_incrementally_by_content_hash(
     assert cache.is_file()
 
     embedded.clear()
+    written = cache.stat().st_mtime_ns
     fresh = Store(empty_workspace)  # a new process reads the file: only the query is embedded
     fresh.find("rounding")
     assert embedded == ["rounding"]
+    fresh.close()
+    assert cache.stat().st_mtime_ns == written  # nothing changed: the file is not rewritten
 
     embedded.clear()
     write_memory(empty_workspace, "invoice-rounding", title="Invoice rounding", body="Round down, always.\n")
@@ -398,3 +401,33 @@ def test_without_the_extra_search_is_bm25_alone_and_says_nothing_about_vectors(
     assert outcome.diagnostics == ()
     assert "vector" not in outcome.text
     assert not (empty_workspace / ".engram" / "vectors.bin").exists()
+
+
+@needs_extra
+def test_after_edits_removals_and_additions_the_scores_equal_a_fresh_build(
+    empty_workspace: Path, vectors_on: None
+) -> None:
+    _paraphrase_store(empty_workspace)
+    for n in range(4):
+        write_memory(
+            empty_workspace, f"filler-{n}", title=f"Filler {n}", body=" ".join(["word"] * (150 * n + 1))
+        )
+    live = Store(empty_workspace)
+    live.find("invoice")
+    write_memory(empty_workspace, "filler-2", title="Filler two", body="Now about deployment windows.\n")
+    (empty_workspace / ".engram" / "memory" / "filler-1.md").unlink()
+    write_memory(
+        empty_workspace, "copy-of-uv", title="Use uv for Python environments", body="Same as use-uv.\n"
+    )
+    write_memory(empty_workspace, "new-one", title="Deploy freeze", body="No deploys in December.\n")
+    query = "what manages virtualenvs before a deploy"
+    live.find(query)  # syncs the changes (the calls below reuse that view)
+    incremental = live._vector_index().scores(query, "", lambda: {}, live.view().key)
+    live.close()
+    (empty_workspace / ".engram" / "vectors.bin").unlink()
+    fresh_store = Store(empty_workspace)
+    fresh_store.find("invoice")
+    fresh = fresh_store._vector_index().scores(query, "", lambda: {}, fresh_store.view().key)
+    assert incremental is not None and fresh is not None
+    assert incremental.scores == fresh.scores
+    assert len(fresh.scores) == 8
