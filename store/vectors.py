@@ -241,6 +241,8 @@ class VectorIndex:
         self._keys: list[Key] = []
         """Memory keys in row-block order (kept ones first, then what each sync added)."""
         self._hash_of: dict[Key, str] = {}
+        self._memory_of: Mapping[Key, Memory] = {}
+        """The mapping the last sync saw: a memory still the same object is unchanged."""
         self._row_of: dict[Key, int] = {}
         self._sizes: Any = np.zeros(0, dtype=np.int64)
         self._starts: Any = np.zeros(0, dtype=np.int64)
@@ -288,59 +290,81 @@ class VectorIndex:
         return self._matrix[start : start + int(self._sizes[self._row_of[key]])]
 
     def _sync(self, model: StaticModel, source: Callable[[], Mapping[Key, Memory]], version: object) -> None:
-        """Make the matrix hold exactly these memories' windows. Unchanged memories keep their
-        rows (one masked copy of the matrix); new and changed ones are appended, their vectors
-        taken from vectors.bin or from a memory with the same content, else embedded."""
+        """Make the matrix hold exactly these memories' windows, touching only what changed:
+        an edited memory whose window count is unchanged is overwritten in place, new ones are
+        appended, and removals cost one masked copy. Vectors come from vectors.bin when it has
+        the content hash, else they are embedded."""
         import numpy as np
 
         if self._synced == version:
             return
         memories = source()
         self._read_file(model)
-        old_hash = self._hash_of
-        keep = [(m := memories.get(k)) is not None and m.hash == old_hash[k] for k in self._keys]
-        added = sorted(k for k, m in memories.items() if old_hash.get(k) != m.hash)
-        if not added and all(keep):
-            self._synced = version
-            return
-        by_hash: dict[str, Matrix] = {}
+        previous, hash_of = self._memory_of, self._hash_of
+        changed = [k for k, m in memories.items() if previous.get(k) is not m and hash_of.get(k) != m.hash]
+        fresh = [k for k in changed if k not in hash_of]
+        gone = len(self._keys) - (len(memories) - len(fresh))
         texts: list[str] = []
-        if added:
-            near = {old_hash[k]: k for k in self._keys}
-            todo: dict[str, int] = {}
-            for key in added:
-                content_hash = memories[key].hash
-                if content_hash in by_hash or content_hash in todo:
-                    continue
-                if content_hash in self._from_file:
-                    by_hash[content_hash] = self._from_file[content_hash]
-                elif content_hash in near:
-                    by_hash[content_hash] = self._rows(near[content_hash]).copy()
-                else:
-                    parts = windows(memories[key])
-                    texts += parts
-                    todo[content_hash] = len(parts)
-            if texts:
-                vectors = model.embed(texts)
-                at = 0
-                for content_hash, count in todo.items():
-                    by_hash[content_hash] = vectors[at : at + count]
-                    at += count
-        mask = np.array(keep, dtype=bool)
-        kept = [k for k, ok in zip(self._keys, keep, strict=True) if ok]
-        blocks = [by_hash[memories[k].hash] for k in added]
-        old = self._matrix[np.repeat(mask, self._sizes)] if self._matrix is not None else None
-        pieces = ([old] if old is not None else []) + blocks
-        self._matrix = np.concatenate(pieces) if pieces else np.zeros((0, model.dim), dtype=np.float32)
-        self._sizes = np.concatenate([self._sizes[mask], np.array([len(b) for b in blocks], dtype=np.int64)])
-        self._starts = np.cumsum(self._sizes) - self._sizes
-        self._keys = kept + added
-        self._hash_of = {k: memories[k].hash for k in self._keys}
-        self._row_of = {k: n for n, k in enumerate(self._keys)}
+        by_hash: dict[str, Matrix] = {}
+        todo: dict[str, int] = {}
+        for key in changed:
+            content_hash = memories[key].hash
+            if content_hash in by_hash or content_hash in todo:
+                continue
+            if content_hash in self._from_file:
+                by_hash[content_hash] = self._from_file[content_hash]
+            else:
+                parts = windows(memories[key])
+                texts += parts
+                todo[content_hash] = len(parts)
+        if texts:
+            vectors = model.embed(texts)
+            at = 0
+            for content_hash, count in todo.items():
+                by_hash[content_hash] = vectors[at : at + count]
+                at += count
+        drop = {k for k in self._keys if k not in memories} if gone else set()
+        append = list(fresh)
+        for key in changed:
+            if key in hash_of:
+                block = by_hash[memories[key].hash]
+                row = self._row_of[key]
+                if len(block) == int(self._sizes[row]):
+                    assert self._matrix is not None
+                    start = int(self._starts[row])
+                    self._matrix[start : start + len(block)] = block
+                else:  # more or fewer windows than before: moved to the end
+                    drop.add(key)
+                    append.append(key)
+            hash_of[key] = memories[key].hash
+        if drop:
+            mask = np.array([k not in drop for k in self._keys], dtype=bool)
+            assert self._matrix is not None
+            self._matrix = self._matrix[np.repeat(mask, self._sizes)]
+            self._sizes = self._sizes[mask]
+            self._keys = [k for k, ok in zip(self._keys, mask.tolist(), strict=True) if ok]
+            for key in drop:
+                hash_of.pop(key, None)
+            for key in append:
+                hash_of[key] = memories[key].hash
+            self._row_of = {k: n for n, k in enumerate(self._keys)}
+        if append:
+            append.sort()
+            blocks = [by_hash[memories[k].hash] for k in append]
+            kept = [self._matrix] if self._matrix is not None else []
+            self._matrix = np.concatenate([*kept, *blocks])
+            self._sizes = np.concatenate([self._sizes, np.array([len(b) for b in blocks], dtype=np.int64)])
+            for key in append:
+                self._row_of[key] = len(self._keys)
+                self._keys.append(key)
+        if drop or append:
+            self._starts = np.cumsum(self._sizes) - self._sizes
+        if self._matrix is None:
+            self._matrix = np.zeros((0, model.dim), dtype=np.float32)
         # the file changes when something was embedded or dropped, or it held what is gone now
-        used = set(self._hash_of.values())
-        if texts or not all(keep) or any(h not in used for h in self._from_file):
+        if texts or drop or (self._from_file and any(h not in by_hash for h in self._from_file)):
             self._dirty = True
+        self._memory_of = memories
         self._from_file = {}
         self._synced = version
 

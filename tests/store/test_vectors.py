@@ -415,6 +415,9 @@ def test_after_edits_removals_and_additions_the_scores_equal_a_fresh_build(
     live = Store(empty_workspace)
     live.find("invoice")
     write_memory(empty_workspace, "filler-2", title="Filler two", body="Now about deployment windows.\n")
+    write_memory(
+        empty_workspace, "release-checklist", title="Release", body="Tag, build, upload, announce.\n"
+    )
     (empty_workspace / ".engram" / "memory" / "filler-1.md").unlink()
     write_memory(
         empty_workspace, "copy-of-uv", title="Use uv for Python environments", body="Same as use-uv.\n"
