@@ -46,7 +46,7 @@ def guarded(run: Any) -> Outcome:
 
 def search(store: Store, args: dict[str, Any]) -> Outcome:
     query = args["query"]
-    entries = store.search(
+    result = store.find(
         query,
         limit=args.get("limit", 10),
         types=tuple(args.get("types", ())),
@@ -54,6 +54,7 @@ def search(store: Store, args: dict[str, Any]) -> Outcome:
         include_notes=args.get("include_notes", True),
         include_superseded=args.get("include_superseded", False),
     )
+    entries = result.entries
     rows = [
         {
             "id": e.id,
@@ -65,15 +66,14 @@ def search(store: Store, args: dict[str, Any]) -> Outcome:
         }
         for e in entries
     ]
-    lines = [f"{len(rows)} result(s) for {query!r} (bm25):"]
+    lines = [f"{len(rows)} result(s) for {query!r} ({' + '.join(result.backends)}):"]
     for n, e in enumerate(entries, 1):
         lines.append(f"{n}. [{e.type}] {e.title} ({e.id}) score {e.score:g}, {e.scope}")
         lines.append(f"   {e.snippet}")
     if not rows:
         lines.append("No match. Try other words, or engram_route for a task description.")
-    return Outcome(
-        True, "\n".join(lines), {"entries": rows, "backends_used": ["bm25"]}, store_diagnostics(store)
-    )
+    data = {"entries": rows, "backends_used": list(result.backends)}
+    return Outcome(True, "\n".join(lines), data, store_diagnostics(store) + result.diagnostics)
 
 
 def route(store: Store, args: dict[str, Any]) -> Outcome:

@@ -25,7 +25,7 @@ options:
   -h, --help         print this help and exit
 
 environment: ENGRAM_WORKSPACE, ENGRAM_HOME, ENGRAM_READ_ONLY, ENGRAM_SESSION_OBJECTIVE, ENGRAM_LOG,
-             ENGRAM_ELICITATION_TIMEOUT, ENGRAM_NOW
+             ENGRAM_ELICITATION_TIMEOUT, ENGRAM_VECTORS, ENGRAM_NOW
 """
 
 _TRUE = ("1", "true", "yes", "on")

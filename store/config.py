@@ -7,7 +7,7 @@ as a diagnostic naming the key and the allowed range, so engram still runs on th
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -61,6 +61,15 @@ SCHEMA: Final[dict[str, Any]] = {
                 "properties": {"keywords": _WORDS, "tags": _WORDS, "types": _WORDS},
             },
         },
+        "search": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "vectors": {"type": "boolean"},
+                "vector_model": {"type": "string", "minLength": 1, "maxLength": 4096},
+                "bm25_weight": _unit(),
+            },
+        },
         "role": {"type": "string", "pattern": _SLUG},
         "rule_variant": {
             "type": "object",
@@ -86,6 +95,12 @@ class Config:
     routes: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     role: str = "default"
     rule_variant: dict[str, Any] = field(default_factory=lambda: {"mode": "base"})
+    vectors: bool = True
+    """`search.vectors`: use the optional vector signal when the `vectors` extra is installed."""
+    vector_model: str = ""
+    """`search.vector_model`: a local static-model folder instead of the bundled one (user config only)."""
+    bm25_weight: float = 0.6
+    """`search.bm25_weight`: BM25's share of the fused score (the vector signal has the rest)."""
     diagnostics: tuple[tuple[str, str], ...] = ()
 
 
@@ -139,6 +154,9 @@ def merge_config(layers: list[dict[str, Any]], problems: list[str]) -> Config:
             values["dedup_duplicate"] = layer["dedup"]["duplicate"]
         with contextlib.suppress(KeyError, TypeError):
             values["dedup_related"] = layer["dedup"]["related"]
+        for key in ("vectors", "bm25_weight"):
+            with contextlib.suppress(KeyError, TypeError):
+                values[key] = layer["search"][key]
         for name, spec in (layer.get("routes") or {}).items():
             routes[name] = {k: list(v) for k, v in spec.items()}
         if "role" in layer:
@@ -155,4 +173,21 @@ def load_config(user_path: Path, project_path: Path) -> Config:
         data, found = read_config_file(path, label)
         layers.append(data)
         problems.extend(found)
-    return merge_config(layers, problems)
+    model, found = _vector_model(layers[0], layers[1])
+    config = merge_config(layers, problems + found)
+    return replace(config, vector_model=model) if model else config
+
+
+def _vector_model(user: dict[str, Any], project: dict[str, Any]) -> tuple[str, list[str]]:
+    """`search.vector_model`, honoured from the user's config only: a workspace's config travels
+    through git, and a clone may not name a path outside its scope (SPEC §2). `~` is expanded;
+    whether the folder holds a usable model is checked when it is loaded (store.vectors)."""
+    problems: list[str] = []
+    if isinstance(project.get("search"), dict) and "vector_model" in project["search"]:
+        problems.append(
+            ".engram/config.json: search.vector_model is ignored in a workspace config (a clone may not "
+            "name a path outside the workspace); set it in $ENGRAM_HOME/config.json"
+        )
+    section = user.get("search")
+    value = section.get("vector_model", "") if isinstance(section, dict) else ""
+    return (str(Path(value).expanduser()) if value else ""), problems

@@ -11,7 +11,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store import journal
 from store.catalog import Catalog, Problem, Snapshot, memory_key
@@ -21,12 +21,15 @@ from store.ids import check_id
 from store.load import LoadResult, Selected, single, tiered
 from store.memory import Memory
 from store.route import RoutePlan, route, task_classes
-from store.search import SearchIndex, snippet
+from store.search import Hit, Key, SearchIndex, key_of, snippet
 from store.secret import Secret, user_secret
 from store.usage import Usage
 from store.variants import variant_text
 from store.verdicts import POOL, Candidate
 from store.workspace import ScopeDir, init_scope, project_dir, user_dir
+
+if TYPE_CHECKING:
+    from store.vectors import VectorIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,14 @@ class SearchEntry:
     score: float
     title: str
     snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    entries: list[SearchEntry]
+    backends: tuple[str, ...]
+    """The signals that took part: `bm25`, and `vectors:<model>` when the vector signal did."""
+    diagnostics: tuple[tuple[str, str], ...] = ()
 
 
 def display_id(memory: Memory) -> str:
@@ -88,6 +99,10 @@ class Store:
         self._search = SearchIndex(
             self.project.search_path, writable=not read_only, key=self.key, notice=self.notice
         )
+        self._vectors: VectorIndex | None = None
+        """Made on first use: the server's handshake never imports the vector module."""
+        self._vectors_env = {"ENGRAM_VECTORS": env.get("ENGRAM_VECTORS", "")}
+        self._by_key: tuple[tuple[Any, ...], dict[Key, Memory]] = ((), {})
         self.usage = Usage(self.project, enabled=not read_only, key=self.key, notice=self.notice)
         self._view_lock = threading.Lock()
         self._view: View | None = None
@@ -182,8 +197,10 @@ class Store:
 
     def warm(self) -> None:
         """Read the indexes in now, so the first request does not wait for them."""
-        self.view()
+        view = self.view()
         self._search.warm()
+        if self._vectors_on():
+            self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
 
     @property
     def journal_path(self) -> Path:
@@ -274,6 +291,8 @@ class Store:
             except UnsafePath:
                 return
             self._search.save()
+            if self._vectors is not None:
+                self._vectors.save()
 
     # --- lookups ---------------------------------------------------------------------------
     def get(self, memory_id: object, view: View | None = None) -> Memory:
@@ -308,6 +327,53 @@ class Store:
         return table.get(memory.id) is memory
 
     # --- search ----------------------------------------------------------------------------
+    def _vectors_on(self) -> bool:
+        """The vector signal takes part: extra installed, not off by ENGRAM_VECTORS or config."""
+        from store.vectors import available, disabled_by_env
+
+        config = self.config()
+        return config.vectors and not disabled_by_env(self._vectors_env) and available(config.vector_model)
+
+    def _vector_index(self) -> VectorIndex:
+        with self._config_lock:  # the warm-up thread and a first search may both get here
+            if self._vectors is None:
+                from store.vectors import VectorIndex
+
+                self._vectors = VectorIndex(
+                    self.project.root / "vectors.bin",
+                    writable=not self.read_only,
+                    key=self.key,
+                    notice=self.notice,
+                )
+            return self._vectors
+
+    def _keyed(self, view: View) -> dict[Key, Memory]:
+        if self._by_key[0] != view.key:
+            self._by_key = (view.key, {key_of(m): m for m in view.everything()})
+        return self._by_key[1]
+
+    def _fused(self, query: str, hits: list[Hit], view: View, top: int | None) -> tuple[list[Hit], list[str]]:
+        """BM25 hits, fused with the vector signal when it is on (store.fusion); the backends used."""
+        if not self._vectors_on():
+            return hits, ["bm25"]
+        from store.fusion import fuse
+
+        config = self.config()
+        bm25 = {key_of(h.memory): h.score for h in hits}
+        scored = self._vector_index().scores(
+            query, config.vector_model, lambda: self._keyed(view), view.key, want=bm25, top=top
+        )
+        if scored is None:
+            return hits, ["bm25"]
+        by_key = self._keyed(view)
+        fused = [
+            Hit(by_key[k], round(v, 4))
+            for k, v in fuse(bm25, scored.scores, config.bm25_weight).items()
+            if k in by_key
+        ]
+        fused.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
+        return fused, ["bm25", f"vectors:{scored.model}"]
+
     def search(
         self,
         query: str,
@@ -318,6 +384,26 @@ class Store:
         include_notes: bool = True,
         include_superseded: bool = False,
     ) -> list[SearchEntry]:
+        return self.find(
+            query,
+            limit=limit,
+            types=types,
+            scope=scope,
+            include_notes=include_notes,
+            include_superseded=include_superseded,
+        ).entries
+
+    def find(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        types: Sequence[str] = (),
+        scope: str | None = None,
+        include_notes: bool = True,
+        include_superseded: bool = False,
+    ) -> SearchResult:
+        """`search` with the backends that took part and what stopped the vector signal."""
         view = self.view()
 
         def wanted(memory: Memory) -> bool:
@@ -331,12 +417,12 @@ class Store:
 
         top: int | None = max(4 * limit, 100)
         while True:
-            hits = self._search.search(query, top)
+            hits, backends = self._fused(query, self._search.search(query, top), view, top)
             chosen = [h for h in hits if wanted(h.memory)][:limit]
             if len(chosen) == limit or top is None or len(hits) < top:
                 break
             top = None  # filters removed too many of the best: look at every hit
-        return [
+        entries = [
             SearchEntry(
                 h.memory.id,
                 h.memory.type,
@@ -347,6 +433,15 @@ class Store:
             )
             for h in chosen
         ]
+        return SearchResult(entries, tuple(backends), self._vector_diagnostics())
+
+    def _vector_diagnostics(self) -> tuple[tuple[str, str], ...]:
+        """Why the vector signal did not take part although it is on (a bad model folder)."""
+        problem = self._vectors.problem() if self._vectors is not None else None
+        if problem is None or not self._vectors_on():
+            return ()
+        code = "ENGRAM_CONFIG" if self.config().vector_model else "ENGRAM_VECTORS_UNAVAILABLE"
+        return ((code, f"{problem}; search uses BM25 alone"),)
 
     # --- route and load --------------------------------------------------------------------
     def route(self, task: str, view: View | None = None) -> RoutePlan:

@@ -1,4 +1,5 @@
-"""Every test gets a private HOME and ENGRAM_HOME; nothing touches a real store or host config."""
+"""Every test gets a private HOME and ENGRAM_HOME; nothing touches a real store or host config.
+The optional vector signal is off (ENGRAM_VECTORS=0) unless a test turns it on."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ENGRAM_HOME", str(home / ".config" / "engram"))
     for name in ("ENGRAM_WORKSPACE", "ENGRAM_READ_ONLY", "ENGRAM_SESSION_OBJECTIVE", "ENGRAM_LOG"):
         monkeypatch.delenv(name, raising=False)
+    # BM25's exact scores are pinned throughout; the vector signal (installed by `make test`)
+    # is switched on only by the tests that are about it (tests/store/test_vectors.py).
+    monkeypatch.setenv("ENGRAM_VECTORS", "0")
     return home
 
 

@@ -371,7 +371,7 @@ def test_gitignore_lists_every_derived_and_state_file(workspace: Path) -> None:
     (workspace / ".engram" / ".gitignore").unlink(missing_ok=True)
     propose(Store(workspace, clock=fixed()), [candidate()])
     lines = (workspace / ".engram" / ".gitignore").read_text().splitlines()
-    for name in ("working/", "index.json", "search.idx", "seals.log", "usage.json", "vectors/"):
+    for name in ("working/", "index.json", "search.idx", "seals.log", "usage.json", "vectors.bin"):
         assert name in lines
     for name in ("pending-approvals.json", "journal.json", "*.lock", ".*.tmp"):
         assert name in lines
