@@ -3,15 +3,20 @@
 Each finding is `host.gate_open` with the file, the setting found and the fix; doctor exits 1.
 What is read, per host (each with the host's own matching rules):
 
-* Codex — `[mcp_servers.engram]` in `~/.codex/config.toml` and `.codex/config.toml`: the commit
+Each host's rules are checked for every name its configs run this engram under (`engram`, and
+e.g. `mem` when `"mem"` runs this `engram-mcp`: servers.py). The shell door (an agent running
+`engram commit` unasked) is audited in shell_audit.py.
+
+* Codex — `[mcp_servers.<name>]` in `~/.codex/config.toml` and `.codex/config.toml`: the commit
   tool's effective mode (its `approval_mode`, else the server's `default_tools_approval_mode`,
   else Codex's default `auto`) must be `prompt`.
 * Claude Code — `permissions.allow` rules matching `mcp__engram__engram_commit` (`mcp__engram`,
-  `mcp__engram__*` and other `*` patterns included) and `permissions.defaultMode:
-  bypassPermissions`, in `~/.claude/settings.json`, `.claude/settings.json` and
+  `mcp__engram__*` and other `*` patterns included) and `permissions.defaultMode`
+  `bypassPermissions` or `auto`, in `~/.claude/settings.json`, `.claude/settings.json` and
   `.claude/settings.local.json`; this project's `allowedTools` in `~/.claude.json`.
   (`--allowedTools` on a command line cannot be seen.)
-* opencode — the `permission` rules of the global and project config, and of each agent: the
+* opencode — the `permission` rules of the global and project config, and of each agent
+  (markdown agents in `.opencode/agent[s]/*.md` included, opencode_config.py): the
   last rule whose pattern matches `engram_engram_commit` decides, as in opencode; `allow`, or no
   rule at all while engram is linked (opencode's default is allow), opens the gate.
 * Gemini CLI — `trust: true` on the engram server, `tools.allowed` entries covering
@@ -312,5 +317,6 @@ def audit(workspace: Path, env: Mapping[str, str] = os.environ) -> tuple[list[Fi
     write commands run unasked; informational notes about shells that are ungated by default)."""
     where = Where(workspace, env)
     found = [f for check in (_codex, _claude, _opencode, _gemini, _cursor, _vscode) for f in check(where)]
-    shell, notes = shell_audit(where, opencode_linked=bool(opencode_linked(where)))
+    linked = opencode_linked(where)
+    shell, notes = shell_audit(where, opencode_linked=linked[0][0] if linked else None)
     return found + shell, notes

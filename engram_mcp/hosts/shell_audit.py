@@ -146,7 +146,7 @@ def opencode_bash(permission: Any, command: str) -> tuple[str | None, str]:
     return decision, rule
 
 
-def _opencode(where: Where, linked: bool) -> tuple[list[Finding], list[Finding]]:
+def _opencode(where: Where, linked: Path | None) -> tuple[list[Finding], list[Finding]]:
     found: list[Finding] = []
     ruled = False
     for rules in opencode_config.rules(where):
@@ -171,11 +171,11 @@ def _opencode(where: Where, linked: bool) -> tuple[list[Finding], list[Finding]]
                 )
             )
     notes = []
-    if linked and not ruled:
+    if linked is not None and not ruled:
         notes.append(
             Finding(
                 SHELL_UNGATED,
-                where.show(opencode_config.config_files(where)[-1]),
+                where.show(linked),
                 f"opencode runs bash without asking by default, so an agent can run {_WHAT} itself",
                 'to keep the human gate, add "permission": {"bash": {"*": "allow", "engram *": "ask"}}',
                 "no bash permission rule",
@@ -269,8 +269,9 @@ def _gemini(where: Where) -> Iterator[Finding]:
                 )
 
 
-def shell_audit(where: Where, *, opencode_linked: bool) -> tuple[list[Finding], list[Finding]]:
-    """(host.gate_open findings for the shell door, host.shell_ungated notes)."""
+def shell_audit(where: Where, *, opencode_linked: Path | None) -> tuple[list[Finding], list[Finding]]:
+    """(host.gate_open findings for the shell door, host.shell_ungated notes); `opencode_linked`
+    is the first opencode config that runs this engram, if any."""
     opencode, notes = _opencode(where, opencode_linked)
     found = [*_claude(where), *opencode, *_codex(where), *_gemini(where)]
     return found, notes
