@@ -3,15 +3,20 @@
 Each finding is `host.gate_open` with the file, the setting found and the fix; doctor exits 1.
 What is read, per host (each with the host's own matching rules):
 
-* Codex — `[mcp_servers.engram]` in `~/.codex/config.toml` and `.codex/config.toml`: the commit
+Each host's rules are checked for every name its configs run this engram under (`engram`, and
+e.g. `mem` when `"mem"` runs this `engram-mcp`: servers.py). The shell door (an agent running
+`engram commit` unasked) is audited in shell_audit.py.
+
+* Codex — `[mcp_servers.<name>]` in `~/.codex/config.toml` and `.codex/config.toml`: the commit
   tool's effective mode (its `approval_mode`, else the server's `default_tools_approval_mode`,
   else Codex's default `auto`) must be `prompt`.
 * Claude Code — `permissions.allow` rules matching `mcp__engram__engram_commit` (`mcp__engram`,
-  `mcp__engram__*` and other `*` patterns included) and `permissions.defaultMode:
-  bypassPermissions`, in `~/.claude/settings.json`, `.claude/settings.json` and
+  `mcp__engram__*` and other `*` patterns included) and `permissions.defaultMode`
+  `bypassPermissions` or `auto`, in `~/.claude/settings.json`, `.claude/settings.json` and
   `.claude/settings.local.json`; this project's `allowedTools` in `~/.claude.json`.
   (`--allowedTools` on a command line cannot be seen.)
-* opencode — the `permission` rules of the global and project config, and of each agent: the
+* opencode — the `permission` rules of the global and project config, and of each agent
+  (markdown agents in `.opencode/agent[s]/*.md` included, opencode_config.py): the
   last rule whose pattern matches `engram_engram_commit` decides, as in opencode; `allow`, or no
   rule at all while engram is linked (opencode's default is allow), opens the gate.
 * Gemini CLI — `trust: true` on the engram server, `tools.allowed` entries covering
@@ -33,7 +38,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from engram_mcp.hosts.command import is_ours
+from engram_mcp.hosts import opencode_config
 from engram_mcp.hosts.findings import Finding, Where, read_jsonc
 from engram_mcp.hosts.gate import (
     COMMIT_TOOL,
@@ -43,10 +48,15 @@ from engram_mcp.hosts.gate import (
     opencode_decision,
     opencode_name,
 )
+from engram_mcp.hosts.servers import entry_runs_engram, server_names
+from engram_mcp.hosts.shell_audit import shell_audit
 from engram_mcp.hosts.targets import codex_home, vscode_user_dir
 
 GATE_OPEN = "host.gate_open"
-_CODEX_FIX = f'set {COMMIT_TOOL} = {{ approval_mode = "prompt" }} under [mcp_servers.engram.tools]'
+
+
+def _codex_fix(name: str) -> str:
+    return f'set {COMMIT_TOOL} = {{ approval_mode = "prompt" }} under [mcp_servers.{name}.tools]'
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -58,43 +68,49 @@ def _strings(value: Any) -> list[str]:
 
 
 # --- Codex ----------------------------------------------------------------------------------------
-def codex_mode(entry: Mapping[str, Any]) -> tuple[str, str]:
+def codex_mode(entry: Mapping[str, Any], name: str = SERVER) -> tuple[str, str]:
     """(effective approval mode of the commit tool, the setting it comes from)."""
     tool = _dict(_dict(entry.get("tools")).get(COMMIT_TOOL))
     if isinstance(tool.get("approval_mode"), str):
         mode = tool["approval_mode"]
-        return mode, f'[mcp_servers.engram.tools] {COMMIT_TOOL} approval_mode = "{mode}"'
+        return mode, f'[mcp_servers.{name}.tools] {COMMIT_TOOL} approval_mode = "{mode}"'
     default = entry.get("default_tools_approval_mode")
     if isinstance(default, str):
-        return default, f'[mcp_servers.engram] default_tools_approval_mode = "{default}"'
+        return default, f'[mcp_servers.{name}] default_tools_approval_mode = "{default}"'
     return "auto", f"no approval_mode for {COMMIT_TOOL} (Codex's default is auto)"
 
 
 def _codex(where: Where) -> Iterator[Finding]:
     for path in (codex_home(where.env) / "config.toml", where.workspace / ".codex" / "config.toml"):
         try:
-            entry = _dict(tomllib.loads(path.read_text("utf-8")).get("mcp_servers")).get(SERVER)
+            servers = _dict(tomllib.loads(path.read_text("utf-8")).get("mcp_servers"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
-        if not isinstance(entry, dict) or not is_ours(entry.get("command"), _strings(entry.get("args"))):
-            continue
-        mode, setting = codex_mode(entry)
-        if mode != "prompt":
-            yield Finding(
-                GATE_OPEN,
-                where.show(path),
-                f"Codex runs {COMMIT_TOOL} without asking: {setting}",
-                f"{_CODEX_FIX} (in Codex, approve means approved without asking)",
-                setting,
-            )
+        for name, entry in servers.items():
+            if not isinstance(entry, dict) or not entry_runs_engram("codex", entry):
+                continue
+            mode, setting = codex_mode(entry, name)
+            if mode != "prompt":
+                yield Finding(
+                    GATE_OPEN,
+                    where.show(path),
+                    f"Codex runs {name}'s {COMMIT_TOOL} without asking: {setting}",
+                    f"{_codex_fix(name)} (in Codex, approve means approved without asking)",
+                    setting,
+                )
 
 
 # --- Claude Code ----------------------------------------------------------------------------------
 def _claude(where: Where) -> Iterator[Finding]:
+    names = server_names(where, "claude")
+
+    def covers(rule: str) -> bool:
+        return any(claude_rule_covers(rule, name) for name in names)
+
     for path in where.claude_settings():
         permissions = _dict(_dict(read_jsonc(path)).get("permissions"))
         for rule in _strings(permissions.get("allow")):
-            if claude_rule_covers(rule):
+            if covers(rule):
                 yield Finding(
                     GATE_OPEN,
                     where.show(path),
@@ -102,18 +118,22 @@ def _claude(where: Where) -> Iterator[Finding]:
                     f"remove {rule!r} from permissions.allow (allow engram's read tools by name instead)",
                     f'permissions.allow "{rule}"',
                 )
-        if permissions.get("defaultMode") == "bypassPermissions":
+        mode = permissions.get("defaultMode")
+        if mode in ("bypassPermissions", "auto"):
+            # both run every tool and shell command with no human prompt (auto lets a classifier
+            # decide instead): engram_commit and `engram commit` alike
             yield Finding(
                 GATE_OPEN,
                 where.show(path),
-                f"bypassPermissions lets Claude Code run {COMMIT_TOOL} without a prompt",
-                'remove "defaultMode": "bypassPermissions" from permissions',
-                'permissions.defaultMode "bypassPermissions"',
+                f"{mode} lets Claude Code run {COMMIT_TOOL} and shell commands such as "
+                "`engram commit` without a prompt",
+                f'remove "defaultMode": "{mode}" from permissions',
+                f'permissions.defaultMode "{mode}"',
             )
     state = _dict(read_jsonc(where.claude_json()))
     for key in where.project_keys():
         for rule in _strings(_dict(_dict(state.get("projects")).get(key)).get("allowedTools")):
-            if claude_rule_covers(rule):
+            if covers(rule):
                 yield Finding(
                     GATE_OPEN,
                     where.show(where.claude_json()),
@@ -124,65 +144,69 @@ def _claude(where: Where) -> Iterator[Finding]:
 
 
 # --- opencode -------------------------------------------------------------------------------------
-def _opencode_files(where: Where) -> list[Path]:
-    folders = (where.home / ".config" / "opencode", where.workspace)
-    return [folder / name for folder in folders for name in ("opencode.jsonc", "opencode.json")]
+def opencode_linked(where: Where) -> list[tuple[Path, str]]:
+    """(config file, server name) of every opencode entry that runs this engram."""
+    found = []
+    for path in opencode_config.config_files(where):
+        for name, entry in _dict(_dict(read_jsonc(path)).get("mcp")).items():
+            if entry_runs_engram("opencode", entry):
+                found.append((path, name))
+    return found
 
 
 def _opencode(where: Where) -> Iterator[Finding]:
-    tool = opencode_name(COMMIT_TOOL)
-    linked: list[Path] = []
-    ruled = False
-    for path in _opencode_files(where):
-        config = _dict(read_jsonc(path))
-        entry = _dict(_dict(config.get("mcp")).get(SERVER))
-        command = entry.get("command")
-        if isinstance(command, list) and command and is_ours(command[0], command[1:]):
-            linked.append(path)
-        scopes = [("permission", config.get("permission"))] + [
-            (f"agent.{name}.permission", _dict(agent).get("permission"))
-            for name, agent in _dict(config.get("agent")).items()
-        ]
-        for label, permission in scopes:
-            if permission is None:
-                continue
-            decision, rule = opencode_decision(permission, tool)
-            ruled = ruled or (decision is not None and label == "permission")
+    linked = opencode_linked(where)
+    names = list(dict.fromkeys([SERVER, *(name for _, name in linked)]))
+    for name in names:
+        tool = opencode_name(COMMIT_TOOL, name)
+        ruled = False
+        for rules in opencode_config.rules(where):
+            decision, rule = opencode_decision(rules.permission, tool)
+            ruled = ruled or (decision is not None and rules.top_level)
             if decision != "allow":
                 continue
-            setting = rule if isinstance(permission, str) else f"{label} {rule}"
+            label = rules.label
+            string = isinstance(rules.permission, str)
+            setting = rule if string else f"{label} {rule}"
             fix = (
-                f'replace it with {{"*": "allow", "{tool}": "ask"}}'
-                if isinstance(permission, str)
+                f'replace it with {{"*": "allow", "{tool}": "ask", "bash": {{"*": "allow", "engram *": "ask"}}}}'
+                if string
                 else f'make the last {label} rule matching {tool} "ask": add "{tool}": "ask" after {rule}'
             )
             yield Finding(
-                GATE_OPEN, where.show(path), f"opencode runs {tool} without asking ({setting})", fix, setting
+                GATE_OPEN,
+                where.show(rules.path),
+                f"opencode runs {tool} without asking ({setting})",
+                fix,
+                setting,
             )
-    if linked and not ruled:
-        yield Finding(
-            GATE_OPEN,
-            where.show(linked[0]),
-            f"no permission rule for {tool}: opencode's default agent runs it without asking",
-            f'add "permission": {{"{tool}": "ask"}} (`engram link opencode` writes it)',
-            f"no permission rule for {tool}",
-        )
+        mine = [path for path, server in linked if server == name]
+        if mine and not ruled:
+            yield Finding(
+                GATE_OPEN,
+                where.show(mine[0]),
+                f"no permission rule for {tool}: opencode's default agent runs it without asking",
+                f'add "permission": {{"{tool}": "ask"}}'
+                + (" (`engram link opencode` writes it)" if name == SERVER else ""),
+                f"no permission rule for {tool}",
+            )
 
 
 # --- Gemini CLI -----------------------------------------------------------------------------------
-def _gemini_settings(where: Where, path: Path) -> Iterator[Finding]:
+def _gemini_settings(where: Where, path: Path, names: tuple[str, ...]) -> Iterator[Finding]:
     settings = _dict(read_jsonc(path))
     shown = where.show(path)
-    if _dict(_dict(settings.get("mcpServers")).get(SERVER)).get("trust") is True:
-        yield Finding(
-            GATE_OPEN,
-            shown,
-            f"mcpServers.engram sets trust: true, which skips the approval prompt for {COMMIT_TOOL}",
-            f'remove `"trust": true` from mcpServers.engram in {shown}',
-            "mcpServers.engram.trust true",
-        )
+    for name in names:
+        if _dict(_dict(settings.get("mcpServers")).get(name)).get("trust") is True:
+            yield Finding(
+                GATE_OPEN,
+                shown,
+                f"mcpServers.{name} sets trust: true, which skips the approval prompt for {COMMIT_TOOL}",
+                f'remove `"trust": true` from mcpServers.{name} in {shown}',
+                f"mcpServers.{name}.trust true",
+            )
     for pattern in _strings(_dict(settings.get("tools")).get("allowed")):
-        if gemini_covers(pattern):
+        if any(gemini_covers(pattern, name) for name in names):
             yield Finding(
                 GATE_OPEN,
                 shown,
@@ -192,7 +216,7 @@ def _gemini_settings(where: Where, path: Path) -> Iterator[Finding]:
             )
     mcp = _dict(settings.get("mcp"))
     for name in _strings(mcp.get("allowed")):
-        if name in (SERVER, "*"):
+        if name in (*names, "*"):
             yield Finding(
                 GATE_OPEN,
                 shown,
@@ -210,22 +234,23 @@ def _gemini_settings(where: Where, path: Path) -> Iterator[Finding]:
         )
 
 
-def _policy_covers(rule: Mapping[str, Any]) -> bool:
+def _policy_covers(rule: Mapping[str, Any], server: str) -> bool:
     if rule.get("decision") != "allow":
         return False
     mcp_name = rule.get("mcpName")
-    if mcp_name not in (None, SERVER, "*"):
+    if mcp_name not in (None, server, "*"):
         return False
     names = rule.get("toolName")
     tools = _strings(names) if isinstance(names, list) else [names] if isinstance(names, str) else []
     if not tools:
         return mcp_name is not None
-    return any(gemini_covers(t) or (mcp_name is not None and t in ("*", COMMIT_TOOL)) for t in tools)
+    return any(gemini_covers(t, server) or (mcp_name is not None and t in ("*", COMMIT_TOOL)) for t in tools)
 
 
 def _gemini(where: Where) -> Iterator[Finding]:
+    names = server_names(where, "gemini")
     for path in (where.home / ".gemini" / "settings.json", where.workspace / ".gemini" / "settings.json"):
-        yield from _gemini_settings(where, path)
+        yield from _gemini_settings(where, path, names)
     folder = where.home / ".gemini" / "policies"
     for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
         try:
@@ -233,7 +258,7 @@ def _gemini(where: Where) -> Iterator[Finding]:
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         for n, rule in enumerate(rules if isinstance(rules, list) else [], 1):
-            if isinstance(rule, dict) and _policy_covers(rule):
+            if isinstance(rule, dict) and any(_policy_covers(rule, name) for name in names):
                 yield Finding(
                     GATE_OPEN,
                     where.show(path),
@@ -245,11 +270,11 @@ def _gemini(where: Where) -> Iterator[Finding]:
 
 # --- Cursor, VS Code ------------------------------------------------------------------------------
 def _cursor(where: Where) -> Iterator[Finding]:
-    target = f"{SERVER}:{COMMIT_TOOL}"
+    targets = [f"{name}:{COMMIT_TOOL}" for name in server_names(where, "cursor")]
     for folder in (where.home / ".cursor", where.workspace / ".cursor"):
         path = folder / "permissions.json"
         for pattern in _strings(_dict(read_jsonc(path)).get("mcpAllowlist")):
-            if fnmatch.fnmatchcase(target, pattern):
+            if any(fnmatch.fnmatchcase(target, pattern) for target in targets):
                 yield Finding(
                     GATE_OPEN,
                     where.show(path),
@@ -260,7 +285,7 @@ def _cursor(where: Where) -> Iterator[Finding]:
     for path in (where.home / ".cursor" / "cli-config.json", where.workspace / ".cursor" / "cli.json"):
         for rule in _strings(_dict(_dict(read_jsonc(path)).get("permissions")).get("allow")):
             inner = re.fullmatch(r"Mcp\((.*)\)", rule.strip())
-            if inner and fnmatch.fnmatchcase(target, inner.group(1)):
+            if inner and any(fnmatch.fnmatchcase(target, inner.group(1)) for target in targets):
                 yield Finding(
                     GATE_OPEN,
                     where.show(path),
@@ -287,7 +312,11 @@ def _vscode(where: Where) -> Iterator[Finding]:
                 )
 
 
-def audit(workspace: Path, env: Mapping[str, str] = os.environ) -> list[Finding]:
-    """Every setting, in every host file engram knows, that lets engram_commit run unasked."""
+def audit(workspace: Path, env: Mapping[str, str] = os.environ) -> tuple[list[Finding], list[Finding]]:
+    """(every setting, in every host file engram knows, that lets engram_commit or engram's CLI
+    write commands run unasked; informational notes about shells that are ungated by default)."""
     where = Where(workspace, env)
-    return [f for check in (_codex, _claude, _opencode, _gemini, _cursor, _vscode) for f in check(where)]
+    found = [f for check in (_codex, _claude, _opencode, _gemini, _cursor, _vscode) for f in check(where)]
+    linked = opencode_linked(where)
+    shell, notes = shell_audit(where, opencode_linked=linked[0][0] if linked else None)
+    return found + shell, notes

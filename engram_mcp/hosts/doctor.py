@@ -3,7 +3,9 @@
 doctor checks each engram entry (present, command resolvable, pinned to this installation, hook
 present), Claude's user and local scopes in `~/.claude.json` included; audits the gate
 (audit.py: `host.gate_open`, exit 1); and lists the host-side steps still missing for
-workspace links (steps.py: `host.step_pending`, informational).
+workspace links (steps.py: `host.step_pending`, informational). A host whose shell runs `engram
+commit` unasked only by its default (opencode) is reported among the steps as
+`host.shell_ungated` (shell_audit.py, informational).
 """
 
 from __future__ import annotations
@@ -117,7 +119,9 @@ def doctor(
         if present and not found and host.scope == "workspace":
             step = step_for(host.target, workspace, env)
             steps.extend([step] if step is not None else [])
-    findings.extend(audit(workspace, env))
+    gate, notes = audit(workspace, env)
+    findings.extend(gate)
+    steps.extend(notes)
     return linked, list(dict.fromkeys(findings)), steps
 
 

@@ -23,7 +23,7 @@ class Finding:
     setting: str = ""
 
     def line(self) -> str:
-        label = "Next" if self.code == "host.step_pending" else "Fix"
+        label = "Next" if self.code in ("host.step_pending", "host.shell_ungated") else "Fix"
         return f"{self.code}  {self.file}: {self.message}. {label}: {self.fix}"
 
     def data(self) -> dict[str, str]:

@@ -28,19 +28,19 @@ COMMIT_TOOL: Final = "engram_commit"
 READ_TOOLS: Final = ("engram_load", "engram_route", "engram_search", "engram_status", "engram_verify")
 
 
-def opencode_name(tool: str) -> str:
+def opencode_name(tool: str, server: str = SERVER) -> str:
     """opencode registers an MCP tool as `<server>_<tool>`."""
-    return f"{SERVER}_{tool}"
+    return f"{server}_{tool}"
 
 
-def gemini_name(tool: str) -> str:
+def gemini_name(tool: str, server: str = SERVER) -> str:
     """Gemini CLI's fully qualified name of an MCP tool, `mcp_<server>_<tool>`."""
-    return f"mcp_{SERVER}_{tool}"
+    return f"mcp_{server}_{tool}"
 
 
-def claude_name(tool: str) -> str:
+def claude_name(tool: str, server: str = SERVER) -> str:
     """Claude Code's permission-rule name of an MCP tool, `mcp__<server>__<tool>`."""
-    return f"mcp__{SERVER}__{tool}"
+    return f"mcp__{server}__{tool}"
 
 
 GEMINI_ALLOWED: Final = tuple(gemini_name(tool) for tool in READ_TOOLS)
@@ -50,12 +50,12 @@ OPENCODE_RULE: Final = (opencode_name(COMMIT_TOOL), "ask")
 
 
 # --- does a host rule cover the commit tool? (each host's own matching) ---------------------------
-def claude_rule_covers(rule: str) -> bool:
-    """Whether a Claude Code permission rule allows engram_commit (`*` only after `mcp__engram__`)."""
+def claude_rule_covers(rule: str, server: str = SERVER) -> bool:
+    """Whether a Claude Code permission rule allows engram_commit (`*` only after `mcp__<server>__`)."""
     rule = rule.strip()
-    if rule in (f"mcp__{SERVER}", f"mcp__{SERVER}__*"):
+    if rule in (f"mcp__{server}", f"mcp__{server}__*"):
         return True
-    return rule.startswith(f"mcp__{SERVER}__") and fnmatch.fnmatchcase(claude_name(COMMIT_TOOL), rule)
+    return rule.startswith(f"mcp__{server}__") and fnmatch.fnmatchcase(claude_name(COMMIT_TOOL, server), rule)
 
 
 def opencode_decision(permission: Any, tool: str) -> tuple[str | None, str]:
@@ -81,7 +81,7 @@ def opencode_decision(permission: Any, tool: str) -> tuple[str | None, str]:
     return decision, rule
 
 
-def gemini_covers(pattern: str) -> bool:
+def gemini_covers(pattern: str, server: str = SERVER) -> bool:
     """Whether a `tools.allowed` entry allows the commit tool (Gemini's exact and wildcard forms)."""
     name = re.sub(r"\(.*\)$", "", pattern.strip())
-    return name in ("*", "mcp_*", f"mcp_{SERVER}_*", gemini_name(COMMIT_TOOL))
+    return name in ("*", "mcp_*", f"mcp_{server}_*", gemini_name(COMMIT_TOOL, server))

@@ -85,11 +85,16 @@ def test_doctor_is_clean_on_a_freshly_linked_setup(
     rc, env = run_json(capsys, "doctor")
     assert rc == 0 and env["data"]["findings"] == []
     assert len(env["data"]["linked"]) == 11
-    # the hosts' own steps are listed, and do not fail doctor
+    # the hosts' own steps are listed, and do not fail doctor; so is opencode's default of
+    # running bash unasked (an agent could run `engram commit` there)
     assert sorted(s["file"].removeprefix("./") for s in env["data"]["steps"]) == [
         ".mcp.json",
+        "opencode.json",
         "~/.codex/config.toml",
         "~/.gemini/trustedFolders.json",
+    ]
+    assert [s["code"] for s in env["data"]["steps"] if s["file"] == "./opencode.json"] == [
+        "host.shell_ungated"
     ]
 
 

@@ -1,0 +1,277 @@
+"""`engram doctor`'s audit of the shell door to the gate (review H1, SPEC §7, §8).
+
+`engram commit TOKEN` and `engram save-session --force` are the human's own approval at the
+terminal. An agent whose host runs its shell commands unasked can run them itself, and the
+memory is then written with no human (and sealed, so `verify` stays clean). doctor reports the
+host settings that let an agent run them unasked as `host.gate_open` (exit 1), with the file,
+the setting and the fix. A rule that still asks before those commands is not reported.
+
+What is read, per host (each with the host's own matching; `Where` gives the files):
+
+* Claude Code — `permissions.allow` Bash rules in the three settings files and this project's
+  `allowedTools` in `~/.claude.json`: `Bash`, `Bash(*)`, prefix rules `Bash(engram:*)`,
+  wildcard rules `Bash(engram *)` and exact rules matching `engram commit …` or
+  `engram save-session --force`, unless an `ask` or `deny` rule in any of the files covers the
+  command (Claude Code checks deny, then ask, then allow). `defaultMode` `bypassPermissions` and
+  `auto` are reported by audit.py (they open the commit tool too); `acceptEdits` still prompts
+  for shell commands and is not reported.
+* opencode — the `bash` permission of every config and agent (markdown agents included): an
+  explicit `allow` that matches those commands (`"bash": "allow"`, `{"engram *": "allow"}`, or
+  `"*": "allow"` covering the bash tool; the last matching rule wins). opencode runs bash
+  unasked by default; that is not a setting anyone chose, so a linked opencode with no bash rule
+  at all gets the informational `host.shell_ungated` (exit 0) instead, with the rule that closes
+  the door.
+* Codex — `approval_policy = "never"` with `sandbox_mode` `workspace-write` or
+  `danger-full-access` (the workspace, `.engram/` included, is writable and nothing is asked),
+  and `danger-full-access` with `on-request`/`on-failure` (no sandbox to escalate from, so
+  nothing is asked), in `~/.codex/config.toml` and `.codex/config.toml`. An unset
+  `sandbox_mode` is read-only, Codex's default.
+* Gemini CLI — `tools.allowed` entries `run_shell_command` / `ShellTool` with no command or a
+  command prefix that starts those commands (`run_shell_command(engram)`), and user policy
+  rules allowing `run_shell_command` with a matching or absent `commandPrefix`/`commandRegex`.
+  YOLO cannot be set in a settings file (only `--yolo`/`--approval-mode=yolo` on the command
+  line, which doctor cannot see); `general.defaultApprovalMode: auto_edit` approves edits, not
+  shell commands.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from engram_mcp.hosts import opencode_config
+from engram_mcp.hosts.findings import Finding, Where, read_jsonc
+from engram_mcp.hosts.gate import gemini_covers
+from engram_mcp.hosts.targets import codex_home
+
+GATE_OPEN = "host.gate_open"
+SHELL_UNGATED: Final = "host.shell_ungated"
+COMMANDS: Final = ("engram commit TOKEN --approve all", "engram save-session --force")
+"""The CLI write commands an agent could run to write memory without the human."""
+_WHAT = "`engram commit` / `engram save-session --force`"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _prefix(prefix: str, command: str) -> bool:
+    prefix = prefix.strip()
+    return command == prefix or command.startswith(prefix + " ")
+
+
+def _wildcard(pattern: str, command: str) -> bool:
+    """`*` matches any text (spaces included); a single trailing ` *` may match nothing."""
+    if pattern.count("*") == 1 and pattern.endswith(" *") and command == pattern[:-2]:
+        return True
+    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    return re.fullmatch(regex, command, re.DOTALL) is not None
+
+
+# --- Claude Code ----------------------------------------------------------------------------------
+def claude_bash_covers(rule: str, command: str) -> bool:
+    """Whether a Claude Code permission rule matches the shell command (Claude's rule syntax)."""
+    rule = rule.strip()
+    if rule == "Bash":
+        return True
+    match = re.fullmatch(r"Bash\((.*)\)", rule, re.DOTALL)
+    if match is None:
+        return False
+    spec = match.group(1).strip()
+    if spec.endswith(":*"):
+        return _prefix(spec[:-2], command)
+    if "*" in spec:
+        return _wildcard(spec, command)
+    return command == spec
+
+
+def _claude(where: Where) -> Iterator[Finding]:
+    allowed: list[tuple[Path, str, str]] = []
+    held: list[str] = []
+    for path in where.claude_settings():
+        permissions = _dict(_dict(read_jsonc(path)).get("permissions"))
+        allowed += [
+            (path, rule, f'permissions.allow "{rule}"') for rule in _strings(permissions.get("allow"))
+        ]
+        held += _strings(permissions.get("ask")) + _strings(permissions.get("deny"))
+    state = _dict(read_jsonc(where.claude_json()))
+    for key in where.project_keys():
+        project = _dict(_dict(state.get("projects")).get(key))
+        allowed += [
+            (where.claude_json(), rule, f'projects["{key}"].allowedTools "{rule}"')
+            for rule in _strings(project.get("allowedTools"))
+        ]
+    for path, rule, setting in allowed:
+        open_to = [
+            c
+            for c in COMMANDS
+            if claude_bash_covers(rule, c) and not any(claude_bash_covers(h, c) for h in held)
+        ]
+        if open_to:
+            yield Finding(
+                GATE_OPEN,
+                where.show(path),
+                f"the allow rule {rule!r} lets an agent in Claude Code run {_WHAT} without a prompt, "
+                "writing memory with no human",
+                f'remove {rule!r}, or add "Bash(engram commit:*)" and "Bash(engram save-session:*)" '
+                "to permissions.ask",
+                setting,
+            )
+
+
+# --- opencode -------------------------------------------------------------------------------------
+def opencode_bash(permission: Any, command: str) -> tuple[str | None, str]:
+    """(decision, rule) of a `permission` value for the bash tool running `command`: the last
+    matching rule wins, as in opencode; None when no rule matches."""
+    if isinstance(permission, str):
+        return permission, f'"permission": "{permission}"'
+    decision: str | None = None
+    rule = ""
+    for key, action in _dict(permission).items():
+        if not fnmatch.fnmatchcase("bash", key.replace("[", "[[]")):
+            continue
+        if isinstance(action, str):
+            decision, rule = action, f'"{key}": "{action}"'
+        for pattern, act in _dict(action).items():
+            if isinstance(act, str) and _wildcard(pattern, command):
+                decision, rule = act, f'"{key}": {{"{pattern}": "{act}"}}'
+    return decision, rule
+
+
+def _opencode(where: Where, linked: Path | None) -> tuple[list[Finding], list[Finding]]:
+    found: list[Finding] = []
+    ruled = False
+    for rules in opencode_config.rules(where):
+        if isinstance(rules.permission, str):
+            # "permission": "allow" is reported once, by the commit audit, with a fix for both
+            ruled = ruled or rules.top_level
+            continue
+        decisions = [opencode_bash(rules.permission, c) for c in COMMANDS]
+        ruled = ruled or (rules.top_level and any(d is not None for d, _ in decisions))
+        opened = [rule for decision, rule in decisions if decision == "allow"]
+        if opened:
+            setting = f"{rules.label} {opened[0]}"
+            found.append(
+                Finding(
+                    GATE_OPEN,
+                    where.show(rules.path),
+                    f"opencode lets an agent run {_WHAT} through bash without asking ({setting}), "
+                    "writing memory with no human",
+                    f'make the last {rules.label} bash rule for engram "ask": '
+                    f'"bash": {{..., "engram *": "ask"}}',
+                    setting,
+                )
+            )
+    notes = []
+    if linked is not None and not ruled:
+        notes.append(
+            Finding(
+                SHELL_UNGATED,
+                where.show(linked),
+                f"opencode runs bash without asking by default, so an agent can run {_WHAT} itself",
+                'to keep the human gate, add "permission": {"bash": {"*": "allow", "engram *": "ask"}}',
+                "no bash permission rule",
+            )
+        )
+    return found, notes
+
+
+# --- Codex ----------------------------------------------------------------------------------------
+_WRITABLE = ("workspace-write", "danger-full-access")
+
+
+def _codex(where: Where) -> Iterator[Finding]:
+    for path in (codex_home(where.env) / "config.toml", where.workspace / ".codex" / "config.toml"):
+        try:
+            config = tomllib.loads(path.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        policy, sandbox = config.get("approval_policy"), config.get("sandbox_mode")
+        unasked = (policy == "never" and sandbox in _WRITABLE) or (
+            sandbox == "danger-full-access" and policy in ("on-request", "on-failure")
+        )
+        if unasked:
+            setting = f'approval_policy = "{policy}", sandbox_mode = "{sandbox}"'
+            yield Finding(
+                GATE_OPEN,
+                where.show(path),
+                f"Codex runs shell commands such as {_WHAT} without asking ({setting}), "
+                "writing memory with no human",
+                'set approval_policy = "untrusted" (or "on-request" with sandbox_mode = "read-only")',
+                setting,
+            )
+
+
+# --- Gemini CLI -----------------------------------------------------------------------------------
+def _gemini_shell(pattern: str) -> bool:
+    match = re.fullmatch(r"\s*(run_shell_command|ShellTool)\s*(?:\((.*)\))?\s*", pattern, re.DOTALL)
+    if match is None:
+        return False
+    prefix = match.group(2)
+    return prefix is None or any(_prefix(prefix, c) for c in COMMANDS)
+
+
+def _policy_shell(rule: dict[str, Any]) -> bool:
+    if rule.get("decision") != "allow" or rule.get("mcpName") is not None:
+        return False
+    names = rule.get("toolName")
+    tools = _strings(names) if isinstance(names, list) else [names] if isinstance(names, str) else []
+    if "run_shell_command" not in tools:
+        return False
+    prefixes = rule.get("commandPrefix")
+    prefixes = _strings(prefixes) if isinstance(prefixes, list) else [prefixes] if prefixes else []
+    regex = rule.get("commandRegex")
+    for command in COMMANDS:
+        by_prefix = not prefixes or any(isinstance(p, str) and command.startswith(p) for p in prefixes)
+        try:
+            by_regex = not isinstance(regex, str) or re.search(regex, command) is not None
+        except re.error:
+            by_regex = False
+        if by_prefix and by_regex:
+            return True
+    return False
+
+
+def _gemini(where: Where) -> Iterator[Finding]:
+    for path in (where.home / ".gemini" / "settings.json", where.workspace / ".gemini" / "settings.json"):
+        for pattern in _strings(_dict(_dict(read_jsonc(path)).get("tools")).get("allowed")):
+            if _gemini_shell(pattern) and not gemini_covers(pattern):
+                yield Finding(
+                    GATE_OPEN,
+                    where.show(path),
+                    f"tools.allowed {pattern!r} lets Gemini CLI run {_WHAT} without asking, "
+                    "writing memory with no human",
+                    f"remove {pattern!r} from tools.allowed, or allow only the commands you need by prefix",
+                    f'tools.allowed "{pattern}"',
+                )
+    folder = where.home / ".gemini" / "policies"
+    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        try:
+            rules = tomllib.loads(path.read_text("utf-8")).get("rule")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        for n, rule in enumerate(rules if isinstance(rules, list) else [], 1):
+            if isinstance(rule, dict) and _policy_shell(rule):
+                yield Finding(
+                    GATE_OPEN,
+                    where.show(path),
+                    f"policy rule #{n} lets Gemini CLI run {_WHAT} without asking, writing memory with no human",
+                    f'give rule #{n} a commandPrefix that excludes engram, or change its decision to "ask_user"',
+                    f'[[rule]] #{n} toolName = "run_shell_command" decision = "allow"',
+                )
+
+
+def shell_audit(where: Where, *, opencode_linked: Path | None) -> tuple[list[Finding], list[Finding]]:
+    """(host.gate_open findings for the shell door, host.shell_ungated notes); `opencode_linked`
+    is the first opencode config that runs this engram, if any."""
+    opencode, notes = _opencode(where, opencode_linked)
+    found = [*_claude(where), *opencode, *_codex(where), *_gemini(where)]
+    return found, notes

@@ -1,0 +1,291 @@
+"""Doctor sees the shell door to the gate (review H1) and the remaining audit gaps (review L2).
+
+An agent whose host runs its shell commands unasked can run `engram commit TOKEN` or
+`engram save-session --force` itself; doctor reports the settings that allow it as
+host.gate_open (exit 1), and a host whose shell is ungated only by default as the informational
+host.shell_ungated (exit 0).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.test_gate import COMMAND, ENGRAM_MCP, gate_open, write
+from tests.hosts.test_link import run, run_json
+
+CMD = str(ENGRAM_MCP)
+
+SHELL_OPEN = [
+    ("claude-bash", "ws", ".claude/settings.local.json", '{"permissions": {"allow": ["Bash"]}}'),
+    ("claude-bash-star", "home", ".claude/settings.json", '{"permissions": {"allow": ["Bash(*)"]}}'),
+    (
+        "claude-engram-prefix",
+        "ws",
+        ".claude/settings.local.json",
+        '{"permissions": {"allow": ["Bash(engram:*)"]}}',
+    ),
+    (
+        "claude-commit-prefix",
+        "ws",
+        ".claude/settings.json",
+        '{"permissions": {"allow": ["Bash(engram commit:*)"]}}',
+    ),
+    (
+        "claude-save-prefix",
+        "ws",
+        ".claude/settings.local.json",
+        '{"permissions": {"allow": ["Bash(engram save-session:*)"]}}',
+    ),
+    (
+        "claude-engram-glob",
+        "ws",
+        ".claude/settings.local.json",
+        '{"permissions": {"allow": ["Bash(engram *)"]}}',
+    ),
+    ("claude-auto-mode", "home", ".claude/settings.json", '{"permissions": {"defaultMode": "auto"}}'),
+    (
+        "claude-json-bash",
+        "home",
+        ".claude.json",
+        '{"projects": {"WS": {"allowedTools": ["Bash(engram commit:*)"]}}}',
+    ),
+    (
+        "opencode-bash-allow",
+        "ws",
+        "opencode.json",
+        '{"permission": {"engram_engram_commit": "ask", "bash": "allow"}}',
+    ),
+    (
+        "opencode-bash-engram",
+        "home",
+        ".config/opencode/opencode.json",
+        '{"permission": {"engram_engram_commit": "ask", "bash": {"*": "ask", "engram *": "allow"}}}',
+    ),
+    (
+        "opencode-star-allow",
+        "ws",
+        "opencode.json",
+        '{"permission": {"*": "allow", "engram_engram_commit": "ask"}}',
+    ),
+    (
+        "codex-never-workspace-write",
+        "home",
+        ".codex/config.toml",
+        'approval_policy = "never"\nsandbox_mode = "workspace-write"',
+    ),
+    (
+        "codex-never-full-access",
+        "ws",
+        ".codex/config.toml",
+        'approval_policy = "never"\nsandbox_mode = "danger-full-access"',
+    ),
+    ("gemini-shell", "ws", ".gemini/settings.json", '{"tools": {"allowed": ["run_shell_command"]}}'),
+    (
+        "gemini-shell-engram",
+        "home",
+        ".gemini/settings.json",
+        '{"tools": {"allowed": ["run_shell_command(engram)"]}}',
+    ),
+    (
+        "gemini-policy-shell",
+        "home",
+        ".gemini/policies/mine.toml",
+        '[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "engram commit"\ndecision = "allow"\npriority = 100',
+    ),
+]
+
+
+def _place(workspace: Path, home: Path, base: str, rel: str, text: str) -> None:
+    text = text.replace("CMD", COMMAND).replace('"WS"', json.dumps(str(workspace)))
+    write((workspace if base == "ws" else home) / rel, text + "\n")
+
+
+@pytest.mark.parametrize("base,rel,text", [g[1:] for g in SHELL_OPEN], ids=[g[0] for g in SHELL_OPEN])
+def test_doctor_reports_each_setting_that_lets_an_agent_run_engrams_cli_unasked(
+    base: str,
+    rel: str,
+    text: str,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Review H1: `engram commit` / `save-session --force` through the agent's shell is a second
+    commit door; doctor reports what opens it as host.gate_open with file, setting and fix."""
+    monkeypatch.chdir(workspace)
+    _place(workspace, private_home, base, rel, text)
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 1, env
+    findings = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
+    assert len(findings) == 1, findings
+    [finding] = findings
+    shown = rel if base == "ws" else f"~/{rel}"
+    assert finding["file"].removeprefix("./") == shown
+    assert finding["setting"] and finding["fix"]
+    assert "engram" in finding["message"]
+    rc, out, err = run(capsys, "doctor")
+    assert rc == 1 and "Fix:" in out + err
+
+
+SHELL_PROMPTS = [
+    (
+        "claude-git-only",
+        "ws",
+        ".claude/settings.local.json",
+        '{"permissions": {"allow": ["Bash(git:*)", "Bash(npm run test *)"]}}',
+    ),
+    (
+        "claude-engramx",
+        "ws",
+        ".claude/settings.local.json",
+        '{"permissions": {"allow": ["Bash(engramx:*)", "Bash(engram status)"]}}',
+    ),
+    (
+        "claude-bash-but-ask-engram",
+        "ws",
+        ".claude/settings.local.json",
+        '{"permissions": {"allow": ["Bash"], "ask": ["Bash(engram:*)"]}}',
+    ),
+    (
+        "claude-accept-edits",
+        "ws",
+        ".claude/settings.local.json",
+        '{"permissions": {"defaultMode": "acceptEdits"}}',
+    ),
+    (
+        "opencode-engram-ask",
+        "ws",
+        "opencode.json",
+        '{"permission": {"engram_engram_commit": "ask", "bash": {"*": "allow", "engram *": "ask"}}}',
+    ),
+    (
+        "codex-never-read-only",
+        "home",
+        ".codex/config.toml",
+        'approval_policy = "never"\nsandbox_mode = "read-only"',
+    ),
+    (
+        "codex-untrusted",
+        "home",
+        ".codex/config.toml",
+        'approval_policy = "untrusted"\nsandbox_mode = "workspace-write"',
+    ),
+    ("gemini-git-only", "ws", ".gemini/settings.json", '{"tools": {"allowed": ["run_shell_command(git)"]}}'),
+    ("gemini-auto-edit", "ws", ".gemini/settings.json", '{"general": {"defaultApprovalMode": "auto_edit"}}'),
+]
+
+
+@pytest.mark.parametrize("base,rel,text", [g[1:] for g in SHELL_PROMPTS], ids=[g[0] for g in SHELL_PROMPTS])
+def test_settings_that_still_prompt_before_engrams_cli_are_not_reported(
+    base: str,
+    rel: str,
+    text: str,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No noise: a rule that still asks before `engram commit` is not a finding."""
+    monkeypatch.chdir(workspace)
+    _place(workspace, private_home, base, rel, text)
+    rc, env = run_json(capsys, "doctor")
+    assert gate_open(env) == [], env
+    assert rc == 0, env
+
+
+def test_opencode_linked_with_its_default_bash_gets_a_note_not_a_failure(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """opencode allows bash by default: a default install is reported as host.shell_ungated
+    (informational, exit 0), with the rule that closes the door."""
+    monkeypatch.chdir(workspace)
+    rc, out, err = run(capsys, "link", "opencode")
+    assert rc == 0, out + err
+    rc, env = run_json(capsys, "doctor")
+    assert gate_open(env) == [], env
+    notes = [s for s in env["data"]["steps"] if s["code"] == "host.shell_ungated"]
+    assert len(notes) == 1, env
+    assert "engram *" in notes[0]["fix"]
+    assert rc == 0
+
+
+# --- L2: opencode markdown agents ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "base,rel,permission",
+    [
+        ("ws", ".opencode/agent/review.md", "  engram_engram_commit: allow"),
+        ("home", ".config/opencode/agent/helper.md", '  "engram_*": allow'),
+        ("ws", ".opencode/agent/shell.md", "  bash: allow"),
+        ("ws", ".opencode/agents/shell.md", "  bash:\n    'engram *': allow"),
+    ],
+    ids=["ws-commit", "home-glob", "ws-bash", "ws-plural-bash-pattern"],
+)
+def test_doctor_reads_opencode_agents_defined_in_markdown(
+    base: str,
+    rel: str,
+    permission: str,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Review L2: `.opencode/agent/*.md` front matter `permission:` rules are audited."""
+    monkeypatch.chdir(workspace)
+    write(workspace / "opencode.json", '{"permission": {"engram_engram_commit": "ask", "bash": "ask"}}\n')
+    text = f"---\ndescription: an agent\npermission:\n{permission}\n---\nYou review code.\n"
+    write((workspace if base == "ws" else private_home) / rel, text)
+    rc, env = run_json(capsys, "doctor")
+    found = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
+    assert rc == 1 and len(found) == 1, env
+    assert found[0]["file"].removeprefix("./") == (rel if base == "ws" else f"~/{rel}")
+
+
+# --- L2: engram under another server name -------------------------------------------------------------
+RENAMED = {
+    "claude": (".mcp.json", {"mcpServers": {"mem": {"command": CMD, "args": []}}}),
+    "opencode": (
+        "opencode.json",
+        {"mcp": {"mem": {"type": "local", "command": [CMD]}}, "permission": {"bash": "ask"}},
+    ),
+    "gemini": (".gemini/settings.json", {"mcpServers": {"mem": {"command": CMD, "trust": True}}}),
+}
+
+
+@pytest.mark.parametrize(
+    "host,extra",
+    [
+        ("claude", (".claude/settings.local.json", '{"permissions": {"allow": ["mcp__mem"]}}')),
+        (
+            "claude",
+            (".claude/settings.local.json", '{"permissions": {"allow": ["mcp__mem__engram_commit"]}}'),
+        ),
+        ("opencode", None),
+        ("gemini", None),
+        ("codex", None),
+    ],
+    ids=["claude-server", "claude-tool", "opencode-default", "gemini-trust", "codex-auto"],
+)
+def test_doctor_audits_engram_registered_under_another_name(
+    host: str,
+    extra: tuple[str, str] | None,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Review L2: a server named `mem` that runs this engram-mcp is audited under its own name."""
+    monkeypatch.chdir(workspace)
+    if host == "codex":
+        write(workspace / ".codex" / "config.toml", f'[mcp_servers.mem]\ncommand = "{CMD}"\n')
+    else:
+        rel, data = RENAMED[host]
+        write(workspace / rel, json.dumps(data))
+    if extra is not None:
+        write(workspace / extra[0], extra[1])
+    rc, env = run_json(capsys, "doctor")
+    found = gate_open(env)
+    assert rc == 1 and len(found) == 1, env
+    assert "mem" in found[0][1], found
