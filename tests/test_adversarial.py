@@ -40,7 +40,10 @@ SECRET_WORD = "quuxzanzibarvellum"
 PROJECT_ACTIVE = 40
 """Active project memories of fixtures/workspace."""
 MODERN_ELICIT: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
-FAST = 5.0
+FAST = 30.0
+"""A hostile input is refused well before this (under a second on an idle machine); the bound
+only catches a hang or a runaway parse, so a loaded CI machine does not fail it. Speed itself is
+measured by `make bench`, not by tests."""
 
 
 # --- helpers ---------------------------------------------------------------------------------
