@@ -52,10 +52,7 @@ _LOOK_ALIKES: Final = str.maketrans(
     "օսոհցıȷɑɡℓ"
     # small capitals
     "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
-    "aeopcyxijsdqwhlbkmhtABEKMHOPCTYXIJS"
-    "abeikvoptuxABEZHIKMNOPTYX"
-    "ounhgijagl"
-    "abcdefghijklmnoprstuvwyz",
+    "aeopcyxijsdqwhlbkmhtABEKMHOPCTYXIJSabeikvoptuxABEZHIKMNOPTYXounhgijaglabcdefghijklmnoprstuvwyz",
 )
 _ROLE: Final = r"(system|assistant|developer|human|ai)"
 _PATTERNS: Final = tuple(

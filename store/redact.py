@@ -95,7 +95,9 @@ _MID_LINE_ASSIGNMENT: Final = re.compile(
 _AUTHORIZATION: Final = re.compile(
     r"(?i)\b(authorization\s*:\s*(?:basic|bearer|token|digest)\s+)(?!\[REDACTED\]|\$|<|\{\{)([A-Za-z0-9._~+/=-]{8,})"
 )
-_BEARER: Final = re.compile(r"(?i)\b(bearer\s+)(?!\[REDACTED\])(?=[A-Za-z._~+/=-]*\d)([A-Za-z0-9._~+/=-]{16,})")
+_BEARER: Final = re.compile(
+    r"(?i)\b(bearer\s+)(?!\[REDACTED\])(?=[A-Za-z._~+/=-]*\d)([A-Za-z0-9._~+/=-]{16,})"
+)
 _NETRC: Final = re.compile(
     r"(?im)(\blogin\s+\S+\s+pass(?:word|wd)\s+)(?!\[REDACTED\])(\S{4,})(?=\s|$)"
     r"|(^[ \t]*pass(?:word|wd)[ \t]+)(?!\[REDACTED\])(\S{4,})(?=[ \t]*$)"
