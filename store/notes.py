@@ -11,6 +11,7 @@ from store import journal
 from store.errors import CorruptMemory, StoreError
 from store.ids import check_id, slugify, unique_id
 from store.instructions import instruction_line
+from store.invisible import describe, first_invisible
 from store.memory import render_checked
 from store.redact import redact
 from store.writer import iso, write_lock
@@ -44,7 +45,9 @@ def draft_note(
     store: Store, text: str, objective: str = "", kind: str | None = None, scope: str = "project"
 ) -> NoteDraft:
     """Redact text and objective, refuse instruction-like lines (on normalised text, named as
-    written), choose an id; writes nothing."""
+    written), choose an id; writes nothing. Text or objective holding a character the human
+    cannot see (store/invisible.py) is refused with ENGRAM_VALIDATION naming the field, after
+    the instruction filter (which reads through them), so a hidden instruction is named as one."""
     clean, redactions = redact(text)
     clean = clean.strip()
     objective, in_objective = redact(objective)
@@ -64,6 +67,13 @@ def draft_note(
             f"the objective reads like an instruction to the agent: {found[1][:120]!r}; "
             "state the task instead. Nothing was saved."
         )
+    for name, value in (("text", text), ("objective", objective)):
+        bad = first_invisible(value)
+        if bad is not None:
+            raise InvalidNote(
+                f"the note {name} contains the invisible character {describe(bad)}, which the human "
+                "would not see: remove it and save again. Nothing was saved."
+            )
     first = clean.splitlines()[0]
     title = first if len(first) <= MAX_TITLE else first[: MAX_TITLE - 1].rstrip() + "…"
     view = store.view()

@@ -9,14 +9,33 @@ about secrets ("password policy", "the token budget") survive:
   (`PRIVATE KEY BLOCK`), SSH2 (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`), PuTTY files;
 * the credentials of a URL (`scheme://user:password@host`, also with no user and with `@` or
   `/` inside the password; the last `@` before the host ends it; `host:8443/` is a port);
-* assignments to secret-named keys (`…password`, `…secret`, `…token`, `…api_key`,
-  `…private_key`, `…access_key`, `…credentials`), in any case:
-  - `UPPER_CASE=value` and `export UPPER_CASE=value` at a line start (`.env` files), as before;
-  - `key=value` with nothing around `=` anywhere in a line (`db_password=hunter2`);
+* webhook URLs that are credentials by themselves (Slack `hooks.slack.com/services/…`,
+  Discord `…/api/webhooks/…`): the whole URL;
+* HTTP credentials: `Authorization: Basic|Bearer|Token|Digest <value>` (the value), and a
+  bare `Bearer <value>` of 16 or more token characters holding a digit;
+* `.netrc` lines (`machine h login u password p`, also with `password p` on its own line),
+  and `mysql … -pPASSWORD`;
+* assignments to secret-named keys. A key is secret-named when it *ends* in a secret word:
+  `…password`, `…passwd`, `…passphrase`, `…secret(s)`, `…token`, `…api_key`/`apiKey`,
+  `…private_key`, `…access_key`, `…secret_key`, `…signing_key`, `…credential(s)`, in any case
+  and form: `UPPER_CASE`, `snake_case`, `kebab-case`, `dotted.key`, `camelCase`
+  (`clientSecret`, `dbPassword`, `githubToken`), `PascalCase` and run together
+  (`dbpassword`). The short words `pass` and `pwd` count only after a separator (`DB_PASS`,
+  `MYSQL_PWD`), so `bypass`, `compass` and the shell's `PWD` are not keys. A key that only
+  *contains* a secret word (`token_budget`, `tokenBudget`, `max_tokens`, `passwordMinLength`)
+  is not secret-named. The value is redacted when the assignment is
+  - `key=value` with nothing around `=`, anywhere in a line (`db_password=hunter2`), or
+    `UPPER_CASE=value` / `export UPPER_CASE=value` at a line start (`.env` files);
   - `key = value` / `key: value` / `"key": "value"` where the value is quoted or is the last
     thing on its line (`aws_secret_access_key = …`, YAML, JSON) and is not a placeholder
-    word such as `required` or `optional`. A key that only contains a secret word
-    (`token_budget`, `max_tokens`) is not secret-named.
+    word such as `required` or `optional`;
+  - `key: value` / `key = value` in the middle of a line (`the staging password: Zq9x… until
+    friday`) when the value looks like a secret rather than a word: it holds a digit or a
+    symbol, or a capital letter after its first. So "password: must be rotated" and
+    "password: click Forgot" stay.
+  Never redacted as values: template references (`$VAR`, `${…}`, `<token>`, `{{ … }}`),
+  values already `[REDACTED]`, and numbers of at most five digits (`token: 2000` is a limit or
+  a count, not a credential; a longer run of digits is redacted, it may be a PIN or a seed).
 """
 
 from __future__ import annotations
@@ -45,18 +64,22 @@ _PATTERNS: Final = tuple(
         # user:password@ in URLs: the user may be empty, the password may hold '@' and '/';
         # a port followed by a path (`host:8443/users/@alice`) is not a password.
         r"(?<=://)[^\s:/@]*:(?!\d+(?:[/?#\s]|$))\S+?(?=@[^\s@]*(?:\s|$))",
+        r"\bhttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+",
+        r"\bhttps://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+",
     )
 )
 _ENV_ASSIGNMENT: Final = re.compile(
     r"(?m)^(\s*(?:export\s+)?[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|ACCESS_KEY|"
-    r"CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*)(['\"]?)(?!\[REDACTED\])([^\s'\"]{4,})\2"
+    r"SIGNING_KEY|_PASS|_PWD|CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*)(['\"]?)(?!\[REDACTED\])([^\s'\"]{4,})\2"
 )
 _SECRET_KEY: Final = (
-    r"(?:[A-Za-z0-9]+[_.-])*"
+    # one character class before the word (never a nested repeat), so no backtracking blow-up
+    r"(?:[A-Za-z0-9_.-]*?"
     r"(?:secrets?|token|password|passwd|passphrase|api[_-]?key|private[_-]?key|access[_-]?key|"
-    r"secret[_-]?key|credentials?)"
+    r"secret[_-]?key|signing[_-]?key|credentials?)"
+    r"|[A-Za-z0-9_.-]*?[A-Za-z0-9][_.-](?:pass|pwd))"
 )
-_NOT_A_VALUE: Final = r"(?!\[REDACTED\]|\$|<|\{\{)"
+_NOT_A_VALUE: Final = r"(?!\[REDACTED\]|\$|<|\{\{|\d{1,5}(?![^\s'\",;])|\d{1,5}[,;]?\s)"
 _TIGHT_ASSIGNMENT: Final = re.compile(
     rf"(?i)(?<![\w.-])({_SECRET_KEY}=)(['\"]?){_NOT_A_VALUE}([^\s'\"]{{4,}})\2"
 )
@@ -66,10 +89,32 @@ _QUOTED_ASSIGNMENT: Final = re.compile(
 _LINE_ASSIGNMENT: Final = re.compile(
     rf"(?im)^(\s*(?:[-*]\s+)?(?:export\s+)?{_SECRET_KEY}\s*[=:]\s*){_NOT_A_VALUE}([^\s'\"]{{4,}})(?=\s*(?:#.*)?$)"
 )
+_MID_LINE_ASSIGNMENT: Final = re.compile(
+    rf"(?i)(?<![\w.-])({_SECRET_KEY}\s*[=:]\s*){_NOT_A_VALUE}([^\s'\"]{{3,}}[^\s'\".,;:)])"
+)
+_AUTHORIZATION: Final = re.compile(
+    r"(?i)\b(authorization\s*:\s*(?:basic|bearer|token|digest)\s+)(?!\[REDACTED\]|\$|<|\{\{)([A-Za-z0-9._~+/=-]{8,})"
+)
+_BEARER: Final = re.compile(
+    r"(?i)\b(bearer\s+)(?!\[REDACTED\])(?=[A-Za-z._~+/=-]*\d)([A-Za-z0-9._~+/=-]{16,})"
+)
+_NETRC: Final = re.compile(
+    r"(?im)(\blogin\s+\S+\s+pass(?:word|wd)\s+)(?!\[REDACTED\])(\S{4,})(?=\s|$)"
+    r"|(^[ \t]*pass(?:word|wd)[ \t]+)(?!\[REDACTED\])(\S{4,})(?=[ \t]*$)"
+)
+_MYSQL: Final = re.compile(r"(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)(?!\[REDACTED\])([^\s'\"]{4,})")
 _PLACEHOLDERS: Final = frozenset(
     ("required", "optional", "none", "null", "true", "false", "yes", "no", "string", "empty", "unset")
     + ("hidden", "secret", "redacted", "inherit")  # `secrets: inherit` in GitHub Actions
 )
+
+
+def _looks_secret(value: str) -> bool:
+    """A mid-line value that is a secret rather than a word: a digit, a symbol, or a capital
+    letter after the first character."""
+    return value.lower() not in _PLACEHOLDERS and (
+        not value.isalpha() or any(ch.isupper() for ch in value[1:])
+    )
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -95,7 +140,19 @@ def redact(text: str) -> tuple[str, int]:
         count += 1
         return f"{match.group(1)}{MARK}"
 
-    return _LINE_ASSIGNMENT.sub(last_on_line, text), count
+    text = _LINE_ASSIGNMENT.sub(last_on_line, text)
+
+    def value_only(match: re.Match[str]) -> str:
+        nonlocal count
+        key, value = [g for g in match.groups() if g is not None]
+        if not _looks_secret(value):
+            return match.group(0)
+        count += 1
+        return f"{key}{MARK}"
+
+    for pattern in (_AUTHORIZATION, _BEARER, _NETRC, _MYSQL, _MID_LINE_ASSIGNMENT):
+        text = pattern.sub(value_only, text)
+    return text, count
 
 
 def redact_all(values: tuple[str, ...] | list[str]) -> tuple[list[str], int]:

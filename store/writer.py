@@ -20,6 +20,7 @@ from store.approvals import TOKEN_TTL_SECONDS, Pending, mint
 from store.errors import CorruptMemory, StoreError
 from store.fsutil import workspace_lock
 from store.ids import ID_RULE, check_id, is_valid_id
+from store.invisible import describe, first_invisible
 from store.memory import MAX_TITLE, Memory, render_checked
 from store.redact import MARK, redact, redact_all
 from store.verdicts import Candidate, InvalidCandidate, Known, Verdict, decide
@@ -89,7 +90,10 @@ def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int
     Title, body, tags and paths are redacted (SPEC §4.1); a mined candidate brings the count
     of what mining already redacted (`redacted`). Ids must match in full before any path is
     built; a field engram would refuse to load back (a control character in the title, a title
-    that redaction grew past the limit) is refused here, naming the candidate and field.
+    that redaction grew past the limit) is refused here, naming the candidate and field. So is
+    a field holding characters the human cannot see (store/invisible.py): tag characters, bidi
+    controls and other format characters are refused in title, body, tags and paths alike, so
+    the preview, the pinned `fields` and the written file hold the same visible text.
     """
     out: list[Candidate] = []
     total = 0
@@ -103,6 +107,8 @@ def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int
         _check_title(n, title, grew=n_title > 0)
         for name, values in (("tags", tags), ("paths", paths)):
             _check_single_lines(n, name, values)
+        for name, values in (("title", [title]), ("body", [body]), ("tags", tags), ("paths", paths)):
+            _check_visible(n, name, values)
         requested, supersedes = item.get("id"), item.get("supersedes")
         for name, value in (("id", requested), ("supersedes", supersedes)):
             if value is not None and not is_valid_id(value):
@@ -149,6 +155,17 @@ def _check_single_lines(n: int, name: str, values: Sequence[str]) -> None:
             raise InvalidCandidate(
                 f"candidate {n}: {name} {value[:60]!r} contains the control character U+{ord(bad):04X}: "
                 "remove it"
+            )
+
+
+def _check_visible(n: int, name: str, values: Sequence[str]) -> None:
+    """Refuse invisible characters in any written field (store/invisible.py says which)."""
+    for value in values:
+        bad = first_invisible(value)
+        if bad is not None:
+            raise InvalidCandidate(
+                f"candidate {n}: {name} contains the invisible character {describe(bad)}, which the "
+                "human would not see in the preview: remove it and propose again"
             )
 
 

@@ -187,3 +187,76 @@ PROSE: list[str] = [
 @pytest.mark.parametrize("text", PROSE)
 def test_prose_about_secrets_survives(text: str) -> None:
     assert redact(text) == (text, 0)
+
+
+SECRET = "Zq9xW2vT7kLm"
+KEY_FORMS: list[tuple[str, str]] = [
+    # (case name, text holding SECRET)
+    ("json-camel-client-secret", f'{{"clientSecret": "{SECRET}"}}'),
+    ("json-camel-db-password", f'{{"dbPassword": "{SECRET}", "port": 5432}}'),
+    ("json-camel-github-token", f'"githubToken": "{SECRET}",'),
+    ("json-camel-api-key", f'"apiKey": "{SECRET}"'),
+    ("yaml-camel", f"  dbPassword: {SECRET}"),
+    ("yaml-pascal", f"ClientSecret: {SECRET}"),
+    ("code-camel-tight", f"githubToken={SECRET}"),
+    ("code-camel-spaced", f'const apiKey = "{SECRET}";'),
+    ("run-together-lower", f"dbpassword={SECRET}"),
+    ("mid-line-colon", f"the staging password: {SECRET} until friday"),
+    ("mid-line-secret-colon", f"use client secret: {SECRET} for the sandbox"),
+    ("authorization-basic", "Authorization: Basic Ym9iOlpxOXhXMnZUN2tMbQ=="),
+    ("authorization-bearer-opaque", f"Authorization: Bearer {SECRET}abcdEFGH"),
+    ("bearer-in-curl", f'curl -H "Authorization: Bearer {SECRET}" https://api.example.com'),
+    ("env-db-pass", f"DB_PASS={SECRET}"),
+    ("env-mysql-pwd", f"MYSQL_PWD={SECRET}"),
+    ("env-signing-key", f"SIGNING_KEY={SECRET}"),
+    ("netrc", f"machine api.example.com login bob password {SECRET}"),
+    ("netrc-split", f"machine api.example.com\n  login bob\n  password {SECRET}"),
+    ("mysql-p", f"mysql -u root -p{SECRET} billing"),
+]
+
+
+@pytest.mark.parametrize("text", [t for _, t in KEY_FORMS], ids=[c for c, _ in KEY_FORMS])
+def test_secret_named_keys_in_every_form_are_redacted(text: str) -> None:
+    cleaned, count = redact(text)
+    hidden = "Ym9iOlpxOXhXMnZUN2tMbQ" if "Basic" in text else SECRET
+    assert hidden not in cleaned, cleaned
+    assert count >= 1
+
+
+def test_slack_webhook_url_is_redacted() -> None:
+    url = "https://hooks.slack.com/services/T0123ABCD/B0456EFGH/aBcDeFgHiJkLmNoPqRsTuVwX"
+    cleaned, count = redact(f"alerts post to {url} on failure")
+    assert "aBcDeFgHiJkLmNoPqRsTuVwX" not in cleaned and count == 1
+    assert cleaned == f"alerts post to {MARK} on failure"
+
+
+def test_camel_case_key_shape_keeps_the_key() -> None:
+    assert redact(f'{{"clientSecret": "{SECRET}"}}') == (f'{{"clientSecret": "{MARK}"}}', 1)
+    assert redact(f"Authorization: Bearer {SECRET}abcd") == (f"Authorization: Bearer {MARK}", 1)
+
+
+MORE_PROSE: list[str] = [
+    "the password field is required on the signup form",
+    "tokenBudget: 2000",
+    "maxTokens: 4096",
+    '{"tokenBudget": 2000, "maxTokens": 4096}',
+    "passwordMinLength: 12",
+    "the staging password: ask ops in the vault channel",
+    "reset the password: click Forgot on the login page",
+    "bypass=true for the health check",
+    "compass: north",
+    "PWD=/home/alice/projects",
+    "Authorization: Bearer <token>",
+    "Authorization: Bearer $TOKEN",
+    "set apiKey: ${API_KEY} in the compose file",
+    "mysql -p prompts for the password",
+    "the pass rate is 98% on main",
+    "machine learning login flow: the password step comes last",
+]
+
+
+@pytest.mark.parametrize("text", MORE_PROSE)
+def test_more_prose_and_settings_survive(text: str) -> None:
+    """A key must end in a secret word (`tokenBudget` does not); a value mid-line must look
+    like a secret (a digit or symbol, or mixed case), not a word; placeholders are kept."""
+    assert redact(text) == (text, 0)

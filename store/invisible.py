@@ -1,0 +1,50 @@
+"""Characters a human cannot see (SPEC §4.1 "every field that is written is shown").
+
+A field that holds them reads one way in the preview and another way to the model that later
+loads the memory: Unicode tag characters (U+E0000–U+E007F) spell text that models decode and
+hosts do not display, bidirectional controls reorder what is shown. engram refuses such a
+field (ENGRAM_VALIDATION, naming the field and the character) rather than stripping it:
+stripping would write something other than what the agent sent, and a hidden payload is worth
+surfacing; the fix is to resend the text without it.
+
+Invisible here means every format character (Unicode category Cf: tags, bidi embeddings,
+overrides, isolates and marks, zero-width space, word joiner, BOM, soft hyphen, …) and the
+Hangul fillers (U+3164, U+115F, U+1160, U+FFA0), which render as blank. The one exception:
+a zero-width joiner or non-joiner (U+200D, U+200C) between two visible characters is kept,
+because emoji sequences and Persian, Arabic and Indic words need it; one standing next to a
+space, at an edge or next to another invisible character is refused.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Final
+
+HANGUL_FILLERS: Final = frozenset("\u3164\u115f\u1160\uffa0")
+_JOINERS: Final = frozenset("\u200c\u200d")
+
+
+def is_invisible(ch: str) -> bool:
+    """A format character or a Hangul filler (joiners included; see `first_invisible`)."""
+    return ch in HANGUL_FILLERS or unicodedata.category(ch) == "Cf"
+
+
+def _visible(ch: str) -> bool:
+    return not ch.isspace() and not is_invisible(ch) and unicodedata.category(ch) != "Cc"
+
+
+def first_invisible(text: str) -> str | None:
+    """The first character of `text` a human would not see, or None (module docstring)."""
+    for i, ch in enumerate(text):
+        if not is_invisible(ch):
+            continue
+        if ch in _JOINERS and 0 < i < len(text) - 1 and _visible(text[i - 1]) and _visible(text[i + 1]):
+            continue
+        return ch
+    return None
+
+
+def describe(ch: str) -> str:
+    """`U+202E (RIGHT-TO-LEFT OVERRIDE)` for a refusal message."""
+    name = unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
