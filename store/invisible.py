@@ -36,12 +36,21 @@ def _visible(ch: str) -> bool:
 def first_invisible(text: str) -> str | None:
     """The first character of `text` a human would not see, or None (module docstring)."""
     for i, ch in enumerate(text):
-        if not is_invisible(ch):
-            continue
-        if ch in _JOINERS and 0 < i < len(text) - 1 and _visible(text[i - 1]) and _visible(text[i + 1]):
-            continue
-        return ch
+        if is_invisible(ch) and not _joining(text, i):
+            return ch
     return None
+
+
+def _joining(text: str, i: int) -> bool:
+    """A joiner between two visible characters (emoji sequences, Persian and Indic words)."""
+    return text[i] in _JOINERS and 0 < i < len(text) - 1 and _visible(text[i - 1]) and _visible(text[i + 1])
+
+
+def without_invisible(text: str) -> str:
+    """`text` less every character `first_invisible` would refuse: for mined session lines,
+    which are the human's own transcript (a stray zero-width space from a paste must not refuse
+    the whole save-session), never for what an agent proposes."""
+    return "".join(ch for i, ch in enumerate(text) if not is_invisible(ch) or _joining(text, i))
 
 
 def describe(ch: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from store.invisible import without_invisible
 from store.redact import MARK, redact
 
 MAX_CANDIDATES: Final = 20
@@ -62,7 +63,7 @@ def extract_candidates(text: str) -> list[dict[str, Any]]:
     """Candidate dicts (type, title, body) for each explicit knowledge line, de-duplicated."""
     seen: set[str] = set()
     found: list[dict[str, Any]] = []
-    text, _ = redact(text)  # whole text first: private spans and key blocks run across lines
+    text, _ = redact(without_invisible(text))  # whole text first: private spans and key blocks span lines
     for raw in text.splitlines():
         line = _MARKER.sub("", raw).strip()
         redacted = line.count(MARK)
