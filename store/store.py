@@ -529,7 +529,7 @@ class Store:
                 for catalog in self._catalogs:
                     catalog.relist()
                 return self._verify(self._catalogs, self.view(sweep=True).snapshots)
-        except Busy:
+        except (Busy, UnsafePath):  # a lock file that is no regular file: the lock-free result stands
             return report
 
     def _verify(self, catalogs: Sequence[Catalog], snapshots: Sequence[Snapshot]) -> dict[str, Any]:
@@ -537,17 +537,23 @@ class Store:
         missing: list[str] = []
         unindexed: list[str] = []
         repaired: list[Problem] = []
+        damaged_index: list[Problem] = []
         checked = 0
         for catalog, snapshot in zip(catalogs, snapshots, strict=True):
             stored, problem = catalog.read_index()
-            if problem is not None:
+            damaged = problem is not None and problem.code == "ENGRAM_UNSAFE_PATH"
+            if damaged:  # no record of engram's own writes can be read: the index is the problem
+                assert problem is not None
+                damaged_index.append(problem)
+            elif problem is not None:
                 repaired.append(problem)
             present = {memory_key(m): m for m in snapshot.memories}
             checked += len(present)
             for key, memory in present.items():
                 sealed = stored.get(key, {}).get("sealed") if isinstance(stored.get(key), dict) else None
                 if sealed is None:
-                    unindexed.append(display_id(memory))
+                    if not damaged:  # never blamed on the user while the index cannot be read
+                        unindexed.append(display_id(memory))
                 elif sealed != memory.hash:
                     mismatched.append(display_id(memory))
             for key, record in stored.items():
@@ -556,7 +562,7 @@ class Store:
                     missing.append(
                         prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1]
                     )
-        problems = [p for s in snapshots for p in s.problems]
+        problems = [p for s in snapshots for p in s.problems] + damaged_index
         return {
             "ok": not mismatched and not missing and not unindexed and not problems,
             "checked": checked,
