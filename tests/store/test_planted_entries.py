@@ -40,7 +40,7 @@ def test_a_fifo_at_the_workspace_config_runs_on_defaults_without_hanging(workspa
         release_fifo(path)
 
 
-@pytest.mark.parametrize("target", ["/dev/zero", "outside"])
+@pytest.mark.parametrize("target", ["/dev/null", "outside"])
 def test_a_workspace_config_linked_outside_is_refused_with_unsafe_path(
     workspace: Path, tmp_path: Path, target: str
 ) -> None:
@@ -70,7 +70,7 @@ def test_the_user_config_may_be_a_link_to_a_regular_file_but_not_to_a_device(tmp
     os.symlink(dotfiles, user)
     assert load_config(user, tmp_path / "none.json").budget_tokens == 300
     user.unlink()
-    os.symlink("/dev/zero", user)
+    os.symlink("/dev/null", user)
     config = in_thread(lambda: load_config(user, tmp_path / "none.json"))
     assert config.budget_tokens == 2000
     assert any("$ENGRAM_HOME/config.json" in m and "regular file" in m for _, m in config.diagnostics)
