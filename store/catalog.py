@@ -562,11 +562,12 @@ class Catalog:
             fd = open_regular(self._seals_path, flags=flags)
         except NotRegular:
             raise UnsafePath(
-                f"{shown} is not a regular file (a link, folder or FIFO); remove {shown} "
-                "(engram rebuilds it)"
+                f"{shown} is not a regular file (a link, folder or FIFO); remove {shown} (engram rebuilds it)"
             ) from None
         except OSError as exc:
-            raise UnsafePath(f"{shown} cannot be appended to ({exc.strerror}); remove {shown} (engram rebuilds it)") from None
+            raise UnsafePath(
+                f"{shown} cannot be appended to ({exc.strerror}); remove {shown} (engram rebuilds it)"
+            ) from None
         try:
             if os.fstat(fd).st_nlink > 1:
                 os.close(fd)
@@ -598,9 +599,11 @@ class Catalog:
                 name, sealed, found = orjson.loads(line)
             except (orjson.JSONDecodeError, TypeError, ValueError):
                 continue
-            if isinstance(name, str) and (sealed is None or isinstance(sealed, str)):
-                if secret.valid(secret_key, SEAL_KIND, _seal_bytes(self.scope.scope, name, sealed), found):
-                    kept.append(line + b"\n")
+            typed = isinstance(name, str) and (sealed is None or isinstance(sealed, str))
+            if typed and secret.valid(
+                secret_key, SEAL_KIND, _seal_bytes(self.scope.scope, name, sealed), found
+            ):
+                kept.append(line + b"\n")
         return b"".join(kept)
 
 
@@ -609,6 +612,8 @@ _UNTRUSTED: Final = (
     "engram); discarded and rebuilt from the files. Review with `engram verify`, then "
     "`engram verify --accept` records the files as reviewed"
 )
+
+
 def _damaged_index(shown: str) -> str:
     """A damaged index (not a regular file) is reported as the problem: engram cannot tell which
     memories it wrote, and it never blames the user for them (verify lists none as added by hand)."""

@@ -198,7 +198,9 @@ else:
             number = ahead[-1]
             name = f"{number:012d}"
             try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=queue_fd)
+                fd = os.open(
+                    name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=queue_fd
+                )
             except OSError:  # gone meanwhile, or not a ticket engram wrote (a planted link)
                 ignored.add(number)
             else:

@@ -83,9 +83,7 @@ def test_a_workspace_config_linked_to_stdin_does_not_eat_the_server_stream(works
     session = WireSession(workspace)
     try:
         session.initialize()
-        reply = session.request(
-            "tools/call", {"name": "engram_status", "arguments": {}}, timeout=10.0
-        )
+        reply = session.request("tools/call", {"name": "engram_status", "arguments": {}}, timeout=10.0)
         assert "result" in reply
         second = session.request("tools/call", {"name": "engram_search", "arguments": {"query": "uv"}})
         assert "result" in second
