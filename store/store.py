@@ -518,6 +518,7 @@ class Store:
         every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
         reported as the user's). When the lock is busy or the store is read-only, the lock-free
         result stands."""
+        self.note_state_files()
         view = self.view()
         report = self._verify(self._catalogs, view.snapshots)
         if report["ok"] or self.read_only:
@@ -617,7 +618,19 @@ class Store:
 
         return Pending.read(self.project.pending_path, self.key).open_count(self.now())
 
+    def note_state_files(self) -> None:
+        """Notice every state file whose path holds something else (a folder, FIFO or link): reads
+        treat it as absent, writes are refused until it is removed (`workspace.check_scope`)."""
+        from store.workspace import STATE_FILES, state_file_problem
+
+        for scope in (self.project, self.user):
+            for name in STATE_FILES:
+                reason = state_file_problem(scope, name)
+                if reason is not None:
+                    self.notice("ENGRAM_UNSAFE_PATH", reason + " (writes are refused until then)")
+
     def status(self) -> dict[str, Any]:
+        self.note_state_files()
         view = self.view()
         config = self.config()
         durable = list(view.durable.values())

@@ -103,6 +103,10 @@ def test_a_folder_at_a_state_path_never_crashes_reads_and_refuses_writes(workspa
     store.search("uv")
     store.verify()
     store.close()
+    assert any(
+        code == "ENGRAM_UNSAFE_PATH" and f"Remove .engram/{name}" in message
+        for code, message in store.notices()
+    )
     with pytest.raises(StoreError) as caught:
         propose(Store(workspace, clock=fixed()), [candidate()])
     assert caught.value.code == "ENGRAM_UNSAFE_PATH"
