@@ -28,6 +28,7 @@ scope is not read at all (ENGRAM_UNSAFE_PATH).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as stat_mode
 import threading
@@ -41,7 +42,7 @@ import orjson
 
 from store import secret
 from store.errors import Busy, CorruptMemory, UnsafePath
-from store.fsutil import NotRegular, read_regular, workspace_lock, write_atomic
+from store.fsutil import NotRegular, open_regular, read_regular, workspace_lock, write_atomic
 from store.ids import is_valid_id
 from store.lock import default_timeout
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory
@@ -410,6 +411,11 @@ class Catalog:
                     problem = Problem("ENGRAM_CORRUPT", shown, "unknown format; rebuilt from the files")
         except FileNotFoundError:
             pass
+        except NotRegular as exc:
+            if exc.errno == errno.EFBIG:
+                problem = Problem("ENGRAM_CORRUPT", shown, "unreadable; rebuilt from the files")
+            else:
+                problem = Problem("ENGRAM_UNSAFE_PATH", shown, _damaged_index(shown))
         except (OSError, orjson.JSONDecodeError):
             problem = Problem("ENGRAM_CORRUPT", shown, "unreadable; rebuilt from the files")
         if problem is not None:
@@ -543,24 +549,62 @@ class Catalog:
             + b"\n"
             for key in sorted(keys)
         )
-        try:  # never through a link (a clone may carry one aimed at any file of the user)
-            fd = os.open(
-                self._seals_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
-            )
+        self._append_seals(lines, secret_key)
+
+    def _append_seals(self, lines: bytes, secret_key: bytes) -> None:
+        """Append to `seals.log`: never through a link, never blocking (a FIFO), never into an
+        inode shared with a file elsewhere. A hard link (st_nlink > 1, e.g. to `~/.profile`) is
+        untrusted: the file is replaced by rename with a fresh one holding this user's valid seal
+        lines plus the new ones, so the other file is never written; a notice says so."""
+        shown = self.scope.display(self._seals_path)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        try:
+            fd = open_regular(self._seals_path, flags=flags)
+        except NotRegular:
+            raise UnsafePath(
+                f"{shown} is not a regular file (a link, folder or FIFO); remove {shown} (engram rebuilds it)"
+            ) from None
         except OSError as exc:
             raise UnsafePath(
-                f"{self.scope.display(self._seals_path)} cannot be appended to ({exc.strerror}); "
-                "if it is a symbolic link, remove it (engram rebuilds it)"
+                f"{shown} cannot be appended to ({exc.strerror}); remove {shown} (engram rebuilds it)"
             ) from None
         try:
-            if not stat_mode.S_ISREG(os.fstat(fd).st_mode):
-                raise UnsafePath(
-                    f"{self.scope.display(self._seals_path)} is not a regular file; remove it (engram rebuilds it)"
+            if os.fstat(fd).st_nlink > 1:
+                os.close(fd)
+                fd = -1
+                kept = self._valid_seal_lines(secret_key)
+                write_atomic(self._seals_path, kept + lines)
+                self._notice(
+                    "ENGRAM_UNTRUSTED",
+                    f"{shown} was a hard link shared with another file; engram replaced it with a fresh "
+                    "file and never wrote into the other one",
                 )
+                return
             os.write(fd, lines)
             os.fsync(fd)
         finally:
-            os.close(fd)
+            if fd >= 0:
+                os.close(fd)
+
+    def _valid_seal_lines(self, secret_key: bytes) -> bytes:
+        """The lines of `seals.log` that carry a valid tag of this user's engram (nothing else
+        of a file it may share with another is copied)."""
+        try:
+            raw = read_regular(self._seals_path, MAX_INDEX_BYTES)
+        except OSError:
+            return b""
+        kept = []
+        for line in raw.splitlines():
+            try:
+                name, sealed, found = orjson.loads(line)
+            except (orjson.JSONDecodeError, TypeError, ValueError):
+                continue
+            typed = isinstance(name, str) and (sealed is None or isinstance(sealed, str))
+            if typed and secret.valid(
+                secret_key, SEAL_KIND, _seal_bytes(self.scope.scope, name, sealed), found
+            ):
+                kept.append(line + b"\n")
+        return b"".join(kept)
 
 
 _UNTRUSTED: Final = (
@@ -568,6 +612,18 @@ _UNTRUSTED: Final = (
     "engram); discarded and rebuilt from the files. Review with `engram verify`, then "
     "`engram verify --accept` records the files as reviewed"
 )
+
+
+def _damaged_index(shown: str) -> str:
+    """A damaged index (not a regular file) is reported as the problem: engram cannot tell which
+    memories it wrote, and it never blames the user for them (verify lists none as added by hand)."""
+    return (
+        "is not a regular file (a folder, FIFO or device): engram cannot tell which memory files it "
+        f"wrote itself. Remove {shown} (engram rebuilds it), review the memory files, then "
+        "`engram verify --accept`"
+    )
+
+
 _UNUSABLE_SEALS: Final = "is not a regular file; ignored (it vouches for nothing in verify)"
 
 

@@ -7,6 +7,7 @@ as a diagnostic naming the key and the allowed range, so engram still runs on th
 from __future__ import annotations
 
 import contextlib
+import errno
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -118,12 +119,58 @@ def _describe(error: Any, label: str) -> str:
     return f"{label}: {where}: {error.message}"
 
 
-def read_config_file(path: Path, label: str) -> tuple[dict[str, Any], list[str]]:
-    """The file's settings, or ({}, problems) when it is unreadable or invalid."""
+MAX_CONFIG_BYTES: Final = 1 << 20
+"""A settings file larger than this (1 MiB) is ignored with a diagnostic: none needs more."""
+
+
+class ConfigProblem(str):
+    """A problem text with its own code (`ENGRAM_CONFIG` for plain strings)."""
+
+    code: str = "ENGRAM_CONFIG"
+
+    def __new__(cls, text: str, code: str = "ENGRAM_CONFIG") -> ConfigProblem:
+        made = super().__new__(cls, text)
+        made.code = code
+        return made
+
+
+def _link_leaves(path: Path, base: Path) -> bool:
+    """Whether `path` is a symbolic link whose target lies outside `base` (a clone's link)."""
+    if not path.is_symlink():
+        return False
+    real, real_base = path.resolve(), base.resolve()
+    return real_base not in real.parents
+
+
+def read_config_file(path: Path, label: str, *, base: Path | None = None) -> tuple[dict[str, Any], list[str]]:
+    """The file's settings, or ({}, problems) when it is unreadable or invalid.
+
+    Read as a regular file of at most 1 MiB, never blocking (a FIFO or a device such as
+    `/dev/zero` or `/dev/stdin` is never read: the store runs on defaults with a diagnostic).
+    With `base` (the workspace, for `.engram/config.json`, which travels through git) a link
+    leading outside `base` is refused with ENGRAM_UNSAFE_PATH; a link inside it is followed.
+    Without `base` (`$ENGRAM_HOME/config.json`, often a dotfiles link) links are followed, and
+    the target must still be a regular file."""
+    if base is not None and _link_leaves(path, base):
+        return {}, [
+            ConfigProblem(
+                f"{label} is a symbolic link leading outside the workspace; engram does not read "
+                "through it and runs on defaults. Replace the link with a real file",
+                "ENGRAM_UNSAFE_PATH",
+            )
+        ]
+    from store.fsutil import NotRegular, read_regular
+
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_CONFIG_BYTES, follow=True)
     except FileNotFoundError:
         return {}, []
+    except NotRegular as exc:
+        if exc.errno == errno.EFBIG:
+            why = f"is larger than {MAX_CONFIG_BYTES} bytes"
+        else:
+            why = "is not a regular file (a folder, FIFO or device)"
+        return {}, [f"{label} {why}; it is ignored and engram runs on defaults. Replace it with a JSON file"]
     except OSError as exc:
         return {}, [f"{label}: cannot be read ({exc.strerror})"]
     try:
@@ -163,14 +210,22 @@ def merge_config(layers: list[dict[str, Any]], problems: list[str]) -> Config:
             values["role"] = layer["role"]
         if "rule_variant" in layer:
             values["rule_variant"] = dict(layer["rule_variant"])
-    return Config(**values, routes=routes, diagnostics=tuple(("ENGRAM_CONFIG", p) for p in problems))
+    return Config(
+        **values,
+        routes=routes,
+        diagnostics=tuple((getattr(p, "code", "ENGRAM_CONFIG"), str(p)) for p in problems),
+    )
 
 
 def load_config(user_path: Path, project_path: Path) -> Config:
     layers: list[dict[str, Any]] = []
     problems: list[str] = []
-    for path, label in ((user_path, "$ENGRAM_HOME/config.json"), (project_path, ".engram/config.json")):
-        data, found = read_config_file(path, label)
+    workspace = project_path.parent.parent  # `<workspace>/.engram/config.json`
+    for path, label, base in (
+        (user_path, "$ENGRAM_HOME/config.json", None),
+        (project_path, ".engram/config.json", workspace),
+    ):
+        data, found = read_config_file(path, label, base=base)
         layers.append(data)
         problems.extend(found)
     model, found = _vector_model(layers[0], layers[1])

@@ -43,17 +43,23 @@ class NotRegular(OSError):
     """A path that is a FIFO, device, socket, folder or symbolic link: never opened for reading."""
 
 
-def open_regular(path: Path) -> int:
-    """A read-only descriptor of a regular file, never blocking and never through a link.
+def open_regular(path: Path, *, follow: bool = False, flags: int = os.O_RDONLY) -> int:
+    """A descriptor of a regular file, never blocking and (unless `follow`) never through a link.
 
     O_NONBLOCK makes opening a FIFO return at once (a plain open would wait for a writer forever),
     O_NOFOLLOW refuses a link, and fstat on the descriptor (not a stat before the open) decides,
-    so a file swapped in between cannot slip through. FileNotFoundError when absent."""
+    so a file swapped in between cannot slip through. `follow=True` is for a file the user may
+    keep as a link (`$ENGRAM_HOME/config.json` in a dotfiles repository): the link is followed,
+    but its target must still be a regular file. `flags` adds write flags (an append).
+    FileNotFoundError when absent; NotRegular for a link, folder, FIFO, device or socket."""
+    nofollow = 0 if follow else os.O_NOFOLLOW
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, flags | os.O_NONBLOCK | nofollow | os.O_CLOEXEC, 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise NotRegular(errno.ELOOP, "is a symbolic link") from None
+        if exc.errno in (errno.EISDIR, errno.ENXIO, errno.ENODEV):  # a folder; a FIFO opened to write
+            raise NotRegular(exc.errno, "is not a regular file") from None
         raise
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
@@ -62,9 +68,9 @@ def open_regular(path: Path) -> int:
     return fd
 
 
-def read_regular(path: Path, limit: int | None = None) -> bytes:
+def read_regular(path: Path, limit: int | None = None, *, follow: bool = False) -> bytes:
     """The bytes of a regular file (see `open_regular`); NotRegular beyond `limit` bytes too."""
-    fd = open_regular(path)
+    fd = open_regular(path, follow=follow)
     with os.fdopen(fd, "rb") as handle:
         data = handle.read() if limit is None else handle.read(limit + 1)
     if limit is not None and len(data) > limit:

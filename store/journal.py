@@ -81,7 +81,7 @@ def recover(
     except FileNotFoundError:
         return [], None
     except OSError as exc:
-        return [], _discard(journal, f"{exc.strerror or 'cannot be read'}")
+        return [], _discard(journal, str(exc.strerror or "it cannot be read"))
     payload = secret.unwrap(key, KIND, raw)
     if payload is None:
         return [], _discard(
@@ -110,10 +110,17 @@ def recover(
 
 
 def _discard(journal: Path, why: str) -> str:
+    """Remove a journal that is not applied; never raises. An entry that cannot be unlinked (a
+    folder planted at `journal.json`) stays, and the notice says to remove it: writes are
+    refused with ENGRAM_UNSAFE_PATH until then (`workspace.check_scope`)."""
     notice = f"{journal.name} was discarded and nothing in it was applied: {why}"
-    log.warning("%s", notice)
-    with contextlib.suppress(FileNotFoundError):
+    try:
         journal.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        notice += f"; remove .engram/{journal.name} (engram writes it itself)"
+    log.warning("%s", notice)
     return notice
 
 

@@ -18,7 +18,8 @@ lock is a queue of tickets, woken by the kernel, never by polling:
   caller waits on an event. A waiter that times out leaves the queue (its successor moves up)
   and the helper thread lets go of whatever it obtains later.
 
-Paths are opened with O_NOFOLLOW: a symbolic link planted as the lock file or the queue folder
+Paths are opened with O_NOFOLLOW|O_NONBLOCK and checked with fstat: a FIFO never blocks an
+open, a FIFO or folder at a ticket is a dead ticket (removed, or skipped), and a symbolic link planted as the lock file or the queue folder
 (a cloned repository can carry one) is refused with ENGRAM_UNSAFE_PATH, and the lock file is
 never truncated (filelock opened it with O_TRUNC, through a link too).
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import sys
 import threading
 import time
@@ -139,16 +141,29 @@ else:
         return release
 
     def _open_nofollow(path: Path, flags: int, *, dir_fd: int | None = None) -> int:
+        """Never through a link, never blocking (O_NONBLOCK: a FIFO opens at once); the lock
+        file itself must be a regular file (a planted folder or FIFO is refused, never used)."""
         try:
-            fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
+            fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise UnsafePath(
                     f"{path.name} is a symbolic link; engram does not follow links under .engram/ "
                     "(remove it: engram recreates its lock files)"
                 ) from None
+            if exc.errno == errno.EISDIR:
+                raise _not_regular(path) from None
             raise
+        if not flags & os.O_DIRECTORY and not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise _not_regular(path)
         return fd
+
+    def _not_regular(path: Path) -> UnsafePath:
+        return UnsafePath(
+            f"{path.name} is not a regular file (a folder, FIFO or device); remove .engram/{path.name} "
+            "(engram recreates its lock files); nothing was changed"
+        )
 
     def _open_queue(folder: Path) -> int:
         with contextlib.suppress(FileExistsError):
@@ -183,20 +198,36 @@ else:
             number = ahead[-1]
             name = f"{number:012d}"
             try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=queue_fd)
+                fd = os.open(
+                    name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=queue_fd
+                )
             except OSError:  # gone meanwhile, or not a ticket engram wrote (a planted link)
                 ignored.add(number)
             else:
-                if not _flock_by(fd, fcntl.LOCK_SH, deadline):
-                    raise _busy(timeout)
-                try:
-                    if os.fstat(fd).st_nlink:  # still named: its owner died; remove it for everyone
-                        os.unlink(name, dir_fd=queue_fd)
-                except OSError:
-                    ignored.add(number)  # not ours to remove: its flock is free, that is enough
-                finally:
-                    os.close(fd)
+                _wait_on(queue_fd, name, number, fd, ignored, deadline, timeout)
             ahead = [n for n in _tickets(queue_fd) if n < own and n not in ignored]
+
+    def _wait_on(
+        queue_fd: int, name: str, number: int, fd: int, ignored: set[int], deadline: float, timeout: float
+    ) -> None:
+        """Wait for the ticket open as `fd` to go (its owner left or died); closes `fd`."""
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            # A FIFO, folder or device is no ticket engram wrote (none holds a turn): a dead
+            # ticket, removed (the queue folder is engram's own) or else skipped.
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=queue_fd)
+            ignored.add(number)
+            return
+        if not _flock_by(fd, fcntl.LOCK_SH, deadline):
+            raise _busy(timeout)
+        try:
+            if os.fstat(fd).st_nlink:  # still named: its owner died; remove it for everyone
+                os.unlink(name, dir_fd=queue_fd)
+        except OSError:
+            ignored.add(number)  # not ours to remove: its flock is free, that is enough
+        finally:
+            os.close(fd)
 
     def _leave(queue_fd: int, ticket: str, ticket_fd: int) -> None:
         """Unlink the ticket, then drop its flock: the successor sees it gone, not dead."""

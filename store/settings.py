@@ -31,7 +31,7 @@ def _update(store: Store, key: str, change: Change) -> Any:
     from the settings read under the lock; return what `change` reports."""
     with write_lock(store, memories=False):
         path = store.project.config_path
-        current, problems = read_config_file(path, ".engram/config.json")
+        current, problems = read_config_file(path, ".engram/config.json", base=store.workspace)
         if problems:
             raise ConfigError(problems[0] + "; fix it before changing settings")
         value, report = change(load_config(store.user.config_path, path))

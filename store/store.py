@@ -524,6 +524,7 @@ class Store:
         every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
         reported as the user's). When the lock is busy or the store is read-only, the lock-free
         result stands."""
+        self.note_state_files()
         view = self.view()
         report = self._verify(self._catalogs, view.snapshots)
         if report["ok"] or self.read_only:
@@ -535,7 +536,7 @@ class Store:
                 for catalog in self._catalogs:
                     catalog.relist()
                 return self._verify(self._catalogs, self.view(sweep=True).snapshots)
-        except Busy:
+        except (Busy, UnsafePath):  # a lock file that is no regular file: the lock-free result stands
             return report
 
     def _verify(self, catalogs: Sequence[Catalog], snapshots: Sequence[Snapshot]) -> dict[str, Any]:
@@ -543,17 +544,23 @@ class Store:
         missing: list[str] = []
         unindexed: list[str] = []
         repaired: list[Problem] = []
+        damaged_index: list[Problem] = []
         checked = 0
         for catalog, snapshot in zip(catalogs, snapshots, strict=True):
             stored, problem = catalog.read_index()
-            if problem is not None:
+            damaged = problem is not None and problem.code == "ENGRAM_UNSAFE_PATH"
+            if damaged:  # no record of engram's own writes can be read: the index is the problem
+                assert problem is not None
+                damaged_index.append(problem)
+            elif problem is not None:
                 repaired.append(problem)
             present = {memory_key(m): m for m in snapshot.memories}
             checked += len(present)
             for key, memory in present.items():
                 sealed = stored.get(key, {}).get("sealed") if isinstance(stored.get(key), dict) else None
                 if sealed is None:
-                    unindexed.append(display_id(memory))
+                    if not damaged:  # never blamed on the user while the index cannot be read
+                        unindexed.append(display_id(memory))
                 elif sealed != memory.hash:
                     mismatched.append(display_id(memory))
             for key, record in stored.items():
@@ -562,7 +569,7 @@ class Store:
                     missing.append(
                         prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1]
                     )
-        problems = [p for s in snapshots for p in s.problems]
+        problems = [p for s in snapshots for p in s.problems] + damaged_index
         return {
             "ok": not mismatched and not missing and not unindexed and not problems,
             "checked": checked,
@@ -617,7 +624,19 @@ class Store:
 
         return Pending.read(self.project.pending_path, self.key).open_count(self.now())
 
+    def note_state_files(self) -> None:
+        """Notice every state file whose path holds something else (a folder, FIFO or link): reads
+        treat it as absent, writes are refused until it is removed (`workspace.check_scope`)."""
+        from store.workspace import STATE_FILES, state_file_problem
+
+        for scope in (self.project, self.user):
+            for name in STATE_FILES:
+                reason = state_file_problem(scope, name)
+                if reason is not None:
+                    self.notice("ENGRAM_UNSAFE_PATH", reason + " (writes are refused until then)")
+
     def status(self) -> dict[str, Any]:
+        self.note_state_files()
         view = self.view()
         config = self.config()
         durable = list(view.durable.values())

@@ -12,6 +12,7 @@ as unusable and load nothing from it.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,8 @@ STATE_FILES: Final = (
     "journal.json",
     "engram.lock",
 )
-"""Files engram keeps for itself in a scope root; a symbolic link in their place is refused.
+"""Files engram keeps for itself in a scope root; anything but a regular file in their place (a
+link, a folder, a FIFO) is refused for writes and treated as absent by reads.
 (`config.json` and `.gitignore` are the user's too: engram replaces them by rename, never
 writing through a link, and a `.gitignore` that is a link is left alone.)"""
 
@@ -176,12 +178,29 @@ def check_scope(scope: ScopeDir) -> None:
     if reason is not None:
         raise UnsafePath(reason + "; nothing was written")
     for name in STATE_FILES:
-        path = scope.root / name
-        if path.is_symlink():
-            raise UnsafePath(
-                f"{_shown(scope, path)} is a symbolic link; engram keeps this file itself and never "
-                f"writes through a link. Remove the link (engram rebuilds the file); nothing was written"
-            )
+        reason = state_file_problem(scope, name)
+        if reason is not None:
+            raise UnsafePath(reason + "; nothing was written")
+
+
+def state_file_problem(scope: ScopeDir, name: str) -> str | None:
+    """Why the entry at a state file's path must not be written (a link, a folder, a FIFO, a
+    device or a socket: any entry that is not a regular file), naming the fix; None when it is
+    absent or a regular file. One lstat, so a clone's folder at `journal.json` is found before
+    any write, and reads treat such an entry as absent."""
+    path = scope.root / name
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    shown = _shown(scope, path)
+    if stat.S_ISLNK(mode):
+        what = "is a symbolic link; engram keeps this file itself and never writes through a link"
+    else:
+        what = "is not a regular file (a folder, FIFO or device); engram keeps this file itself"
+    return f"{shown} {what}. Remove {shown}; engram rebuilds it"
 
 
 def init_scope(scope: ScopeDir) -> list[str]:
