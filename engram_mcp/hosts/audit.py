@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from engram_mcp.hosts import opencode_config
-from engram_mcp.hosts.findings import Finding, Where, read_jsonc
+from engram_mcp.hosts.findings import Finding, Where, gemini_policy_rules, read_jsonc
 from engram_mcp.hosts.gate import (
     COMMIT_TOOL,
     SERVER,
@@ -251,21 +251,15 @@ def _gemini(where: Where) -> Iterator[Finding]:
     names = server_names(where, "gemini")
     for path in (where.home / ".gemini" / "settings.json", where.workspace / ".gemini" / "settings.json"):
         yield from _gemini_settings(where, path, names)
-    folder = where.home / ".gemini" / "policies"
-    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-        try:
-            rules = tomllib.loads(path.read_text("utf-8")).get("rule")
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        for n, rule in enumerate(rules if isinstance(rules, list) else [], 1):
-            if isinstance(rule, dict) and any(_policy_covers(rule, name) for name in names):
-                yield Finding(
-                    GATE_OPEN,
-                    where.show(path),
-                    f"policy rule #{n} allows {COMMIT_TOOL} without asking",
-                    f'make rule #{n} name engram\'s read tools only, or change its decision to "ask_user"',
-                    f'[[rule]] #{n} decision = "allow"',
-                )
+    for path, n, rule in gemini_policy_rules(where.home):
+        if any(_policy_covers(rule, name) for name in names):
+            yield Finding(
+                GATE_OPEN,
+                where.show(path),
+                f"policy rule #{n} allows {COMMIT_TOOL} without asking",
+                f'make rule #{n} name engram\'s read tools only, or change its decision to "ask_user"',
+                f'[[rule]] #{n} decision = "allow"',
+            )
 
 
 # --- Cursor, VS Code ------------------------------------------------------------------------------

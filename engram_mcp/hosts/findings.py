@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import tomllib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,3 +76,17 @@ class Where:
     def project_keys(self) -> list[str]:
         """How hosts key this project: its path as given and resolved."""
         return list(dict.fromkeys([str(self.workspace), str(self.workspace.resolve())]))
+
+
+def gemini_policy_rules(home: Path) -> Iterator[tuple[Path, int, dict[str, Any]]]:
+    """(file, 1-based number, rule) of every `[[rule]]` in the user's Gemini policy files;
+    a file that cannot be read or parsed is skipped (Gemini would not load it either)."""
+    folder = home / ".gemini" / "policies"
+    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        try:
+            rules = tomllib.loads(path.read_text("utf-8")).get("rule")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        for n, rule in enumerate(rules if isinstance(rules, list) else [], 1):
+            if isinstance(rule, dict):
+                yield path, n, rule

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts import opencode_config
-from engram_mcp.hosts.findings import Finding, Where, read_jsonc
+from engram_mcp.hosts.findings import Finding, Where, gemini_policy_rules, read_jsonc
 from engram_mcp.hosts.gate import gemini_covers
 from engram_mcp.hosts.targets import codex_home
 
@@ -252,21 +252,15 @@ def _gemini(where: Where) -> Iterator[Finding]:
                     f"remove {pattern!r} from tools.allowed, or allow only the commands you need by prefix",
                     f'tools.allowed "{pattern}"',
                 )
-    folder = where.home / ".gemini" / "policies"
-    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-        try:
-            rules = tomllib.loads(path.read_text("utf-8")).get("rule")
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        for n, rule in enumerate(rules if isinstance(rules, list) else [], 1):
-            if isinstance(rule, dict) and _policy_shell(rule):
-                yield Finding(
-                    GATE_OPEN,
-                    where.show(path),
-                    f"policy rule #{n} lets Gemini CLI run {_WHAT} without asking, writing memory with no human",
-                    f'give rule #{n} a commandPrefix that excludes engram, or change its decision to "ask_user"',
-                    f'[[rule]] #{n} toolName = "run_shell_command" decision = "allow"',
-                )
+    for path, n, rule in gemini_policy_rules(where.home):
+        if _policy_shell(rule):
+            yield Finding(
+                GATE_OPEN,
+                where.show(path),
+                f"policy rule #{n} lets Gemini CLI run {_WHAT} without asking, writing memory with no human",
+                f'give rule #{n} a commandPrefix that excludes engram, or change its decision to "ask_user"',
+                f'[[rule]] #{n} toolName = "run_shell_command" decision = "allow"',
+            )
 
 
 def shell_audit(where: Where, *, opencode_linked: Path | None) -> tuple[list[Finding], list[Finding]]:
