@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses 4
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
