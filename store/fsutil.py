@@ -72,8 +72,14 @@ def read_regular(path: Path, limit: int | None = None, *, follow: bool = False) 
     """The bytes of a regular file (see `open_regular`); NotRegular beyond `limit` bytes too."""
     fd = open_regular(path, follow=follow)
     with os.fdopen(fd, "rb") as handle:
-        data = handle.read() if limit is None else handle.read(limit + 1)
-    if limit is not None and len(data) > limit:
+        if limit is None:
+            return handle.read()
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise NotRegular(errno.EFBIG, f"is larger than {limit} bytes")
+        # read(n) allocates n bytes up front: ask for what the file holds (one more shows growth)
+        data = handle.read(size + 1)
+    if len(data) > limit:
         raise NotRegular(errno.EFBIG, f"is larger than {limit} bytes")
     return data
 

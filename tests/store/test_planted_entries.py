@@ -247,3 +247,27 @@ def test_a_non_regular_index_is_reported_as_the_problem_not_as_hand_edits(worksp
         assert any(".engram/index.json" in f"{p.file}: {p.message}" for p in report["problems"])
     finally:
         release_fifo(index)
+
+
+def test_a_bounded_read_never_allocates_its_limit(tmp_path: Path) -> None:
+    """read(n) allocates n bytes up front, so the bound is checked on the file's size, and a
+    small file read under a huge limit asks only for what it holds (L3: a 1 GiB limit failed
+    every command under `ulimit -v 1G`)."""
+    import tracemalloc
+
+    from store.fsutil import NotRegular, read_regular
+
+    small = tmp_path / "small.json"
+    small.write_bytes(b"{}")
+    tracemalloc.start()
+    try:
+        assert read_regular(small, 1 << 30) == b"{}"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+    sparse = tmp_path / "sparse.bin"
+    with sparse.open("wb") as handle:
+        handle.truncate((1 << 30) + 1)  # a hole: no data is written or read
+    with pytest.raises(NotRegular, match="larger than"):
+        read_regular(sparse, 1 << 30)
