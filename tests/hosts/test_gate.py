@@ -329,6 +329,14 @@ def test_nothing_link_writes_auto_approves_the_commit_tool(
 
 # --- doctor audits the gate ---------------------------------------------------------------------------
 COMMAND = json.dumps(str(ENGRAM_MCP))
+
+
+def place_setting(workspace: Path, home: Path, base: str, rel: str, text: str) -> None:
+    """Write one host setting file: `base` "ws" or "home", with CMD and "WS" filled in."""
+    text = text.replace("CMD", COMMAND).replace('"WS"', json.dumps(str(workspace)))
+    write((workspace if base == "ws" else home) / rel, text + "\n")
+
+
 OPEN_GATES = [
     (
         "claude-user-allow",
@@ -404,8 +412,7 @@ def test_doctor_reports_each_setting_that_lets_the_commit_run_unasked(
 ) -> None:
     """SPEC §8: host.gate_open with file, setting and fix; exit 1."""
     monkeypatch.chdir(workspace)
-    text = text.replace("CMD", COMMAND).replace('"WS"', json.dumps(str(workspace)))
-    write((workspace if base == "ws" else private_home) / rel, text + "\n")
+    place_setting(workspace, private_home, base, rel, text)
     rc, env = run_json(capsys, "doctor")
     assert rc == 1, env
     findings = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]

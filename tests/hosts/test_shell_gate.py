@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.test_gate import COMMAND, ENGRAM_MCP, gate_open, write
+from tests.hosts.test_gate import ENGRAM_MCP, gate_open, place_setting, write
 from tests.hosts.test_link import run, run_json
 
 CMD = str(ENGRAM_MCP)
@@ -98,11 +98,6 @@ SHELL_OPEN = [
 ]
 
 
-def _place(workspace: Path, home: Path, base: str, rel: str, text: str) -> None:
-    text = text.replace("CMD", COMMAND).replace('"WS"', json.dumps(str(workspace)))
-    write((workspace if base == "ws" else home) / rel, text + "\n")
-
-
 @pytest.mark.parametrize("base,rel,text", [g[1:] for g in SHELL_OPEN], ids=[g[0] for g in SHELL_OPEN])
 def test_doctor_reports_each_setting_that_lets_an_agent_run_engrams_cli_unasked(
     base: str,
@@ -116,7 +111,7 @@ def test_doctor_reports_each_setting_that_lets_an_agent_run_engrams_cli_unasked(
     """Review H1: `engram commit` / `save-session --force` through the agent's shell is a second
     commit door; doctor reports what opens it as host.gate_open with file, setting and fix."""
     monkeypatch.chdir(workspace)
-    _place(workspace, private_home, base, rel, text)
+    place_setting(workspace, private_home, base, rel, text)
     rc, env = run_json(capsys, "doctor")
     assert rc == 1, env
     findings = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
@@ -190,7 +185,7 @@ def test_settings_that_still_prompt_before_engrams_cli_are_not_reported(
 ) -> None:
     """No noise: a rule that still asks before `engram commit` is not a finding."""
     monkeypatch.chdir(workspace)
-    _place(workspace, private_home, base, rel, text)
+    place_setting(workspace, private_home, base, rel, text)
     rc, env = run_json(capsys, "doctor")
     assert gate_open(env) == [], env
     assert rc == 0, env
