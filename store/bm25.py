@@ -167,6 +167,27 @@ class InvertedIndex:
         keys = self._keys
         return [(keys[int(s)], float(v)) for s, v in zip(candidates, values, strict=True)]
 
+    def covering(self, groups: Iterable[Iterable[str]]) -> set[Hashable]:
+        """Every document holding at least one term of each group (a word or its stem): the
+        documents that hold every word of a query."""
+        import numpy as np
+
+        common: Any = None
+        for group in groups:
+            docs = [
+                np.frombuffer(self._postings(tid)[0], dtype=np.uint32)
+                for term in set(group)
+                if (tid := self._term_id.get(term)) is not None and self._df[tid]
+            ]
+            if not docs:
+                return set()
+            found = np.unique(np.concatenate(docs))
+            common = found if common is None else np.intersect1d(common, found, assume_unique=True)
+            if not len(common):
+                return set()
+        keys = self._keys
+        return set() if common is None else {keys[int(s)] for s in common}
+
     def containing(self, terms: Iterable[str]) -> list[Hashable]:
         """Every document holding all of `terms`, shortest first (ties by key): the documents
         a text with these terms adds nothing to, found by intersecting postings, rarest first."""
@@ -192,7 +213,7 @@ class InvertedIndex:
         return [keys[s] for s in slots]
 
 
-_MAGIC: Final = b"ENGRAM-BM25-3\n"
+_MAGIC: Final = b"ENGRAM-BM25-4\n"
 """Format 3: documents hold search terms with stems alongside words (store.tokenize.terms).
 A file of another format is refused by `load`, so the caller rebuilds it from the memories."""
 _TRAILER: Final = b"\nENGRAM-TAG "

@@ -1,12 +1,17 @@
 """Z-score fusion of two search signals (SPEC §3.1): a weighted sum of standardised scores.
 
-Both signals are standardised over the same candidate set (every key either signal scored),
-so neither scale dominates: z = (score − mean) / std, population std; a signal whose scores
-are all equal contributes z = 0 to every candidate. A candidate that BM25 did not score gets
-the BM25 floor, a score of 0 (it shares no query term), so a memory found only by meaning can
-still surface when its vector score is high enough; a candidate the vector signal did not
-score gets that signal's lowest score. Reciprocal-rank fusion (k = 60) was measured to lose
-recall on conversational memories and is not used.
+Both signals are standardised over the same points: every candidate either signal scored, plus
+one anchor, a memory that matches nothing (BM25 score 0, the lowest vector score among the
+candidates); z = (score − mean) / std, population std; a signal whose scores are all equal
+contributes z = 0. A candidate that BM25 did not score gets the BM25 floor, 0 (it shares no
+query term), so a memory found only by meaning can still surface when its vector score is high
+enough; a candidate the vector signal did not score gets that signal's lowest score.
+
+The fused score is reported relative to the anchor: how far, in weighted standard deviations, a
+memory stands above one that matches nothing. So every score is ≥ 0, a memory that matches
+something scores above 0 (a store's one memory included), and the order is the weighted sum's.
+Reciprocal-rank fusion (k = 60) was measured to lose recall on conversational memories and is
+not used.
 """
 
 from __future__ import annotations
@@ -36,10 +41,15 @@ def zscores(values: list[float]) -> list[float]:
 def fuse(
     bm25: Mapping[K, float], vectors: Mapping[K, float], bm25_weight: float = DEFAULT_BM25_WEIGHT
 ) -> dict[K, float]:
-    """bm25_weight · z(BM25) + (1 − bm25_weight) · z(vectors) for every key of either map."""
+    """bm25_weight · z(BM25) + (1 − bm25_weight) · z(vectors) for every key of either map,
+    less the same sum for the no-match anchor (so ≥ 0)."""
     keys = list(dict.fromkeys([*bm25, *vectors]))
     vector_floor = min(vectors.values()) if vectors else 0.0
-    z_bm25 = zscores([bm25.get(k, BM25_FLOOR) for k in keys])
-    z_vectors = zscores([vectors.get(k, vector_floor) for k in keys])
+    z_bm25 = zscores([*(bm25.get(k, BM25_FLOOR) for k in keys), BM25_FLOOR])
+    z_vectors = zscores([*(vectors.get(k, vector_floor) for k in keys), vector_floor])
     weight = min(1.0, max(0.0, bm25_weight))
-    return {k: weight * zb + (1.0 - weight) * zv for k, zb, zv in zip(keys, z_bm25, z_vectors, strict=True)}
+    anchor = weight * z_bm25[-1] + (1.0 - weight) * z_vectors[-1]
+    return {
+        k: max(0.0, weight * zb + (1.0 - weight) * zv - anchor)
+        for k, zb, zv in zip(keys, z_bm25[:-1], z_vectors[:-1], strict=True)
+    }

@@ -27,7 +27,7 @@ from typing import Final
 from store import bm25
 from store.fsutil import write_atomic
 from store.memory import Memory
-from store.tokenize import terms, tokenize
+from store.tokenize import terms, tokenize, word_groups
 
 log = logging.getLogger("engram.store")
 
@@ -181,6 +181,20 @@ class SearchIndex:
             hits = [Hit(by_key[k], round(v, 4)) for k, v in scores.items() if k in by_key]
         hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
         return hits
+
+    def holding_every_word(self, query: str) -> set[Key]:
+        """The keys of every memory holding each word of `query` (as written or as its stem)."""
+        groups = word_groups(query)
+        if not groups:
+            return set()
+        with self._lock:
+            index = self._ensure()
+            try:
+                keys = index.covering(groups)
+            except bm25.CorruptIndex:
+                keys = self._rebuild().covering(groups)
+            by_key = self._by_key
+            return {key_of(by_key[k]) for k in keys if k in by_key}
 
     def containing(self, text: str) -> list[Memory]:
         """Every memory holding all the words of `text` (memories it adds nothing to),

@@ -371,7 +371,16 @@ class Store:
             for k, v in fuse(bm25, scored.scores, config.bm25_weight).items()
             if k in by_key
         ]
-        fused.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
+        every_word = self._search.holding_every_word(query)
+        fused.sort(
+            key=lambda h: (
+                key_of(h.memory) not in every_word,
+                -h.score,
+                h.memory.id,
+                h.memory.tier,
+                h.memory.scope,
+            )
+        )
         return fused, ["bm25", f"vectors:{scored.model}"]
 
     def search(

@@ -58,6 +58,8 @@ _TOKEN: Final = re.compile(r"\w(?:[\w./\-]*\w)?")
 _SEPARATORS: Final = re.compile(r"[/._\-]+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _DIGITS: Final = re.compile(r"[0-9]+")
+_CASED: Final = re.compile(r"\w[A-Z]")
+"""A capital after the first character: an acronym or identifier written in a case of its own."""
 _STEMMER: Any = None
 """snowballstemmer's English stemmer, made on first use (importing it costs ~30 ms)."""
 _STEMMER_LOCK: Final = threading.Lock()
@@ -127,12 +129,20 @@ def _raw_terms(raw: str, query: bool) -> tuple[str, ...]:
         out.append(whole)
         if not parts:
             _stemmed(out, whole)
+    if _CASED.search(raw):
+        out.append(raw)
     for part in parts:
         if part not in STOP_WORDS:
             out.append(part)
             if not query:
                 _stemmed(out, part)
     return tuple(out)
+
+
+def word_groups(text: str) -> list[tuple[str, ...]]:
+    """Each distinct word of `text` (`tokenize`'s words: wholes and parts) with its stem: a memory
+    holds the word when it holds either."""
+    return [tuple(dict.fromkeys((word, stem(word)))) for word in dict.fromkeys(tokenize(text))]
 
 
 def _stemmed(out: list[str], token: str) -> None:

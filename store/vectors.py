@@ -55,7 +55,7 @@ WINDOW_WORDS: Final = 200
 BUNDLED_CONFIG: Final = "l2_supercat"
 BUNDLED_DIM: Final = 256
 _MAGIC: Final = b"ENGRAM-VEC-1\n"
-_FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;pool=mean;dtype=float16"
+_FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;pool=mean-words;dtype=float16"
 _OFF: Final = ("0", "false", "no", "off")
 
 
@@ -149,7 +149,7 @@ class StaticModel:
             i
             for t in ("<unk>", "[UNK]", "<pad>", "[PAD]")
             if (i := self._tokenizer.token_to_id(t)) is not None
-        }
+        } | {i for t, i in self._tokenizer.get_vocab().items() if not any(c.isalnum() for c in t)}
         digest = hashlib.sha256(weights.read_bytes())
         digest.update(tokenizer.read_bytes())
         self.name = name

@@ -24,7 +24,14 @@ def test_words_are_kept_alongside_their_stems() -> None:
 
 def test_identifier_parts_are_stemmed_in_memories_but_the_whole_never() -> None:
     """A compound keeps its whole form, unstemmed; its word parts get stems in a memory."""
-    assert terms("InvoiceService") == ["invoiceservice", "invoice", "invoic", "service", "servic"]
+    assert terms("InvoiceService") == [
+        "invoiceservice",
+        "InvoiceService",
+        "invoice",
+        "invoic",
+        "service",
+        "servic",
+    ]
 
 
 def test_a_query_identifier_is_matched_as_written() -> None:
@@ -36,7 +43,7 @@ def test_a_query_identifier_is_matched_as_written() -> None:
         "sending",
         "send",
     ]
-    assert terms("InvoiceService", query=True) == ["invoiceservice", "invoice", "service"]
+    assert terms("InvoiceService", query=True) == ["invoiceservice", "InvoiceService", "invoice", "service"]
 
 
 def test_numbers_paths_and_other_scripts_are_their_own_stems() -> None:
@@ -80,3 +87,27 @@ def test_stems_are_cached_per_word(monkeypatch: pytest.MonkeyPatch) -> None:
     assert stem.cache_info().maxsize is not None
     stem.cache_clear()
     tokenize_module._raw_terms.cache_clear()
+
+
+def test_a_word_written_in_a_case_of_its_own_is_also_a_term_as_written() -> None:
+    """Acronyms and identifiers with a capital after the first letter (`INV`, `TIDE_ENV`,
+    `OpenSearch`) are matched as written too, in memories and queries alike; a capitalised
+    word (`Invoice`) and lower-case text are not."""
+    assert terms("INV-<country>") == ["inv", "INV", "country", "countri"]
+    assert terms("INV-", query=True) == ["inv", "INV"]
+    assert "TIDE_ENV" in terms("TIDE_ENV selects it")
+    assert "OpenSearch" in terms("OpenSearch", query=True)
+    assert terms("Invoice inv_") == ["invoice", "invoic", "inv_", "inv"]
+
+
+def test_word_groups_pair_each_distinct_word_with_its_stem() -> None:
+    from store.tokenize import word_groups
+
+    assert word_groups("orders-api port ports") == [
+        ("orders-api",),
+        ("orders", "order"),
+        ("api",),
+        ("port",),
+        ("ports", "port"),
+    ]
+    assert word_groups("the and") == []

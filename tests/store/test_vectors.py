@@ -66,15 +66,20 @@ def _paraphrase_store(root: Path) -> None:
 
 # --- fusion (no model) ----------------------------------------------------------------------
 def test_fusion_is_the_weighted_sum_of_z_scores_on_hand_computed_numbers() -> None:
-    """BM25 {a: 3, b: 1} and cosines {a: .2, b: .6, c: .4}, weight .6: c gets the BM25 floor 0."""
+    """BM25 {a: 3, b: 1} and cosines {a: .2, b: .6, c: .4}, weight .6: c gets the BM25 floor 0,
+    and the anchor (a memory matching nothing: BM25 0, the lowest cosine .2) is standardised
+    with them and subtracted."""
     fused = fuse({"a": 3.0, "b": 1.0}, {"a": 0.2, "b": 0.6, "c": 0.4}, 0.6)
-    # BM25 over (3, 1, 0): mean 4/3, std sqrt(14/9); cosines over (.2, .6, .4): mean .4, std sqrt(.08/3)
-    z_bm25 = [(5 / 3) / (14 / 9) ** 0.5, (-1 / 3) / (14 / 9) ** 0.5, (-4 / 3) / (14 / 9) ** 0.5]
-    z_vec = [-0.2 / (0.08 / 3) ** 0.5, 0.2 / (0.08 / 3) ** 0.5, 0.0]
-    expected = {k: 0.6 * zb + 0.4 * zv for k, zb, zv in zip("abc", z_bm25, z_vec, strict=True)}
+    # BM25 over (3, 1, 0, anchor 0): mean 1, std sqrt(1.5); cosines over (.2, .6, .4, anchor .2):
+    # mean .35, std sqrt(.0275)
+    z_bm25 = [2 / 1.5**0.5, 0.0, -1 / 1.5**0.5, -1 / 1.5**0.5]
+    z_vec = [-0.15 / 0.0275**0.5, 0.25 / 0.0275**0.5, 0.05 / 0.0275**0.5, -0.15 / 0.0275**0.5]
+    anchor = 0.6 * z_bm25[3] + 0.4 * z_vec[3]
+    expected = {k: 0.6 * zb + 0.4 * zv - anchor for k, zb, zv in zip("abc", z_bm25, z_vec, strict=False)}
     assert fused == pytest.approx(expected)
-    assert fused == pytest.approx({"a": 0.311886, "b": 0.329541, "c": -0.641427}, abs=1e-6)
-    assert sorted(fused, key=lambda k: -fused[k]) == ["b", "a", "c"]
+    assert fused == pytest.approx({"a": 1.469694, "b": 1.454734, "c": 0.482418}, abs=1e-6)
+    assert sorted(fused, key=lambda k: -fused[k]) == ["a", "b", "c"]
+    assert all(score > 0 for score in fused.values())  # each stands above a memory matching nothing
 
 
 def test_fusion_weight_one_keeps_the_bm25_order_and_a_vectors_only_match_still_surfaces() -> None:
@@ -87,10 +92,12 @@ def test_fusion_weight_one_keeps_the_bm25_order_and_a_vectors_only_match_still_s
     assert even["c"] > even["b"]  # found by meaning alone, ranked above a weak keyword hit
 
 
-def test_z_scores_of_equal_values_are_zero_and_a_lone_signal_counts_for_nothing() -> None:
+def test_z_scores_of_equal_values_are_zero_and_a_lone_hit_scores_above_zero() -> None:
     assert zscores([2.0, 2.0, 2.0]) == [0.0, 0.0, 0.0]
     assert zscores([]) == []
-    assert fuse({"a": 1.0}, {}, 0.6) == {"a": 0.0}
+    # a lone hit still stands above the anchor (a memory matching nothing): never shown as 0
+    assert fuse({"a": 1.0}, {}, 0.6) == pytest.approx({"a": 1.2})
+    assert fuse({"a": 1.0}, {"a": 0.5}, 0.6) == pytest.approx({"a": 1.2})
 
 
 # --- windows (no model) ---------------------------------------------------------------------
@@ -439,3 +446,46 @@ def test_after_edits_removals_and_additions_the_scores_equal_a_fresh_build(
     assert incremental is not None and fresh is not None
     assert incremental.scores == fresh.scores
     assert len(fresh.scores) == 8
+
+
+@needs_extra
+def test_with_vectors_a_memory_holding_every_query_word_ranks_above_one_that_does_not(
+    empty_workspace: Path, vectors_on: None
+) -> None:
+    """The words found it: meaning orders the rest. Without the tier, the vector signal put
+    `tide-env-var` (no `up`, no `only`) above the memory that holds the command as asked."""
+    write_memory(
+        empty_workspace,
+        "local-env-up",
+        title="Start the local environment",
+        body="`tide env up` starts Postgres, Redis, Kafka and the services with docker compose, waits "
+        "for health checks and prints the URLs. `tide env up --only orders,catalog` starts a subset.\n",
+        tags=["local-dev", "tide", "docker"],
+    )
+    write_memory(
+        empty_workspace,
+        "tide-env-var",
+        title="TIDE_ENV selects the environment for tide commands",
+        body="`TIDE_ENV` is `local` (default), `dev`, `staging` or `prod`. Destructive commands refuse "
+        "anything but `local`; read-only ones (`tide logs`) work everywhere.\n",
+        tags=["tide", "env", "config"],
+    )
+    _paraphrase_store(empty_workspace)
+    store = Store(empty_workspace)
+    result = store.find("tide env up --only")
+    assert result.backends == ("bm25", BUNDLED)
+    ids = [e.id for e in result.entries]
+    assert ids[0] == "local-env-up"
+    every_word = store._search.holding_every_word("tide env up --only")
+    assert {key[2] for key in every_word} == {"local-env-up"}
+
+
+@needs_extra
+def test_a_lone_hit_has_a_fused_score_above_zero(empty_workspace: Path, vectors_on: None) -> None:
+    write_memory(
+        empty_workspace, "sqlite-wal", title="Enable WAL on the sqlite cache", body="Use WAL mode.\n"
+    )
+    result = Store(empty_workspace).find("sqlite")
+    assert result.backends == ("bm25", BUNDLED)
+    assert [e.id for e in result.entries] == ["sqlite-wal"]
+    assert result.entries[0].score > 0
