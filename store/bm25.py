@@ -167,26 +167,23 @@ class InvertedIndex:
         keys = self._keys
         return [(keys[int(s)], float(v)) for s, v in zip(candidates, values, strict=True)]
 
-    def covering(self, groups: Iterable[Iterable[str]]) -> set[Hashable]:
-        """Every document holding at least one term of each group (a word or its stem): the
-        documents that hold every word of a query."""
+    def covering(self, groups: Iterable[Iterable[str]], among: Iterable[Hashable]) -> set[Hashable]:
+        """The documents of `among` that hold at least one term of each group (a word or its
+        stem): those that hold every word of a query. One boolean mask per group, no sorting."""
         import numpy as np
 
-        common: Any = None
+        slots = [(key, slot) for key in among if (slot := self._slot.get(key)) is not None]
+        if not slots:
+            return set()
+        held = np.ones(len(self._keys), dtype=bool)
         for group in groups:
-            docs = [
-                np.frombuffer(self._postings(tid)[0], dtype=np.uint32)
-                for term in set(group)
-                if (tid := self._term_id.get(term)) is not None and self._df[tid]
-            ]
-            if not docs:
-                return set()
-            found = np.unique(np.concatenate(docs))
-            common = found if common is None else np.intersect1d(common, found, assume_unique=True)
-            if not len(common):
-                return set()
-        keys = self._keys
-        return set() if common is None else {keys[int(s)] for s in common}
+            mask = np.zeros(len(self._keys), dtype=bool)
+            for term in set(group):
+                tid = self._term_id.get(term)
+                if tid is not None and self._df[tid]:
+                    mask[np.frombuffer(self._postings(tid)[0], dtype=np.uint32)] = True
+            held &= mask
+        return {key for key, slot in slots if held[slot]}
 
     def containing(self, terms: Iterable[str]) -> list[Hashable]:
         """Every document holding all of `terms`, shortest first (ties by key): the documents

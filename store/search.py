@@ -182,19 +182,20 @@ class SearchIndex:
         hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
         return hits
 
-    def holding_every_word(self, query: str) -> set[Key]:
-        """The keys of every memory holding each word of `query` (as written or as its stem)."""
+    def holding_every_word(self, query: str, among: Iterable[Key]) -> set[Key]:
+        """The keys of `among` whose memories hold each word of `query` (as written or as its
+        stem)."""
         groups = word_groups(query)
         if not groups:
             return set()
+        among = list(among)
         with self._lock:
             index = self._ensure()
             try:
-                keys = index.covering(groups)
+                held = index.covering(groups, among)
             except bm25.CorruptIndex:
-                keys = self._rebuild().covering(groups)
-            by_key = self._by_key
-            return {key_of(by_key[k]) for k in keys if k in by_key}
+                held = self._rebuild().covering(groups, among)
+            return {key for key in among if key in held}
 
     def containing(self, text: str) -> list[Memory]:
         """Every memory holding all the words of `text` (memories it adds nothing to),

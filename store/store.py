@@ -371,7 +371,7 @@ class Store:
             for k, v in fuse(bm25, scored.scores, config.bm25_weight).items()
             if k in by_key
         ]
-        every_word = self._search.holding_every_word(query)
+        every_word = self._search.holding_every_word(query, [key_of(h.memory) for h in fused])
         fused.sort(
             key=lambda h: (
                 key_of(h.memory) not in every_word,

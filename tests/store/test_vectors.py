@@ -476,7 +476,7 @@ def test_with_vectors_a_memory_holding_every_query_word_ranks_above_one_that_doe
     assert result.backends == ("bm25", BUNDLED)
     ids = [e.id for e in result.entries]
     assert ids[0] == "local-env-up"
-    every_word = store._search.holding_every_word("tide env up --only")
+    every_word = store._search.holding_every_word("tide env up --only", store._keyed(store.view()))
     assert {key[2] for key in every_word} == {"local-env-up"}
 
 
