@@ -352,8 +352,13 @@ class Store:
             self._by_key = (view.key, {key_of(m): m for m in view.everything()})
         return self._by_key[1]
 
-    def _fused(self, query: str, hits: list[Hit], view: View, top: int | None) -> tuple[list[Hit], list[str]]:
-        """BM25 hits, fused with the vector signal when it is on (store.fusion); the backends used."""
+    def _fused(
+        self, query: str, hits: list[Hit], view: View, top: int | None, wanted: Callable[[Memory], bool]
+    ) -> tuple[list[Hit], list[str]]:
+        """The BM25 hits that search may return (`wanted`), fused with the vector signal when it
+        is on (store.fusion); the backends used. Both signals are standardised over wanted
+        memories only: a superseded or filtered-out memory never shapes the scale."""
+        hits = [h for h in hits if wanted(h.memory)]
         if not self._vectors_on():
             return hits, ["bm25"]
         from store.fusion import fuse
@@ -366,11 +371,8 @@ class Store:
         if scored is None:
             return hits, ["bm25"]
         by_key = self._keyed(view)
-        fused = [
-            Hit(by_key[k], round(v, 4))
-            for k, v in fuse(bm25, scored.scores, config.bm25_weight).items()
-            if k in by_key
-        ]
+        vectors = {k: v for k, v in scored.scores.items() if k in by_key and wanted(by_key[k])}
+        fused = [Hit(by_key[k], round(v, 4)) for k, v in fuse(bm25, vectors, config.bm25_weight).items()]
         every_word = self._search.holding_every_word(query, [key_of(h.memory) for h in fused])
         fused.sort(
             key=lambda h: (
@@ -426,9 +428,10 @@ class Store:
 
         top: int | None = max(4 * limit, 100)
         while True:
-            hits, backends = self._fused(query, self._search.search(query, top), view, top)
-            chosen = [h for h in hits if wanted(h.memory)][:limit]
-            if len(chosen) == limit or top is None or len(hits) < top:
+            found = self._search.search(query, top)
+            hits, backends = self._fused(query, found, view, top, wanted)
+            chosen = hits[:limit]
+            if len(chosen) == limit or top is None or len(found) < top:
                 break
             top = None  # filters removed too many of the best: look at every hit
         entries = [
