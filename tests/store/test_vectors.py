@@ -489,3 +489,24 @@ def test_a_lone_hit_has_a_fused_score_above_zero(empty_workspace: Path, vectors_
     assert result.backends == ("bm25", BUNDLED)
     assert [e.id for e in result.entries] == ["sqlite-wal"]
     assert result.entries[0].score > 0
+
+
+@needs_extra
+def test_a_superseded_memory_never_shapes_the_fused_scores(empty_workspace: Path, vectors_on: None) -> None:
+    """Fusion standardises over what search may return: the same active memories score the same
+    whether or not a superseded one that matches the query sits beside them."""
+    _paraphrase_store(empty_workspace)
+    old = write_memory(
+        empty_workspace,
+        "use-virtualenv",
+        title="Use virtualenv for Python environments",
+        body="Create environments with virtualenv and pip install into them.\n",
+        status="superseded",
+        superseded_by="use-uv",
+    )
+    query = "python environments"
+    beside = [(e.id, e.score) for e in Store(empty_workspace).find(query).entries]
+    old.unlink()
+    alone = [(e.id, e.score) for e in Store(empty_workspace).find(query).entries]
+    assert "use-virtualenv" not in dict(beside)
+    assert beside == alone
