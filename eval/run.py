@@ -169,7 +169,7 @@ def drops(current: dict[str, Any], baseline: dict[str, Any], tolerance: float) -
                 continue
             for metric in QUALITY:
                 if figures[metric] < old[metric] - tolerance:
-                    found.append(f"{mode} {kind} {metric}: {old[metric]:.3f} -> {figures[metric]:.3f}")
+                    found.append(f"{mode} {kind} {metric}: {old[metric]:.4f} -> {figures[metric]:.4f}")
     return found
 
 
