@@ -211,7 +211,8 @@ class InvertedIndex:
 
 
 _MAGIC: Final = b"ENGRAM-BM25-4\n"
-"""Format 3: documents hold search terms with stems alongside words (store.tokenize.terms).
+"""Format 4: documents hold search terms with stems alongside words and words written in a case
+of their own also as written (store.tokenize.terms); format 3 lacked the latter.
 A file of another format is refused by `load`, so the caller rebuilds it from the memories."""
 _TRAILER: Final = b"\nENGRAM-TAG "
 _TRAILER_SIZE: Final = len(_TRAILER) + 64

@@ -129,8 +129,8 @@ def _raw_terms(raw: str, query: bool) -> tuple[str, ...]:
         out.append(whole)
         if not parts:
             _stemmed(out, whole)
-    if _CASED.search(raw):
-        out.append(raw)
+        if _CASED.search(raw):
+            out.append(raw)  # as written too: `INV`, `TIDE_ENV`, `OpenSearch`
     for part in parts:
         if part not in STOP_WORDS:
             out.append(part)

@@ -98,6 +98,7 @@ def test_a_word_written_in_a_case_of_its_own_is_also_a_term_as_written() -> None
     assert "TIDE_ENV" in terms("TIDE_ENV selects it")
     assert "OpenSearch" in terms("OpenSearch", query=True)
     assert terms("Invoice inv_") == ["invoice", "invoic", "inv_", "inv"]
+    assert terms("THE IS") == []  # a stop word stays dropped in any case
 
 
 def test_word_groups_pair_each_distinct_word_with_its_stem() -> None:
