@@ -106,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=getattr(logging, level, logging.WARNING),
         format="engram-mcp %(levelname)s %(message)s",
     )
+    if "ENGRAM_LOG" not in os.environ:
+        logging.getLogger("engram.progress").setLevel(logging.INFO)  # index builds over 1 s
     from engram_mcp.app import server_spec
     from engram_mcp.tools.base import Flags
     from protocol.server import Server

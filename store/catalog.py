@@ -50,6 +50,7 @@ from store.fsutil import NotRegular, open_regular, read_regular, workspace_lock,
 from store.ids import is_valid_id
 from store.lock import default_timeout
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory
+from store.progress import Progress
 from store.workspace import ScopeDir, check_scope, unsafe
 
 INDEX_VERSION: Final = 3
@@ -287,7 +288,10 @@ class Catalog:
         changed = False
         seen: set[str] = set()
         problems: list[Problem] = []
-        for path, inode, problem in self._scan(folder):
+        found = self._scan(folder)
+        progress = Progress(f"reading {self.scope.display(folder)}", len(found))
+        for done, (path, inode, problem) in enumerate(found, 1):
+            progress.step(done)
             if problem is not None:
                 problems.append(problem)
                 continue
@@ -295,6 +299,7 @@ class Catalog:
             cached = self._entries.get(path)
             if sweep or cached is None or cached.inode != inode:
                 changed |= self._update(path, folder, tier, inode)
+        progress.finish()
         for gone in [p for p, f in self._folder_of.items() if f is folder and p not in seen]:
             self._forget(gone)
             changed = True
