@@ -24,7 +24,9 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info
 
-# Speed and memory figures (not a test). `make bench-quick` (or `make bench ARGS=--quick`)
+# Speed and memory figures next to their targets and the official server-memory (npm, installed
+# into build/bench/peer), not a test. Writes build/bench/results.json; `ARGS=--record` also
+# writes the tracked bench/results.json. `make bench-quick` (or `make bench ARGS=--quick`)
 # finishes in about a minute once its stores exist; the full run adds a 100,000-memory store.
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)

@@ -1,9 +1,13 @@
-"""`make bench`: engram's speed and memory figures, next to the bare interpreter start.
+"""`make bench`: engram's speed and memory figures, each next to its target, and the official
+reference server (`@modelcontextprotocol/server-memory`) measured in the same run on the same data.
 
 Drives the real `engram-mcp` over stdio and the real `engram` CLI on synthetic stores of 1k,
-10k and 100k memories (`--quick`: 1k and 10k, fewer repeats; under a minute once the stores
-exist). Prints a table and writes the medians and p95s to bench/results.json (or --out).
-Stores are generated once under $ENGRAM_BENCH_DIR (default /tmp/engram-bench) and reused.
+10k and 100k memories (`--quick`: 1k and 10k, fewer repeats; about a minute once the stores
+exist). Prints a table (units, target, MISS where one is missed) and writes medians and p95s to
+build/bench/results.json; `--record` also writes the tracked bench/results.json. Stores are
+generated once under $ENGRAM_BENCH_DIR (default /tmp/engram-bench) and reused. The project's
+modules are byte-compiled first, as pip leaves an installed package (PYTHONDONTWRITEBYTECODE
+would otherwise make every start compile them from source).
 
 A search that finds nothing is not a speed: every timed search's hits are counted per query
 (`search_hits`), and a query with no hit at any size is listed under `failures` and makes
@@ -13,6 +17,7 @@ the run exit 1 (after the figures are printed and written).
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -38,9 +43,14 @@ MODERN = {
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
 
 
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build" / "bench"
+VECTORS_OFF = {"ENGRAM_VECTORS": "0"}
+
+
 class Session:
-    def __init__(self, workspace: Path) -> None:
-        env = {**os.environ, "ENGRAM_HOME": str(workspace / "home")}
+    def __init__(self, workspace: Path, env: dict[str, str] | None = None, stderr: Any = None) -> None:
+        env = {**os.environ, "ENGRAM_HOME": str(workspace / "home"), **(env or {})}
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             [SERVER],
@@ -48,7 +58,7 @@ class Session:
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr if stderr is not None else subprocess.DEVNULL,
         )
         self.ids = 0
 
@@ -63,6 +73,11 @@ class Session:
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return self.request("tools/call", {"name": name, "arguments": arguments})
+
+    def cpu_seconds(self) -> float:
+        """User and system CPU time the server has used so far."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def peak_rss_mb(self) -> float:
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
@@ -100,10 +115,10 @@ def prime(workspace: Path) -> None:
     store.close()
 
 
-def cold_start(workspace: Path, method: str, repeat: int) -> list[float]:
+def cold_start(workspace: Path, method: str, repeat: int, env: dict[str, str] | None = None) -> list[float]:
     samples = []
     for _ in range(repeat):
-        session = Session(workspace)
+        session = Session(workspace, env)
         params = INIT if method == "initialize" else {"_meta": MODERN}
         session.request(method, params)
         samples.append((time.perf_counter() - session.started) * 1000)
@@ -121,22 +136,61 @@ def hit_count(reply: dict[str, Any]) -> int:
     return len(entries) if isinstance(entries, list) else 0
 
 
-def first_search(workspace: Path, repeat: int, hits: dict[str, int]) -> list[float]:
-    samples = []
+def first_search(
+    workspace: Path, repeat: int, hits: dict[str, int], env: dict[str, str] | None = None
+) -> tuple[list[float], list[float]]:
+    """(spawn → first search answered, initialize answered → first search answered), in ms."""
+    from_spawn, from_init = [], []
     for _ in range(repeat):
-        session = Session(workspace)
+        session = Session(workspace, env)
         session.request("initialize", INIT)
         start = time.perf_counter()
         reply = session.call("engram_search", {"query": FIRST_QUERY})
-        samples.append((time.perf_counter() - start) * 1000)
+        end = time.perf_counter()
+        from_spawn.append((end - session.started) * 1000)
+        from_init.append((end - start) * 1000)
         hits[FIRST_QUERY] = min(hits.get(FIRST_QUERY, 10**9), hit_count(reply))
         session.close()
-    return samples
+    return from_spawn, from_init
 
 
-def warm(workspace: Path, repeat: int, hits: dict[str, int]) -> tuple[dict[str, list[float]], float]:
-    """Warm figures; `hits` gets each query's result count (the smallest seen)."""
+def fresh_first_search(workspace: Path, scratch: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Spawn → first search answered on a copy of the store without index.json and search.idx
+    (a fresh clone: the index is built from the files); and whether progress was shown."""
+    copy = scratch / f"fresh-{workspace.name}"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(workspace, copy, ignore=shutil.ignore_patterns("index.json", "search.idx", "seals.log"))
+    log = scratch / f"fresh-{workspace.name}.stderr"
+    with log.open("wb") as err:
+        session = Session(copy, env, stderr=err)
+        session.request("initialize", INIT)
+        reply = session.call("engram_search", {"query": FIRST_QUERY})
+        took = (time.perf_counter() - session.started) * 1000
+        session.close()
+    shutil.rmtree(copy, ignore_errors=True)
+    progress = [line for line in log.read_text(errors="replace").splitlines() if "indexing" in line]
+    return {"ms": round(took, 1), "hits": hit_count(reply), "progress_lines": len(progress)}
+
+
+def idle_cpu_percent(workspace: Path, seconds: float) -> float:
+    """CPU a server uses while idle after one search (its sweeper and notification threads)."""
     session = Session(workspace)
+    session.request("initialize", INIT)
+    session.call("engram_search", {"query": FIRST_QUERY})
+    time.sleep(1.0)  # the warm-up thread has finished
+    began, cpu = time.perf_counter(), session.cpu_seconds()
+    time.sleep(seconds)
+    used = session.cpu_seconds() - cpu
+    elapsed = time.perf_counter() - began
+    session.close()
+    return round(100 * used / elapsed, 2)
+
+
+def warm(
+    workspace: Path, repeat: int, hits: dict[str, int], env: dict[str, str] | None = None
+) -> tuple[dict[str, list[float]], float]:
+    """Warm figures; `hits` gets each query's result count (the smallest seen)."""
+    session = Session(workspace, env)
     session.request("initialize", INIT)
     queries = stores.queries()
     session.call("engram_search", {"query": queries[0]})
@@ -229,44 +283,94 @@ def bare_start(repeat: int) -> list[float]:
     return timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), repeat)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument(
-        "--quick", action="store_true", help="1k and 10k only, fewer repeats (under a minute)"
+def byte_compile() -> None:
+    """Compile the project's modules as pip does for an installed package."""
+    for package in ("engram_mcp", "protocol", "store"):
+        compileall.compile_dir(ROOT / package, quiet=1)
+
+
+def size_figures(size: int, workspace: Path, repeat: int, quick: bool) -> dict[str, Any]:
+    prime(workspace)
+    figures: dict[str, Any] = {}
+    hits: dict[str, int] = {}
+    figures["spawn_to_initialize"] = summary(cold_start(workspace, "initialize", repeat))
+    figures["spawn_to_initialize_vectors_off"] = summary(
+        cold_start(workspace, "initialize", repeat, VECTORS_OFF)
     )
-    parser.add_argument("--out", default=str(Path(__file__).with_name("results.json")))
+    figures["spawn_to_discover"] = summary(cold_start(workspace, "server/discover", repeat))
+    runs = max(3, repeat // 3)
+    spawn, after_init = first_search(workspace, runs, hits)
+    figures["spawn_to_first_search"] = summary(spawn)
+    figures["first_search_after_initialize"] = summary(after_init)
+    spawn, after_init = first_search(workspace, runs, hits, VECTORS_OFF)
+    figures["spawn_to_first_search_vectors_off"] = summary(spawn)
+    samples, rss = warm(workspace, repeat * 2, hits)
+    figures.update({f"{name}_warm": summary(values) for name, values in samples.items()})
+    samples, _ = warm(workspace, repeat * 2, hits, VECTORS_OFF)
+    figures["search_warm_vectors_off"] = summary(samples["search"])
+    figures["peak_rss_mb"] = round(rss, 1)
+    figures["reindex_one_change"] = summary(reindex_one(workspace, repeat))
+    if size == 10000:
+        for name, env in (("fresh_first_search_vectors_off", VECTORS_OFF), ("fresh_first_search", None)):
+            fresh = fresh_first_search(workspace, BUILD, env)
+            figures[name] = fresh["ms"]
+            figures[f"{name}_progress_lines"] = fresh["progress_lines"]
+            hits["fresh: " + FIRST_QUERY] = min(hits.get("fresh: " + FIRST_QUERY, 10**9), fresh["hits"])
+    if size == 1000:
+        figures["hook_session_start"] = summary(hook(workspace, repeat))
+        figures["commits_per_second"] = commits_per_second(workspace, 30 if quick else 100)
+    if size in (1000, 10000):
+        figures["peer"] = sidebyside.compare(BUILD, workspace, FIRST_QUERY, stores.queries(), repeat, summary)
+    if size == (10000 if quick else 100000):
+        figures["idle_cpu_percent"] = idle_cpu_percent(workspace, 5.0 if quick else 10.0)
+    figures["search_hits"] = hits
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="1k and 10k only, fewer repeats (about a minute)"
+    )
+    parser.add_argument("--out", default=str(BUILD / "results.json"), help="where the figures go (JSON)")
+    parser.add_argument("--record", action="store_true", help="also write the tracked bench/results.json")
     args = parser.parse_args()
     root = Path(os.environ.get("ENGRAM_BENCH_DIR", "/tmp/engram-bench"))
+    BUILD.mkdir(parents=True, exist_ok=True)
+    byte_compile()
     sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
     repeat = 5 if args.quick else 15
     report: dict[str, Any] = {
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        },
         "sizes": {},
         "failures": [],
     }
     report["bare_interpreter_start"] = summary(bare_start(repeat))
     for size in sizes:
         print(f"store of {size} memories…", file=sys.stderr)
-        workspace = stores.build(root, size)
-        prime(workspace)
-        figures: dict[str, Any] = {}
-        figures["cold_initialize"] = summary(cold_start(workspace, "initialize", repeat))
-        figures["cold_discover"] = summary(cold_start(workspace, "server/discover", repeat))
-        hits: dict[str, int] = {}
-        figures["first_search_after_cold_start"] = summary(first_search(workspace, max(3, repeat // 3), hits))
-        samples, rss = warm(workspace, repeat * 2, hits)
-        figures.update({f"{name}_warm": summary(values) for name, values in samples.items()})
-        figures["search_hits"] = hits
-        report["failures"] += [f"{size}: no hit for {q!r}" for q, count in hits.items() if count == 0]
-        figures["peak_rss_mb"] = round(rss, 1)
-        figures["reindex_one_change"] = summary(reindex_one(workspace, repeat))
-        if size == 1000:
-            figures["hook_session_start"] = summary(hook(workspace, repeat))
-            figures["commits_per_second"] = commits_per_second(workspace, 30 if args.quick else 100)
-            figures["side_by_side"] = sidebyside.compare(workspace, stores.queries(), repeat)
+        figures = size_figures(size, stores.build(root, size), repeat, args.quick)
         report["sizes"][str(size)] = figures
+        report["failures"] += [
+            f"{size}: no hit for {q!r}" for q, n in figures["search_hits"].items() if n == 0
+        ]
+        peer = figures.get("peer", {})
+        report["failures"] += [
+            f"{size} (peer): no hit for {q!r}" for q, n in peer.get("search_hits", {}).items() if n == 0
+        ]
     report["recall_at_3_fixture"] = recall()
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    report["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["misses"] = [f"{row[0]} at {row[1]}" for row in rows(report) if row[4] == "MISS"]
+    text = json.dumps(report, indent=2) + "\n"
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text)
+    if args.record:
+        Path(__file__).with_name("results.json").write_text(text)
     print(render(report))
     if report["failures"]:
         print("FAILED: a search that finds nothing is not a speed:", file=sys.stderr)
@@ -276,33 +380,206 @@ def main() -> int:
     return 0
 
 
-def render(report: dict[str, Any]) -> str:
-    bare = report["bare_interpreter_start"]["median_ms"]
-    lines = [
-        f"bare interpreter start: {bare} ms (median)",
+# (figure, unit, label, sizes the target applies at (None: all), check, target text)
+# A check takes (value, figures of that size, report) and says whether the target is met.
+Check = Callable[[float, dict[str, Any], dict[str, Any]], bool | None]
+
+
+def _peer_ratio(figure: str, bound: float) -> Check:
+    def check(value: float, figures: dict[str, Any], report: dict[str, Any]) -> bool | None:
+        peer = figures.get("peer", {}).get(figure)
+        return None if not isinstance(peer, dict) else value <= bound * peer["median_ms"]
+
+    return check
+
+
+def _at_most(bound: float) -> Check:
+    return lambda value, figures, report: value <= bound
+
+
+def _at_least(bound: float) -> Check:
+    return lambda value, figures, report: value >= bound
+
+
+def _within_of(other: str, factor: float) -> Check:
+    def check(value: float, figures: dict[str, Any], report: dict[str, Any]) -> bool | None:
+        base = figures.get(other)
+        return None if not isinstance(base, dict) else value <= factor * base["median_ms"]
+
+    return check
+
+
+def _bare(factor: float, bound: float) -> Check:
+    def check(value: float, figures: dict[str, Any], report: dict[str, Any]) -> bool | None:
+        return value <= bound and value <= factor * report["bare_interpreter_start"]["median_ms"]
+
+    return check
+
+
+TARGETS: list[tuple[str, str, str, tuple[int, ...] | None, Check | None, str]] = [
+    (
+        "spawn_to_initialize",
+        "ms",
+        "spawn → `initialize` answered",
+        None,
+        _peer_ratio("spawn_to_initialize", 0.5),
+        "≤ 0.5× peer",
+    ),
+    ("spawn_to_initialize", "ms", "", None, _bare(6, 120), "≤ 120 and ≤ 6× bare start"),
+    ("spawn_to_initialize_vectors_off", "ms", "  the same, vectors off", None, None, ""),
+    (
+        "spawn_to_initialize",
+        "ms",
         "",
-        "| figure | " + " | ".join(report["sizes"]) + " |",
+        None,
+        _within_of("spawn_to_initialize_vectors_off", 1.15),
+        "vectors on ≤ 1.15× off",
+    ),
+    ("spawn_to_discover", "ms", "spawn → `server/discover` answered", None, None, ""),
+    (
+        "spawn_to_first_search",
+        "ms",
+        "spawn → first search answered",
+        None,
+        _peer_ratio("spawn_to_first_search", 0.7),
+        "≤ 0.7× peer",
+    ),
+    ("spawn_to_first_search_vectors_off", "ms", "  the same, vectors off", None, None, ""),
+    (
+        "first_search_after_initialize",
+        "ms",
+        "first search after `initialize`",
+        (10000,),
+        _at_most(300),
+        "≤ 300 at 10k",
+    ),
+    (
+        "fresh_first_search",
+        "ms",
+        "first search, fresh store (index built)",
+        (10000,),
+        _at_most(1000),
+        "≤ 1000 at 10k",
+    ),
+    (
+        "fresh_first_search_vectors_off",
+        "ms",
+        "  the same, vectors off",
+        (10000,),
+        _at_most(1000),
+        "≤ 1000 at 10k",
+    ),
+    (
+        "fresh_first_search_progress_lines",
+        "lines",
+        "  progress lines on stderr",
+        None,
+        None,
+        "any build over 1 s",
+    ),
+    ("tools_list_warm", "ms", "`tools/list`, warm", None, _at_most(2), "≤ 2"),
+    ("search_warm", "ms", "`engram_search`, warm (vectors on)", (10000,), _at_most(15), "≤ 15 at 10k"),
+    ("search_warm", "ms", "", (100000,), _at_most(50), "≤ 50 at 100k"),
+    (
+        "search_warm_vectors_off",
+        "ms",
+        "`engram_search`, warm, vectors off",
+        (10000,),
+        _at_most(10),
+        "≤ 10 at 10k",
+    ),
+    ("load_warm", "ms", "`engram_load` (budget 2000), warm", (10000,), _at_most(15), "≤ 15 at 10k"),
+    ("reindex_one_change", "ms", "re-index after one file changes", (100000,), _at_most(20), "≤ 20 at 100k"),
+    ("peak_rss_mb", "MB", "peak RSS of the server", (100000,), _at_most(250), "≤ 250 at 100k"),
+    ("idle_cpu_percent", "% core", "idle server, CPU", (100000,), _at_most(1), "< 1 at 100k"),
+    ("hook_session_start", "ms", "`engram hook session-start`", (1000,), _at_most(250), "≤ 250 at 1k"),
+    ("commits_per_second", "/s", "commits per second, one process", (1000,), _at_least(100), "≥ 100 at 1k"),
+]
+PEER_ROWS = [
+    ("spawn_to_initialize", "ms", "peer: spawn → `initialize` answered"),
+    ("spawn_to_first_search", "ms", "peer: spawn → first search answered"),
+    ("search_warm", "ms", "peer: `search_nodes`, warm"),
+]
+
+
+def _value(entry: Any) -> float | None:
+    if isinstance(entry, dict):
+        return float(entry["median_ms"]) if "median_ms" in entry else None
+    return float(entry) if isinstance(entry, int | float) else None
+
+
+def _cell(entry: Any) -> str:
+    if isinstance(entry, dict) and "median_ms" in entry:
+        return f"{entry['median_ms']:g} ({entry['p95_ms']:g})"
+    return "" if entry is None else f"{entry:g}"
+
+
+def rows(report: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """(figure, size, cell, target, verdict) for every figure that has a target."""
+    found = []
+    for figure, _, _, sizes, check, target in TARGETS:
+        if check is None:
+            continue
+        for size, figures in report["sizes"].items():
+            value = _value(figures.get(figure))
+            if value is None or (sizes is not None and int(size) not in sizes):
+                continue
+            met = check(value, figures, report)
+            if met is not None:
+                found.append((figure, size, _cell(figures[figure]), target, "ok" if met else "MISS"))
+    return found
+
+
+def render(report: dict[str, Any]) -> str:
+    sizes = list(report["sizes"])
+    verdicts = {(r[0], r[1], r[3]): r[4] for r in rows(report)}
+    machine = report["machine"]
+    lines = [
+        f"{machine['cpus']} cores, CPython {machine['python']}, load average "
+        f"{machine['load_average_at_start'][0]} at start, {machine['load_average_at_end'][0]} at end; "
+        f"bare interpreter start {report['bare_interpreter_start']['median_ms']} ms",
+        "median (p95); MISS marks a missed target; the peer is server-memory in the same run",
+        "",
+        "| figure | unit | " + " | ".join(f"{int(s):,}" for s in sizes) + " | target |",
+        "|---|---|" + "---|" * len(sizes) + "---|",
     ]
-    lines.append("|---|" + "---|" * len(report["sizes"]))
-    skip = ("side_by_side", "search_hits")
-    names = sorted({k for figures in report["sizes"].values() for k in figures if k not in skip})
-    for name in names:
+    for figure, unit, label, _, _, target in TARGETS:
         cells = []
-        for figures in report["sizes"].values():
-            value = figures.get(name)
-            if isinstance(value, dict):
-                cells.append(f"{value['median_ms']} (p95 {value['p95_ms']})")
-            else:
-                cells.append("" if value is None else str(value))
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        for size in sizes:
+            entry = report["sizes"][size].get(figure)
+            verdict = verdicts.get((figure, size, target))
+            cell = _cell(entry)
+            cells.append(f"{cell} **MISS**" if verdict == "MISS" else cell)
+        if not label:  # a second target for the row above: only where it applies
+            cells = [
+                c if verdicts.get((figure, s, target)) else "" for c, s in zip(cells, sizes, strict=True)
+            ]
+            if not any(cells):
+                continue
+        lines.append(f"| {label or '  ″'} | {unit} | " + " | ".join(cells) + f" | {target} |")
+    for figure, unit, label in PEER_ROWS:
+        cells = []
+        for size in sizes:
+            peer = report["sizes"][size].get("peer", {})
+            cells.append(_cell(peer.get(figure)) if "skipped" not in peer else "skipped")
+        lines.append(f"| {label} | {unit} | " + " | ".join(cells) + " | |")
+    for size in sizes:
+        skipped = report["sizes"][size].get("peer", {}).get("skipped")
+        if skipped:
+            lines.append(f"(peer skipped at {size}: {skipped})")
+    lines += [
+        "",
+        f"recall@3 on fixtures/queries.json: {report['recall_at_3_fixture']} (target: no drop, 1.0)",
+    ]
     lines += ["", "search hits per query (fewest seen; 10 is the page size; 0 fails the run):"]
     for size, figures in report["sizes"].items():
         counts = figures.get("search_hits", {})
         lines.append(f"- {size}: " + ", ".join(f"{q!r} {n}" for q, n in counts.items()))
-    side = report["sizes"].get("1000", {}).get("side_by_side")
-    if side:
-        lines += ["", f"side by side (1k): {side}"]
-    lines += ["", f"recall@3 on fixtures/queries.json: {report['recall_at_3_fixture']}"]
+        peer_hits = figures.get("peer", {}).get("search_hits")
+        if peer_hits:
+            lines.append(f"- {size} (peer): " + ", ".join(f"{q!r} {n}" for q, n in peer_hits.items()))
+    misses = report.get("misses") or []
+    lines += ["", "targets missed: " + (", ".join(misses) if misses else "none")]
     return "\n".join(lines)
 
 

@@ -34,7 +34,11 @@ def unknown_tool(read_only: bool) -> object:
 
 
 def server_spec(
-    store: Store, flags: Flags, *, elicitation_timeout: float = 60.0, ready: Callable[[], None] | None = None
+    store: Store,
+    flags: Flags,
+    *,
+    elicitation_timeout: float = 60.0,
+    prepare: Callable[[], None] | None = None,
 ) -> ServerSpec:
     return ServerSpec(
         name=SERVER_NAME,
@@ -48,5 +52,5 @@ def server_spec(
         state_binding=str(store.workspace),
         elicitation=flags.elicitation,
         elicitation_timeout=elicitation_timeout,
-        ready=ready or (lambda: None),
+        prepare=prepare or (lambda: None),
     )

@@ -6,9 +6,14 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.store import Store
+
+log = logging.getLogger("engram")
 
 USAGE = """\
 usage: engram-mcp [--workspace DIR] [--read-only] [--no-elicitation] [--always-load]
@@ -59,39 +64,30 @@ def _seconds(value: str, default: float) -> float:
     return seconds if 0 < seconds <= 3600 else default
 
 
-class _FirstReply:
-    """The wire's stdout, noting when the first reply (the handshake's) has gone out."""
+def prepare(store: Store) -> Callable[[], None]:
+    """The server's one start-up step, run by the protocol loop on its reader thread once the
+    first line is answered and before any operation is dispatched: import what operations need
+    (here, on one thread: concurrent first imports of jsonschema can fail), then read the
+    store's indexes on a background thread while the client sends its next request. Requests
+    that get there first simply wait on the store's own locks."""
 
-    def __init__(self, stream: IO[bytes], sent: threading.Event) -> None:
-        self._stream, self._sent = stream, sent
+    def run() -> None:
+        try:
+            import jsonschema.validators  # noqa: F401
+            import numpy  # noqa: F401
+        except ImportError:  # reported again by the first call that needs it
+            log.warning("a dependency failed to import", exc_info=True)
+        threading.Thread(target=_warm, args=(store,), name="engram-warm", daemon=True).start()
 
-    def write(self, data: bytes) -> int:
-        written = self._stream.write(data)
-        self._sent.set()
-        return written
-
-    def flush(self) -> None:
-        self._stream.flush()
+    return run
 
 
-def _warm(store: object, imported: threading.Event, answered: threading.Event) -> None:
-    """Import the heavy libraries once, on this one thread (concurrent first imports of
-    jsonschema from several threads can fail), then load the store's indexes. It starts once the
-    first reply is out (or after 0.3 s), so it never slows the handshake. Operations wait for the
-    imports; errors surface on the first call that needs them."""
-    answered.wait(0.3)
+def _warm(store: Store) -> None:
     try:
-        import jsonschema.validators  # noqa: F401
-        import numpy  # noqa: F401
-    except ImportError:
-        logging.getLogger("engram").warning("a dependency failed to import", exc_info=True)
-    finally:
-        imported.set()
-    try:
-        store.clean_temps()  # type: ignore[attr-defined]
-        store.warm()  # type: ignore[attr-defined]
+        store.clean_temps()
+        store.warm()
     except Exception:  # a broken store is reported by the request that needs it
-        logging.getLogger("engram").debug("warm-up failed", exc_info=True)
+        log.debug("warm-up failed", exc_info=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=getattr(logging, level, logging.WARNING),
         format="engram-mcp %(levelname)s %(message)s",
     )
+    if "ENGRAM_LOG" not in os.environ:
+        logging.getLogger("engram.progress").setLevel(logging.INFO)  # index builds over 1 s
     from engram_mcp.app import server_spec
     from engram_mcp.tools.base import Flags
     from protocol.server import Server
@@ -129,18 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         store.recover()
     except StoreError as exc:
-        logging.getLogger("engram").warning("%s: %s", exc.code, exc.message)
-    imported, answered = threading.Event(), threading.Event()
-    threading.Thread(target=_warm, args=(store, imported, answered), name="engram-warm", daemon=True).start()
+        log.warning("%s: %s", exc.code, exc.message)
     wire_in, wire_out = claim_stdio()
     try:
         timeout = _seconds(os.environ.get("ENGRAM_ELICITATION_TIMEOUT", ""), 60.0)
-
-        def ready() -> None:
-            imported.wait(60)
-
-        spec = server_spec(store, flags, elicitation_timeout=timeout, ready=ready)
-        Server(spec).serve(wire_in, _FirstReply(wire_out, answered))  # type: ignore[arg-type]
+        spec = server_spec(store, flags, elicitation_timeout=timeout, prepare=prepare(store))
+        Server(spec).serve(wire_in, wire_out)
     finally:
         store.close()
     return 0

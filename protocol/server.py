@@ -132,6 +132,7 @@ class Server:
         self._outbound: dict[str, Future[Any]] = {}
         self._outbound_ids = itertools.count(1)
         self._closing = False
+        self._prepared = False
 
     # --- loop ------------------------------------------------------------------------------
     def serve(self, wire_in: IO[bytes], wire_out: IO[bytes]) -> None:
@@ -145,6 +146,7 @@ class Server:
                 assert isinstance(line, bytes)
                 if line.strip():
                     self.handle_line(line)
+                    self._prepare()
         finally:
             self._shutdown()
 
@@ -179,8 +181,17 @@ class Server:
         else:
             self._send(_error(None, InvalidRequest("A JSON-RPC message must be an object")))
 
+    def _prepare(self) -> None:
+        """Run the application's `prepare` once, on the reader thread: after the first line is
+        answered (the handshake never waits for it) and before any operation is dispatched (no
+        operation runs before it has finished)."""
+        if not self._prepared:
+            self._prepared = True
+            self.spec.prepare()
+
     def _submit(self, work: Callable[[Ticket | None], None], size: int) -> None:
         """Run an operation on the pool once the admission gate has room (blocks the reader)."""
+        self._prepare()
         if self._pool is None:
             work(None)
             return
@@ -235,8 +246,6 @@ class Server:
 
         def work(ticket: Ticket | None) -> None:
             entry.ticket = ticket
-            if method not in INLINE_METHODS:
-                self.spec.ready()
             reply = self.answer(id_, method, params, context)
             with self._lock:
                 self._inflight.pop(id_, None)
@@ -465,7 +474,6 @@ class Server:
 
     # --- batches (2025-03-26 sessions only) -------------------------------------------------
     def _batch(self, batch: list[Any]) -> None:
-        self.spec.ready()
         if self.session is None or self.session.version != "2025-03-26" or not batch:
             reason = "empty batch" if not batch else "batches are accepted only in 2025-03-26 sessions"
             self._send(_error(None, InvalidRequest(f"Invalid request: {reason}")))

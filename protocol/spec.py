@@ -124,6 +124,7 @@ class ServerSpec:
     elicitation: bool = True
     """False (`--no-elicitation`): handlers get `unavailable` and take the token path."""
     elicitation_timeout: float = 60.0
-    ready: Callable[[], None] = lambda: None
-    """Blocks until the application can serve operations (e.g. its lazy imports are done);
-    called on the worker before each operation, never for lifecycle requests."""
+    prepare: Callable[[], None] = lambda: None
+    """Called once, on the reader thread, after the first line is answered and before the first
+    operation is dispatched: the application's heavy imports go here, so the handshake never
+    waits for them and no operation can race them."""

@@ -185,12 +185,28 @@ class Memory:
 
     @classmethod
     def from_record(cls, file_id: str, scope: str, tier: str, path: str, record: list[Any]) -> Memory:
-        values = dict(zip(RECORD_FIELDS, record[1:], strict=True))
-        for key in ("tags", "paths", "roles"):
-            values[key] = tuple(sys.intern(str(v)) for v in values[key])
-        for key in ("type", "status", "valid_until", "objective"):
-            values[key] = sys.intern(str(values[key]))  # a handful of distinct values, 100,000 times
-        return cls(file_id, sys.intern(scope), sys.intern(tier), record[0], path=path, **values)
+        """The memory index.json describes (run for every memory when a process starts: the
+        slots are set directly). TypeError or ValueError when the record does not fit."""
+        content_hash, kind, title, tags, paths, roles, always, status, objective, valid_until, variants = (
+            record
+        )
+        intern = sys.intern  # a handful of distinct values, 100,000 times
+        memory = cls.__new__(cls)
+        memory.id, memory.scope, memory.tier, memory.hash, memory.path = (
+            file_id,
+            intern(scope),
+            intern(tier),
+            content_hash,
+            path,
+        )
+        memory.type, memory.title, memory.status = intern(str(kind)), title, intern(str(status))
+        memory.tags = tuple([intern(str(v)) for v in tags])
+        memory.paths = tuple([intern(str(v)) for v in paths])
+        memory.roles = tuple([intern(str(v)) for v in roles])
+        memory.always, memory.has_variants = always, variants
+        memory.objective, memory.valid_until = intern(str(objective)), intern(str(valid_until))
+        memory._full = None
+        return memory
 
     def _read(self) -> str | None:
         assert self.path is not None

@@ -27,6 +27,7 @@ from typing import Final
 from store import bm25
 from store.fsutil import write_atomic
 from store.memory import Memory
+from store.progress import Progress
 from store.tokenize import terms, tokenize, word_groups
 
 log = logging.getLogger("engram.store")
@@ -129,12 +130,15 @@ class SearchIndex:
         for key in [k for k in index.documents() if k not in wanted]:
             index.remove(key)
             self._dirty = True
-        for key, memory in wanted.items():
+        progress = Progress("indexing memories for search", len(wanted))
+        for done, (key, memory) in enumerate(wanted.items(), 1):
+            progress.step(done)
             if index.tag(key) != memory.hash:
                 index.add(key, document_tokens(memory), tag=memory.hash)
                 self._dirty = True
             else:
                 index.share_tag(key, memory.hash)
+        progress.finish()
         self._by_key = wanted
 
     def update(self, changes: dict[Key, Memory | None]) -> None:

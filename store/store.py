@@ -281,6 +281,8 @@ class Store:
     def close(self) -> None:
         """Flush what is batched: usage counts, the derived index and the search index."""
         self.usage.flush()
+        for catalog in self._catalogs:
+            catalog.close()
         if not self.read_only:
             for catalog in self._catalogs:
                 catalog.flush()

@@ -322,6 +322,10 @@ class VectorIndex:
                 texts += parts
                 todo[content_hash] = len(parts)
         if texts:
+            if len(todo) >= 1000:  # seconds of work: say so (the server shows it on stderr)
+                logging.getLogger("engram.progress").info(
+                    "embedding %s memories for the vector signal", f"{len(todo):,}"
+                )
             vectors = model.embed(texts)
             at = 0
             for content_hash, count in todo.items():

@@ -339,29 +339,38 @@ def test_a_configured_local_model_folder_is_used_and_a_model_change_rebuilds_the
 def test_the_handshake_imports_no_model_and_the_warm_up_loads_it(
     empty_workspace: Path, vectors_on: None
 ) -> None:
-    """`initialize` and `server/discover` never wait for the model (checked in a fresh interpreter)."""
+    """`initialize` never waits for the model; the start-up step after it loads it (checked in a
+    fresh interpreter, with the real server's `prepare`)."""
     _paraphrase_store(empty_workspace)
     script = """
-import io, json, sys
+import io, json, sys, threading
 from pathlib import Path
 from engram_mcp.app import server_spec
+from engram_mcp.server import prepare
 from engram_mcp.tools.base import Flags
 from protocol.server import Server
 from store.store import Store
+heavy = ("store.vectors", "tokenizers", "safetensors")
+class Wire(io.BytesIO):
+    seen = None
+    def write(self, data):
+        if self.seen is None:  # what was imported when the handshake's reply went out
+            self.seen = [m for m in heavy if m in sys.modules]
+        return super().write(data)
 store = Store(Path(sys.argv[1]))
 lines = [
     {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
      "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
 ]
-out = io.BytesIO()
-Server(server_spec(store, Flags()), concurrent=False).serve(
+out = Wire()
+Server(server_spec(store, Flags(), prepare=prepare(store)), concurrent=False).serve(
     io.BytesIO(b"".join(json.dumps(l).encode() + b"\\n" for l in lines)), out)
-heavy = ("store.vectors", "tokenizers", "safetensors")
-before = [m for m in heavy if m in sys.modules]
-store.warm()
+for thread in threading.enumerate():
+    if thread.name == "engram-warm":
+        thread.join(60)
 after = [m for m in heavy if m in sys.modules]
-print(json.dumps({"reply": json.loads(out.getvalue().splitlines()[0]), "before": before, "after": after}))
+print(json.dumps({"reply": json.loads(out.getvalue().splitlines()[0]), "before": out.seen, "after": after}))
 """
     run = subprocess.run(
         [sys.executable, "-c", script, str(empty_workspace)], capture_output=True, text=True, timeout=60

@@ -1,0 +1,93 @@
+"""Large stores: edits made in place are found off the request path, and an idle server
+stays idle (issue 11). No test here waits out a real sweep pause: the clock and the wait are
+injected."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+
+import pytest
+
+from store import catalog
+from store.catalog import SWEEP_SECONDS, SWEEP_SHARE, WATCHED_SWEEP_SECONDS, Catalog, sweep_pause
+from store.workspace import project_dir
+from tests.store.helpers import write_memory
+
+
+@pytest.fixture
+def large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace holding more memories than a "small" store (the limit is lowered to 3)."""
+    monkeypatch.setattr(catalog, "SMALL_STORE", 3)
+    for n in range(5):
+        write_memory(tmp_path, f"fact-{n}", title=f"Fact number {n}")
+    return tmp_path
+
+
+def _edit_in_place(path: Path, old: bytes, new: bytes) -> None:
+    """Rewrite the file's bytes through the same inode: the folder's mtime does not change."""
+    data = path.read_bytes()
+    with path.open("r+b") as handle:
+        handle.write(data.replace(old, new))
+        handle.truncate()
+
+
+def _titles(snapshot: catalog.Snapshot) -> set[str]:
+    return {m.title for m in snapshot.memories}
+
+
+@pytest.mark.parametrize("took", [0.0, 0.001, 0.3, 2.0, 30.0])
+@pytest.mark.parametrize("watched", [True, False])
+def test_a_sweep_is_followed_by_a_pause_that_keeps_it_under_one_percent_of_a_core(
+    took: float, watched: bool
+) -> None:
+    """engram's choice: sweeps take at most SWEEP_SHARE (0.5 %) of a core, never more often
+    than every SWEEP_SECONDS, and only every WATCHED_SWEEP_SECONDS as a safety net while the
+    platform notifies changes."""
+    pause = sweep_pause(took, watched=watched)
+    assert took / (took + pause) <= SWEEP_SHARE < 0.01
+    assert pause >= (WATCHED_SWEEP_SECONDS if watched else SWEEP_SECONDS)
+
+
+def test_the_sweeper_pauses_by_what_its_last_sweep_took(large: Path) -> None:
+    """Without change notification, a sweep of 0.25 s (about 100,000 files) is followed by a
+    50 s pause; the first pause is the shortest, as the first read has just stat'ed every file."""
+    ticks = itertools.count()
+    scope = Catalog(project_dir(large), persist=False, watch=False, clock=lambda: next(ticks) * 0.25)
+    scope.refresh()
+    scope.close()  # the background sweeper stops: this test drives one itself
+    pauses: list[float] = []
+    scope.sweep_forever(wait=lambda seconds: pauses.append(seconds) or len(pauses) == 3)
+    assert pauses == [SWEEP_SECONDS, 0.25 / SWEEP_SHARE, 0.25 / SWEEP_SHARE]
+
+
+def test_an_in_place_edit_is_found_by_the_sweep_and_taken_in_by_the_next_read(large: Path) -> None:
+    """Without change notification, the sweep notes the edited file; the next read re-reads it."""
+    scope = Catalog(project_dir(large), persist=False, watch=False)
+    assert "Fact number 1" in _titles(scope.refresh())
+    _edit_in_place(large / ".engram" / "memory" / "fact-1.md", b"Fact number 1", b"Fact number one")
+    assert "Fact number one" not in _titles(scope.refresh())  # a large store does not stat on reads
+    scope.close()  # the background sweeper stops: this test drives one itself
+    sweeps = iter([False, True])  # one pause, one sweep, stop
+    scope.sweep_forever(wait=lambda seconds: next(sweeps))
+    assert "Fact number one" in _titles(scope.refresh())
+
+
+def test_an_in_place_edit_is_notified_and_seen_without_a_sweep(large: Path) -> None:
+    """With change notification (inotify here), the edited file is named to the next read at
+    once; the background sweep waits its long safety-net pause (never reached in this test)."""
+    pytest.importorskip("watchdog")
+    scope = Catalog(project_dir(large), persist=False)
+    try:
+        assert "Fact number 2" in _titles(scope.refresh())
+        deadline = time.monotonic() + 10
+        while not scope._watched and time.monotonic() < deadline:  # the sweeper thread sets it up
+            time.sleep(0.01)
+        assert scope._watched, "no change notification on this platform"
+        _edit_in_place(large / ".engram" / "memory" / "fact-2.md", b"Fact number 2", b"Fact number two")
+        while "Fact number two" not in _titles(scope.refresh()) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the notification crosses a thread; it takes milliseconds
+        assert "Fact number two" in _titles(scope.refresh())
+    finally:
+        scope.close()
