@@ -70,7 +70,7 @@ def test_summary_and_drops() -> None:
     # a mode the baseline could not run is held to the baseline's bm25 figures
     vectors = {"modes": {"bm25+vectors": {"kinds": {"keyword": summary}}}}
     before_vectors = {"modes": {"bm25": before["modes"]["bm25"], "bm25+vectors": "not installed"}}
-    assert drops(vectors, before_vectors, 0.0) == ["bm25+vectors keyword mrr: 0.600 -> 0.500"]
+    assert drops(vectors, before_vectors, 0.0) == ["bm25+vectors keyword mrr: 0.6000 -> 0.5000"]
 
 
 # --- the set ---------------------------------------------------------------------------------
