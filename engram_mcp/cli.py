@@ -1,20 +1,34 @@
-"""`engram`: the command line. Every read command has `--json` (the tool's envelope).
+"""`engram`: the command line, the human's own terminal (SPEC §7).
 
-Exit codes: 0 ok, 1 a failure the user can fix (the message says how), 2 a usage error.
+Every command has `--json`: the same envelope as the tools' `structuredContent`,
+`{contract_version: 1, ok, data, diagnostics}`, with one meaning of `ok` for both: **the
+command ran**. `ok: false` means it could not (a bad token, a missing memory, a refused write:
+the code and the fix are in `diagnostics`), and nothing was written. A command that judges
+something carries its verdict in `data`: `verify` and `doctor` answer `ok: true` with
+`data.ok: false` when the store or a host needs attention, exactly as `engram_verify` does.
+
+Exit codes: 0 ok (and `data.ok` not false), 1 a failure the user can fix or a verdict that
+needs attention (the message says how), 2 a usage error. Text goes to stdout; failures to
+stderr. A closed pipe (`engram load --full | head -1`) exits 0 quietly; SIGINT and SIGTERM exit
+130 and 143 without a traceback. Messages name commands and flags, never tool arguments.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import orjson
 
-from engram_mcp import __version__, reads, writes
+from engram_mcp import __version__, cli_memory, reads, writes
+from engram_mcp.cli_base import CLI_COMMIT_HINT, Fixable, UsageError, checked, human, memory_id_arg
 from engram_mcp.hook import session_start
 from engram_mcp.hosts.doctor import doctor
 from engram_mcp.hosts.doctor import upgrade as upgrade_hosts
@@ -27,26 +41,12 @@ from engram_mcp.reads import guarded
 from engram_mcp.tools.reads import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.tools.writes import NOTE_INPUT
 from engram_mcp.transcripts import session_candidates
-from protocol.validation import compile_validator
 from store import mining, notes, writer
-from store.errors import StoreError
+from store.errors import NoWorkspace, StoreError
 from store.store import Store
 from store.workspace import find_workspace
 
 Command = Callable[[argparse.Namespace, Store], Outcome]
-
-
-def _checked(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """Validate CLI arguments with the tool's own schema, so both accept exactly the same."""
-    present = {k: v for k, v in arguments.items() if v is not None}
-    problems = compile_validator(schema)(present)
-    if problems:
-        raise UsageError("; ".join(problems))
-    return present
-
-
-class UsageError(Exception):
-    pass
 
 
 def _init(args: argparse.Namespace, store: Store) -> Outcome:
@@ -60,58 +60,82 @@ def _init(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def _verify(args: argparse.Namespace, store: Store) -> Outcome:
+    recorded: dict[str, list[str]] = {}
     if args.accept:
         if store.read_only:
             raise UsageError("--accept writes the index; it is not allowed with ENGRAM_READ_ONLY")
+        before = store.verify()
+        recorded = {key: before[key] for key in ("mismatched", "unindexed", "missing")}
         store.accept()
     outcome = reads.verify(store)
-    if not outcome.data.get("ok", False):
-        return Outcome(False, outcome.text, outcome.data, outcome.diagnostics)
-    return outcome
+    if not args.accept:
+        return outcome
+    names = {"mismatched": "edited", "unindexed": "added", "missing": "gone"}
+    listed = [f"{names[key]}: {', '.join(ids)}" for key, ids in recorded.items() if ids]
+    text = (
+        "Recorded as reviewed: " + "; ".join(listed) + "."
+        if listed
+        else "Recorded as reviewed: nothing had changed."
+    )
+    data = {**outcome.data, "accepted": recorded}
+    return Outcome(outcome.ok, text + "\n" + outcome.text, data, outcome.diagnostics)
 
 
 def _search(args: argparse.Namespace, store: Store) -> Outcome:
-    arguments = _checked(
+    arguments = checked(
         SEARCH_INPUT,
         {"query": args.query, "limit": args.limit, "types": args.type or None, "scope": args.scope},
+        {"query": "QUERY", "limit": "--limit", "types": "--type", "scope": "--scope"},
     )
     return reads.search(store, arguments)
 
 
 def _route(args: argparse.Namespace, store: Store) -> Outcome:
-    return reads.route(store, _checked(ROUTE_INPUT, {"task": args.task}))
+    return reads.route(store, checked(ROUTE_INPUT, {"task": args.task}, {"task": "TASK"}))
 
 
 def _load(args: argparse.Namespace, store: Store) -> Outcome:
-    arguments = _checked(
+    arguments = checked(
         LOAD_INPUT,
         {
             "query": args.query,
-            "id": args.id,
+            "id": memory_id_arg("--id", args.id),
             "budget_tokens": args.budget,
             "disclosure": args.disclosure,
             "full": args.full or None,
             "explain": args.explain or None,
             "objective": args.objective,
         },
+        {
+            "query": "QUERY",
+            "id": "--id",
+            "budget_tokens": "--budget",
+            "disclosure": "--disclosure",
+            "objective": "--objective",
+        },
     )
     return reads.load(store, arguments)
 
 
-def _read_text(source: str) -> str:
+def _read_text(source: str, flag: str = "--text") -> str:
     if source == "-":
         return sys.stdin.read()
     try:
         return Path(source).read_text("utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot read {source}: {exc.strerror}") from None
+        raise Fixable(
+            "ENGRAM_NOT_FOUND",
+            f"{flag} {source}: cannot read it ({exc.strerror}); name a readable file or - for stdin",
+        ) from None
     except UnicodeDecodeError:
-        raise UsageError(f"{source} is not UTF-8 text") from None
+        raise Fixable("ENGRAM_VALIDATION", f"{flag} {source} is not UTF-8 text") from None
 
 
 def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
     if (args.text is None) == (args.query_level is None):
         raise UsageError("pass exactly one of --text FILE (or - for stdin) and --query-level N")
+    if args.force:
+        writer.check_workspace(store)  # before mining: the write would be refused anyway
     if args.query_level is not None:
         if not 1 <= args.query_level <= 1000:
             raise UsageError("--query-level takes 1 to 1000 sessions")
@@ -126,7 +150,9 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
         )
     entries, redactions = writer.draft(store, raw)
     if not args.force:
-        outcome = writes.token_outcome(writer.store_proposal(store, entries, redactions, "save_session"))
+        outcome = writes.token_outcome(
+            writer.store_proposal(store, entries, redactions, "save_session"), hint=CLI_COMMIT_HINT
+        )
         return Outcome(True, (note + "\n" if note else "") + outcome.text, outcome.data)
     adds = [e for e in entries if e["verdict"]["kind"] == "ADD"]
     rest = [dict(e, n=n) for n, e in enumerate((e for e in entries if e["verdict"]["kind"] != "ADD"), 1)]
@@ -134,23 +160,26 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
     if not rest:
         return outcome
     deferred = writer.store_proposal(store, rest, redactions, "save_session")
-    review = writes.token_outcome(deferred, prefix="Deferred for review (related or duplicate):\n")
+    review = writes.token_outcome(
+        deferred, prefix="Deferred for review (related or duplicate):\n", hint=CLI_COMMIT_HINT
+    )
     data = {**outcome.data, "review": review.data}
     return Outcome(True, outcome.text + "\n\n" + review.text, data)
 
 
 def _commit(args: argparse.Namespace, store: Store) -> Outcome:
-    approve: object = "all"
-    if args.approve != "all":
-        try:
-            approve = [int(part) for part in args.approve.split(",") if part.strip()]
-        except ValueError:
-            raise UsageError('--approve takes "all" or numbers like 1,3') from None
+    approve = writer.parse_approve(args.approve)
+    if approve != "all" and not isinstance(approve, list):
+        raise UsageError(f'--approve takes "all" or candidate numbers like 1,3, not {args.approve[:40]!r}')
     return writes.commit(store, args.token, approve)
 
 
 def _note(args: argparse.Namespace, store: Store) -> Outcome:
-    arguments = _checked(NOTE_INPUT, {"text": args.text, "objective": args.objective, "type": args.type})
+    arguments = checked(
+        NOTE_INPUT,
+        {"text": args.text, "objective": args.objective, "type": args.type},
+        {"text": "TEXT", "objective": "--objective", "type": "--type"},
+    )
     draft = notes.draft_note(store, arguments["text"], arguments.get("objective", ""), arguments.get("type"))
     saved = notes.save_note(store, draft)  # running the command is the human's approval
     return Outcome(
@@ -159,7 +188,7 @@ def _note(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def _promote(args: argparse.Namespace, store: Store) -> Outcome:
-    return writes.token_outcome(notes.promote(store, args.id, args.type))
+    return writes.token_outcome(notes.promote(store, args.id, args.type), hint=CLI_COMMIT_HINT)
 
 
 def _gc(args: argparse.Namespace, store: Store) -> Outcome:
@@ -217,13 +246,14 @@ def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
     ]
     lines += [f.line() for f in (*findings, *steps)]
     data = {
+        "ok": not findings,
         "linked": linked,
         "findings": [f.data() for f in findings],
         "steps": [f.data() for f in steps],
     }
-    if findings:
+    if findings:  # the command ran; its verdict (data.ok false) exits 1
         return Outcome(
-            False, "\n".join(lines), data, tuple((f.code, f"{f.file}: {f.message}") for f in findings)
+            True, "\n".join(lines), data, tuple((f.code, f"{f.file}: {f.message}") for f in findings)
         )
     pending = f" ({len(steps)} host step(s) still to do, above)" if steps else ""
     return Outcome(True, "\n".join([*lines, f"OK: nothing to fix{pending}."]), data)
@@ -233,18 +263,43 @@ def _hook(args: argparse.Namespace, store: Store) -> Outcome:
     raise AssertionError("handled in main")
 
 
+def _global_flags(defaults: bool) -> argparse.ArgumentParser:
+    """`--json` and `--workspace`, accepted before or after the command (SPEC §7). Only the
+    top-level parser sets defaults, so a flag given before the command is not reset after it."""
+    flags = argparse.ArgumentParser(add_help=False)
+    unset: Any = None if defaults else argparse.SUPPRESS
+    flags.add_argument(
+        "--json",
+        action="store_true",
+        default=False if defaults else argparse.SUPPRESS,
+        help="print the JSON envelope instead of text",
+    )
+    flags.add_argument(
+        "--workspace",
+        metavar="DIR",
+        default=unset,
+        help="the workspace (default: discovered from the current folder)",
+    )
+    return flags
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="engram", description="Local, git-friendly memory for coding agents."
+        prog="engram",
+        description="Local, git-friendly memory for coding agents.",
+        parents=[_global_flags(True)],
     )
     parser.add_argument("--version", action="version", version=f"engram {__version__}")
-    parser.add_argument("--workspace", metavar="DIR", help="the workspace (default: discovered from the cwd)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    inner = _global_flags(False)
 
-    def command(name: str, run: Command, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--json", action="store_true", help="print the JSON envelope instead of text")
-        p.set_defaults(run=run)
+    def command(
+        name: str, run: Command, help_text: str, aliases: Sequence[str] = ()
+    ) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name, help=help_text, description=help_text, parents=[inner], aliases=list(aliases)
+        )
+        p.set_defaults(run=run, command=name)
         return p
 
     command("init", _init, "create .engram/ (memory/, working/, .gitignore) in the workspace")
@@ -266,12 +321,16 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--full", action="store_true", help="every active memory's body, up to the hard cap")
     load.add_argument("--explain", action="store_true", help="say why each memory was selected")
     load.add_argument("--objective", help="session objective (default $ENGRAM_SESSION_OBJECTIVE)")
-    session = command("save-session", _save_session, "propose knowledge lines from session text")
+    session = command(
+        "save-session", _save_session, "propose knowledge lines from session text (alias: ss)", aliases=["ss"]
+    )
     session.add_argument("--text", metavar="FILE", help="the session text, or - for stdin")
     session.add_argument(
         "--query-level", type=int, metavar="N", help="mine the last N host sessions of this workspace"
     )
-    session.add_argument("--force", action="store_true", help="write the ADDs now; defer the rest for review")
+    session.add_argument(
+        "-f", "--force", action="store_true", help="write the ADDs now; defer the rest for review"
+    )
     commit = command("commit", _commit, "write the approved candidates of a proposal")
     commit.add_argument("token")
     commit.add_argument("--approve", default="all", help='"all" (default) or numbers like 1,3')
@@ -283,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     promote.add_argument("id")
     promote.add_argument("--type", help="durable type (default: the note's, else fact)")
     command("gc", _gc, "remove expired working notes")
+    cli_memory.add_commands(command)
     link = command("link", _link, "register engram-mcp with a host (workspace scope by default)")
     link.add_argument("target", choices=TARGETS)
     link.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
@@ -302,30 +362,92 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(Exception):
+    """SIGTERM, raised in the main thread so every `finally` (locks, temp files) runs."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _quiet_exits() -> Iterator[list[int]]:
+    """SIGTERM becomes an exception for the duration (the previous handler is restored after)."""
+    code: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        previous = None
+    try:
+        yield code
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe: point stdout at /dev/null so the interpreter's last flush is quiet."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit code (SPEC §7). Ctrl-C exits 130, SIGTERM 143, a closed
+    pipe 0, each without a traceback."""
+    try:
+        with _quiet_exits():
+            return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except _Terminated:
+        return 143
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "hook":
         return session_start(args.workspace)  # never fails the host's session start
     read_only = os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
-    store = Store(find_workspace(Path.cwd(), args.workspace), read_only=read_only)
+    try:
+        workspace = find_workspace(Path.cwd(), args.workspace)
+    except NoWorkspace as exc:  # a named folder that does not exist is never created
+        named = "--workspace" if args.workspace else "ENGRAM_WORKSPACE"
+        return _emit(args, failure(exc.code, exc.message.replace("the workspace ", f"{named} ", 1)))
+    store = Store(workspace, read_only=read_only)
     try:
         store.recover()
         store.clean_temps()
         outcome = guarded(lambda: args.run(args, store))
     except UsageError as exc:
-        print(f"engram {args.command}: {exc}", file=sys.stderr)
+        print(f"engram {args.command}: {human(str(exc))}", file=sys.stderr)
         return 2
+    except Fixable as exc:
+        outcome = failure(exc.code, exc.message)
     except StoreError as exc:  # e.g. the workspace lock is busy at start-up recovery
         outcome = failure(exc.code, exc.message, written=False)
     finally:
         store.close()
+    return _emit(args, outcome)
+
+
+def _emit(args: argparse.Namespace, outcome: Outcome) -> int:
+    """Print the outcome (text, or the envelope with --json) in CLI wording; the exit code."""
+    text = human(outcome.text)
+    diagnostics = tuple((code, human(message)) for code, message in outcome.diagnostics)
+    passed = outcome.ok and outcome.data.get("ok") is not False
     if args.json:
-        sys.stdout.write(orjson.dumps(outcome.envelope(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        shown = Outcome(outcome.ok, text, outcome.data, diagnostics)
+        sys.stdout.write(orjson.dumps(shown.envelope(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        stream = sys.stdout if outcome.ok else sys.stderr
-        print(outcome.text, file=stream)
-        for code, message in outcome.diagnostics:
-            if outcome.ok:
-                print(f"note: {code}: {message}", file=sys.stderr)
-    return 0 if outcome.ok else 1
+        print(text, file=sys.stdout if outcome.ok else sys.stderr)
+        if outcome.ok:  # notes add what the text does not say already (doctor's findings do)
+            for code, message in diagnostics:
+                if message not in text:
+                    print(f"note: {code}: {message}", file=sys.stderr)
+    sys.stdout.flush()
+    return 0 if passed else 1

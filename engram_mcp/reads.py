@@ -24,6 +24,10 @@ def store_diagnostics(
                 "no .engram/ folder in this workspace yet: reads see an empty store; run `engram init`",
             )
         )
+    elif not store.view().durable and not store.view().notes:
+        found.append(
+            ("ENGRAM_EMPTY", "the store holds no memories yet: reads find nothing until one is saved")
+        )
     found.extend(store.config().diagnostics)
     problems = store.view().problems if problems is None else problems
     for problem in list(problems)[:MAX_REPORTED_PROBLEMS]:
@@ -111,6 +115,7 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
         "card_ids": result.card_ids,
         "omitted_ids": result.omitted_ids,
         "tokens": result.tokens,
+        "memories": result.memories,
     }
     text = result.text
     if args.get("explain"):
@@ -131,7 +136,7 @@ def verify(store: Store) -> Outcome:
     if report["missing"]:
         lines.append("Recorded but the file is gone: " + ", ".join(report["missing"]))
     if report["unindexed"]:
-        lines.append(f"Not yet recorded by engram (added by hand): {len(report['unindexed'])}")
+        lines.append("Not yet recorded by engram (added by hand): " + ", ".join(report["unindexed"]))
     for problem in problems:
         lines.append(f"Unusable: {problem.file}: {problem.message}")
     lines += [f"Repaired: {line}" for line in repaired]
@@ -149,6 +154,7 @@ def status(store: Store) -> Outcome:
         f"workspace: {data['workspace']}"
         + ("" if data["initialized"] else " (no .engram/ yet: run `engram init`)"),
         f"memories: {counts['project']} project, {counts['user']} user, {counts['superseded']} superseded, "
+        f"{counts['retired']} retired, "
         f"{counts['notes']} working notes, {counts['invalid']} unusable files",
         f"role: {data['role']}; rule variant: {data['rule_variant']}; pending proposals: {data['pending_proposals']}",
         f"index: {data['index']['hash']} ({data['index']['memories']} files)"

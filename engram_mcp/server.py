@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -90,7 +92,33 @@ def _warm(store: Store) -> None:
         log.debug("warm-up failed", exc_info=True)
 
 
+class _Terminated(Exception):
+    """SIGTERM, raised in the main thread so the loop's `finally` finishes in-flight writes."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until stdin closes (exit 0). SIGINT exits 130 and SIGTERM 143, each after the
+    in-flight calls finished, with nothing on stdout and no traceback."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (an embedding test): leave signals alone
+        previous = None
+    try:
+        return _serve(argv)
+    except KeyboardInterrupt:
+        return 130
+    except _Terminated:
+        return 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _serve(argv: Sequence[str] | None) -> int:
     options = _parse(sys.argv[1:] if argv is None else argv)
     if options.get("help"):
         print(USAGE, end="")
@@ -117,7 +145,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from store.workspace import find_workspace
 
     read_only = bool(options.get("read_only")) or os.environ.get("ENGRAM_READ_ONLY", "").lower() in _TRUE
-    workspace = find_workspace(Path.cwd(), options.get("workspace"))  # type: ignore[arg-type]
+    try:
+        workspace = find_workspace(Path.cwd(), options.get("workspace"))  # type: ignore[arg-type]
+    except StoreError as exc:  # a --workspace folder that does not exist is never created
+        print(
+            f"engram-mcp: {exc.code}: {exc.message.replace('the workspace ', '--workspace ', 1)}",
+            file=sys.stderr,
+        )
+        return 1
     flags = Flags(
         always_load=bool(options.get("always_load")),
         elicitation=not options.get("no_elicitation"),

@@ -109,7 +109,9 @@ def preview_text(entries: Sequence[dict[str, Any]], redactions: int) -> str:
     return "\n".join(lines)
 
 
-def token_outcome(preview: Preview, prefix: str = "") -> Outcome:
+def token_outcome(preview: Preview, prefix: str = "", hint: str = COMMIT_HINT) -> Outcome:
+    """The preview of a stored proposal with its token; `hint` says how to commit it (the
+    tools name engram_commit, the CLI `engram commit TOKEN`)."""
     data = {
         "approval_token": preview.token,
         "expires_at": iso(preview.expires),
@@ -119,7 +121,8 @@ def token_outcome(preview: Preview, prefix: str = "") -> Outcome:
     text = (
         prefix
         + preview_text(preview.candidates, preview.redactions)
-        + f"approval_token: {preview.token} (expires {iso(preview.expires)})\n{COMMIT_HINT}"
+        + f"approval_token: {preview.token} (expires {iso(preview.expires)})\n"
+        + hint.replace("TOKEN", preview.token)
     )
     if preview.dropped:
         text += (

@@ -105,6 +105,8 @@ def _describe(error: ValidationError) -> str:
     if kind == "pattern":
         expected = schema.get("description") or f"the pattern {schema['pattern']}"
         return f"{label} = {_show(error.instance)} is not valid: expected {expected}"
+    if kind in ("anyOf", "oneOf") and schema.get("description"):
+        return f"{label} = {_show(error.instance)} is not valid ({schema['description']})"
     if kind == "uniqueItems":
         return f"{label} must not repeat items"
     return f"{label}: {error.message}"

@@ -144,11 +144,16 @@ class Pending:
         record["tag"] = integrity_tag(self.key(), hashed, record)
 
     def open_count(self, now: float) -> int:
-        return sum(
-            1
+        return len(self.open(now))
+
+    def open(self, now: float) -> list[tuple[str, dict[str, Any]]]:
+        """(token hash, record) of every proposal still waiting, oldest first (then by hash)."""
+        waiting = [
+            (k, r)
             for k, r in self.records.items()
             if r.get("status") == "pending" and _number(r.get("expires")) > now and self.intact(k)
-        )
+        ]
+        return sorted(waiting, key=lambda kr: (_number(kr[1].get("created")), kr[0]))
 
     def check(self, token: object, workspace: Path, now: float) -> tuple[str, dict[str, Any]]:
         """(token hash, record) of a committable proposal, or TokenRefused saying why not."""
@@ -178,6 +183,11 @@ class Pending:
         if status == "declined":
             raise TokenRefused(
                 "ENGRAM_DECLINED", "approval was declined in the approval dialog; propose again"
+            )
+        if status == "cancelled":
+            raise TokenRefused(
+                "ENGRAM_DECLINED",
+                "this proposal was cancelled by the human (engram pending --cancel); propose again",
             )
         if _number(record.get("expires")) <= now:
             raise TokenRefused(

@@ -7,6 +7,7 @@
   - ConfigError       ENGRAM_CONFIG      config.json is invalid (the store runs on defaults)
   - Busy              ENGRAM_BUSY        the workspace lock was not obtained in time; nothing changed
   - UnsafePath        ENGRAM_UNSAFE_PATH a link (or non-regular file) under `.engram/` leads outside its scope
+  - NoWorkspace       ENGRAM_NO_WORKSPACE a write outside an initialised workspace or a git root; nothing created
 """
 
 from __future__ import annotations
@@ -44,3 +45,7 @@ class Busy(StoreError):
 
 class UnsafePath(StoreError):
     code = "ENGRAM_UNSAFE_PATH"
+
+
+class NoWorkspace(StoreError):
+    code = "ENGRAM_NO_WORKSPACE"

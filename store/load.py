@@ -64,6 +64,24 @@ class LoadResult:
     omitted_ids: list[str] = field(default_factory=list)
     tokens: int = 0
     reasons: dict[str, str] = field(default_factory=dict)
+    memories: list[dict[str, object]] = field(default_factory=list)
+    """Every selected memory in load order: `id, type, title, tier` (`body`, `card` or
+    `omitted`), `tokens` (what it costs in this answer: its quoted body block, its card line,
+    or 0 when omitted; no omitted body is read), and for the body tier `body`, the text shown
+    (a rule variant's wording where one was chosen)."""
+
+
+def _row(memory: Memory, tier: str, tokens: int, text: str | None = None) -> dict[str, object]:
+    row: dict[str, object] = {
+        "id": memory.id,
+        "type": memory.type,
+        "title": memory.title,
+        "tier": tier,
+        "tokens": tokens,
+    }
+    if tier == "body":
+        row["body"] = (memory.body if text is None else text).strip("\n")
+    return row
 
 
 def tiered(
@@ -91,6 +109,7 @@ def tiered(
             if used + cost <= body_limit:
                 bodies.append(block)
                 result.body_keys.append(memory.id)
+                result.memories.append(_row(memory, "body", cost, item.text))
                 used += cost
                 continue
             mode = "cards" if disclosure == "tiered" else "omit"
@@ -99,12 +118,15 @@ def tiered(
             if used + cost <= budget - FOOTER_RESERVE:
                 cards.append(memory.card)
                 result.card_ids.append(memory.id)
+                result.memories.append(_row(memory, "card", cost))
                 used += cost
                 continue
             mode = "omit"
         result.omitted_ids.append(memory.id)
+        result.memories.append(_row(memory, "omitted", 0))
     notes = [n for n in note_cards if used + count_tokens(n.card) + 1 <= budget - FOOTER_RESERVE]
     result.card_ids.extend(n.id for n in notes)
+    result.memories.extend(_row(n, "card", count_tokens(n.card + "\n")) for n in notes)
     result.selected_keys.extend(n.id for n in notes)
     prefix = _render(header, bodies, cards, notes, result, empty=not selected and not notes)
     result.text = prefix + _omitted_line(result.omitted_ids, budget - count_tokens(prefix))
@@ -160,4 +182,5 @@ def single(memory: Memory, text: str | None = None) -> LoadResult:
         body_keys=[memory.id],
         tokens=count_tokens(rendered),
         reasons={memory.id: "requested by id"},
+        memories=[_row(memory, "body", count_tokens(rendered), text)],
     )

@@ -23,7 +23,8 @@ from store.ids import is_valid_id
 
 DURABLE_TYPES: Final = ("rule", "decision", "convention", "fact", "procedure", "gotcha", "preference")
 NOTE_TYPE: Final = "note"
-STATUSES: Final = ("active", "superseded")
+STATUSES: Final = ("active", "superseded", "retired")
+"""`retired`: forgotten by a person (`engram forget`); the file is kept, reads leave it out."""
 MAX_FILE_BYTES: Final = 1024 * 1024
 MAX_FRONT_MATTER_BYTES: Final = 64 * 1024
 MAX_TITLE: Final = 200

@@ -660,7 +660,8 @@ class Store:
             "counts": {
                 "project": sum(1 for m in durable if m.scope == "project" and m.active),
                 "user": sum(1 for m in durable if m.scope == "user" and m.active),
-                "superseded": sum(1 for m in durable if not m.active),
+                "superseded": sum(1 for m in durable if m.status == "superseded"),
+                "retired": sum(1 for m in durable if m.status == "retired"),
                 "notes": len(view.notes),
                 "invalid": len(view.problems),
             },

@@ -68,6 +68,9 @@ class Candidate:
     paths: tuple[str, ...] = ()
     id: str | None = None
     supersedes: str | None = None
+    always: bool | None = None
+    """`always: true` puts the memory in the core tier; None keeps an UPDATE target's setting
+    (a new memory gets false)."""
 
     def text(self) -> str:
         return f"{self.title}\n{' '.join(self.tags)}\n{self.body}"

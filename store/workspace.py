@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from store.errors import UnsafePath
+from store.errors import NoWorkspace, UnsafePath
 
 ENGRAM_DIR: Final = ".engram"
 GITIGNORE_LINES: Final = (
@@ -118,20 +118,53 @@ def engram_home(env: Mapping[str, str] = os.environ) -> Path:
 
 
 def find_workspace(cwd: Path, explicit: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
-    """`--workspace` / ENGRAM_WORKSPACE, else the nearest ancestor holding `.engram/`,
-    else the nearest git root, else `cwd`."""
+    """The workspace root (SPEC §2): `--workspace` / ENGRAM_WORKSPACE, else discovered from `cwd`.
+
+    Discovery never crosses a git root. Inside a repository the nearest folder holding
+    `.engram/` between `cwd` and the repository's root (both included) wins, else the root
+    itself: an `.engram/` above the root belongs to another project (a checkout inside a
+    monorepo, a vendored project, a scratch repository under a home folder), so a nested
+    repository never reads or writes its parent's memory. Outside any repository the nearest
+    ancestor holding `.engram/` wins, else `cwd`.
+
+    Raises:
+        NoWorkspace: the folder named explicitly does not exist (it is never created).
+    """
     chosen = explicit or env.get("ENGRAM_WORKSPACE")
     if chosen:
-        return Path(chosen).expanduser().resolve()
+        named = Path(chosen).expanduser().resolve()
+        if not named.is_dir():
+            raise NoWorkspace(
+                f"the workspace {chosen!r} is not an existing folder; engram does not create it: "
+                "name the project's folder, or create it and run `engram init` there"
+            )
+        return named
     here = cwd.resolve()
     chain = [here, *here.parents]
-    for folder in chain:
+    root = next((folder for folder in chain if is_git_root(folder)), None)
+    inside = chain if root is None else chain[: chain.index(root) + 1]
+    for folder in inside:
         if (folder / ENGRAM_DIR).is_dir():
             return folder
-    for folder in chain:
-        if (folder / ".git").exists():
-            return folder
-    return here
+    return root or here
+
+
+def is_git_root(folder: Path) -> bool:
+    """`folder` holds `.git` (a folder, or the file of a worktree or submodule)."""
+    return os.path.lexists(folder / ".git")
+
+
+def write_refusal(workspace: Path) -> str | None:
+    """Why nothing may be written in `workspace`, or None: a write needs an initialised
+    workspace (`.engram/` present) or a git root, where the first write creates `.engram/`.
+    Anywhere else a write would plant a memory folder nobody asked for."""
+    if (workspace / ENGRAM_DIR).is_dir() or is_git_root(workspace):
+        return None
+    return (
+        "no engram workspace here: this folder has no .engram/ and is not the root of a git "
+        "repository; run `engram init` in the project's folder first (or name it with "
+        "--workspace DIR); nothing was written"
+    )
 
 
 def project_dir(workspace: Path) -> ScopeDir:

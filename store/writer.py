@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from store import journal
 from store.approvals import TOKEN_TTL_SECONDS, Pending, mint
-from store.errors import CorruptMemory, StoreError
+from store.errors import CorruptMemory, NoWorkspace, StoreError
 from store.fsutil import workspace_lock
 from store.ids import ID_RULE, check_id, is_valid_id
 from store.invisible import describe, first_invisible
 from store.memory import MAX_TITLE, Memory, render_checked
 from store.redact import MARK, redact, redact_all
 from store.verdicts import Candidate, InvalidCandidate, Known, Verdict, decide
-from store.workspace import check_scope, ensure_gitignore, init_scope
+from store.workspace import check_scope, ensure_gitignore, init_scope, write_refusal
 
 if TYPE_CHECKING:
     from store.store import Store, View
@@ -71,8 +71,9 @@ def write_lock(
     check_scope(store.project)  # a link leading outside is refused before any lock or write
     if "user" in scopes:
         check_scope(store.user)
+    check_workspace(store)
     if not store.project.root.is_dir():
-        init_scope(store.project)  # the first write creates .engram/ with its .gitignore
+        init_scope(store.project)  # the first write in a git root creates .engram/ with its .gitignore
     with ExitStack() as stack:
         stack.enter_context(workspace_lock(store.project.lock_path))
         if "user" in scopes:
@@ -82,6 +83,14 @@ def write_lock(
         if memories:
             store.view(sweep=True)  # take in every change made before the lock was ours
         yield
+
+
+def check_workspace(store: Store) -> None:
+    """Before a write (or before asking the human about one): NoWorkspace unless the workspace
+    is initialised or a git root (store.workspace.write_refusal)."""
+    reason = write_refusal(store.workspace)
+    if reason is not None:
+        raise NoWorkspace(reason)
 
 
 def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int]:
@@ -125,9 +134,16 @@ def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int
                 paths=tuple(dict.fromkeys(paths)),
                 id=requested,
                 supersedes=supersedes,
+                always=_always(n, item.get("always")),
             )
         )
     return out, total
+
+
+def _always(n: int, value: object) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise InvalidCandidate(f"candidate {n}: always must be true or false, not {str(value)[:40]!r}")
 
 
 def _check_title(n: int, title: str, *, grew: bool) -> None:
@@ -225,6 +241,8 @@ def _entry(
         entry["supersedes"] = c.supersedes
     if c.id:
         entry["requested_id"] = c.id
+    if c.always is not None:
+        entry["always"] = c.always
     if note:
         entry["note"] = note
     return entry
@@ -271,12 +289,30 @@ def store_proposal(
     return Preview(token, record["expires"], entries, redactions, pending.dropped)
 
 
+APPROVE_FORMS: Final = (
+    'approve takes "all", an array of candidate numbers like [1, 3], or a string like "1,3"'
+)
+
+
+def parse_approve(approve: object) -> object:
+    """`"all"`, a list of numbers, or a string of comma-separated numbers ("1", "1, 3") as a
+    list; anything else is returned as given, for `selection` to refuse."""
+    if isinstance(approve, str) and approve.strip().lower() != "all":
+        parts = [part.strip() for part in approve.split(",")]
+        if parts and all(part.isascii() and part.isdigit() for part in parts):
+            return [int(part) for part in parts]
+    if isinstance(approve, str) and approve.strip().lower() == "all":
+        return "all"
+    return approve
+
+
 def selection(entries: Sequence[dict[str, Any]], approve: object) -> list[dict[str, Any]]:
+    approve = parse_approve(approve)
     if approve == "all":
         return list(entries)
     numbers = approve if isinstance(approve, list) else None
     if not numbers or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
-        raise InvalidSelection('approve must be "all" or a non-empty list of candidate numbers')
+        raise InvalidSelection(f"{APPROVE_FORMS}, not {str(approve)[:40]!r}")
     bad = sorted({n for n in numbers if not 1 <= n <= len(entries)})
     if bad:
         raise InvalidSelection(
@@ -400,6 +436,7 @@ def _candidate_of(entry: dict[str, Any]) -> Candidate:
         paths=tuple(entry.get("paths", ())),
         id=entry.get("requested_id"),
         supersedes=entry.get("supersedes"),
+        always=entry["always"] if isinstance(entry.get("always"), bool) else None,
     )
 
 
@@ -415,6 +452,8 @@ def _meta(candidate: Candidate, verdict: Verdict, scoped: Known, stamp: str) -> 
             meta["tags"] = list(candidate.tags)
         if candidate.paths:
             meta["paths"] = list(candidate.paths)
+        if candidate.always is not None:
+            meta["always"] = candidate.always
         return meta
     return _new_meta(candidate, verdict, stamp)
 
@@ -494,7 +533,7 @@ def _new_meta(candidate: Candidate, verdict: Verdict, stamp: str) -> dict[str, A
     if candidate.paths:
         meta["paths"] = list(candidate.paths)
     meta.update(
-        always=False,
+        always=candidate.always is True,
         status="active",
         supersedes=[verdict.target] if verdict.kind == "SUPERSEDE" else [],
         created=stamp,

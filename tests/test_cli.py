@@ -67,11 +67,18 @@ def test_reads_on_a_missing_store_say_so(in_empty: Path, capsys: pytest.CaptureF
 def test_status_reports_counts(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """status counts project, user, superseded memories and live notes."""
     assert main(["status"]) == 0
-    assert "memories: 40 project, 6 user, 1 superseded, 2 working notes" in capsys.readouterr().out
+    assert "memories: 40 project, 6 user, 1 superseded, 0 retired, 2 working notes" in capsys.readouterr().out
     code, envelope = run_json(capsys, "status")
     assert code == 0
     assert_envelope(envelope)
-    assert envelope["data"]["counts"] == {"project": 40, "user": 6, "superseded": 1, "notes": 2, "invalid": 0}
+    assert envelope["data"]["counts"] == {
+        "project": 40,
+        "user": 6,
+        "superseded": 1,
+        "retired": 0,
+        "notes": 2,
+        "invalid": 0,
+    }
     assert len(envelope["data"]["index"]["hash"]) == 12
 
 
@@ -204,7 +211,7 @@ def test_verify_exits_1_for_files_not_yet_recorded(
 ) -> None:
     """Memory files engram never recorded (added by hand) make verify exit 1 and point to --accept."""
     assert main(["verify"]) == 1
-    assert "verify --accept" in capsys.readouterr().err
+    assert "verify --accept" in capsys.readouterr().out
 
 
 def test_verify_accept_exits_0_and_a_later_edit_exits_1(
@@ -219,7 +226,8 @@ def test_verify_accept_exits_0_and_a_later_edit_exits_1(
         handle.write(b"Hand edit.\n")
     code, envelope = run_json(capsys, "verify")
     assert code == 1
-    assert_envelope(envelope, ok=False)
+    assert_envelope(envelope, ok=True)  # the command ran; data.ok is its verdict
+    assert envelope["data"]["ok"] is False
     assert envelope["data"]["mismatched"] == ["use-uv-for-python"]
 
 
@@ -230,7 +238,7 @@ def test_verify_exits_1_for_a_hand_edit_after_accept(
     assert main(["verify", "--accept"]) == 0
     (in_workspace / ".engram" / "memory" / "cut-a-release.md").unlink()
     assert main(["verify"]) == 1
-    assert "Recorded but the file is gone: cut-a-release" in capsys.readouterr().err
+    assert "Recorded but the file is gone: cut-a-release" in capsys.readouterr().out
 
 
 def test_read_only_makes_verify_accept_a_usage_error(

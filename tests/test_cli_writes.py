@@ -14,7 +14,7 @@ from engram_mcp.cli import main
 from store.memory import split_front_matter
 from tests.snapshots import memory_state
 
-TOKEN_RE = re.compile(r"approval_token: (engram-\S+)")
+TOKEN_RE = re.compile(r"approval token: (engram-\S+)")
 
 SESSION = """\
 user: can you check the export job?
@@ -64,7 +64,7 @@ def test_save_session_previews_without_writing(
     assert "1. Verdict: ADD" in out
     assert "Verdict: UPDATE use-uv-for-python" in out
     assert "Verdict: NOOP duplicate of never-edit-applied-migrations" in out
-    assert "engram_commit" in out and "approv" in out
+    assert f"engram commit {token}" in out and "engram_commit" not in out
     assert "can you check" not in out
     assert memory_files(ws) == before
     assert token not in (ws / ".engram" / "pending-approvals.json").read_text("utf-8")
@@ -107,9 +107,11 @@ def test_save_session_without_knowledge_fails(
     assert "ENGRAM_VALIDATION" in capsys.readouterr().err
 
 
-def test_save_session_missing_file_is_usage_error(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["save-session", "--text", str(ws / "nope.txt")]) == 2
-    assert "nope.txt" in capsys.readouterr().err
+def test_save_session_missing_file_is_a_fixable_failure(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file that cannot be read is fixable (exit 1, naming --text), not a usage error (issue 12)."""
+    assert main(["save-session", "--text", str(ws / "nope.txt")]) == 1
+    err = capsys.readouterr().err
+    assert "--text" in err and "nope.txt" in err and "ENGRAM_NOT_FOUND" in err
 
 
 def test_save_session_force_writes_adds_and_defers_the_rest(

@@ -50,8 +50,23 @@ LOAD_OUTPUT = envelope(
             "omitted_ids": STRINGS,
             "tokens": {"type": "integer", "minimum": 0},
             "reasons": {"type": "object", "additionalProperties": {"type": "string"}},
+            "memories": {
+                "type": "array",
+                "description": "The selected memories in load order; body only for the body tier",
+                "items": data(
+                    {
+                        "id": {"type": "string"},
+                        "type": {"type": "string"},
+                        "title": {"type": "string"},
+                        "tier": {"type": "string", "enum": ["body", "card", "omitted"]},
+                        "tokens": {"type": "integer", "minimum": 0},
+                        "body": {"type": "string"},
+                    },
+                    ("id", "type", "title", "tier", "tokens"),
+                ),
+            },
         },
-        ("selected_keys", "body_keys", "card_ids", "omitted_ids", "tokens"),
+        ("selected_keys", "body_keys", "card_ids", "omitted_ids", "tokens", "memories"),
     )
 )
 

@@ -18,6 +18,9 @@ from store.ids import ID_PATTERN
 from store.memory import DURABLE_TYPES
 from store.store import Store
 
+APPROVE_NUMBERS = r"^\s*[0-9]{1,2}(\s*,\s*[0-9]{1,2})*\s*$(?!\n)"
+"""`approve` as a string of comma-separated candidate numbers ("1", "1,3"); the range is checked
+against the proposal when it is committed."""
 _SLUG = {"type": "string", "pattern": ID_PATTERN, "maxLength": 64}
 CANDIDATE = obj(
     {
@@ -27,6 +30,10 @@ CANDIDATE = obj(
         "scope": {"type": "string", "enum": list(SCOPES), "default": "project"},
         "tags": {"type": "array", "items": text("A tag", 64, 1), "maxItems": 20, "uniqueItems": True},
         "paths": {"type": "array", "items": text("A path glob", 200, 1), "maxItems": 20},
+        "always": {
+            "type": "boolean",
+            "description": "true puts the memory in the core tier, loaded for every task (default false)",
+        },
         "id": MEMORY_ID | {"description": "The id to use, or an existing id to update"},
         "supersedes": MEMORY_ID | {"description": "The id of the memory this one replaces"},
     },
@@ -51,9 +58,11 @@ COMMIT_INPUT = obj(
     {
         "approval_token": text("The approval_token of the preview the human approved", 200, 1),
         "approve": {
-            "description": 'The approved candidates: "all" or 1-based numbers',
+            "description": 'The approved candidates: "all", an array of 1-based numbers like [1, 3], '
+            'or a string of comma-separated numbers like "1,3"',
             "anyOf": [
                 {"type": "string", "enum": ["all"]},
+                {"type": "string", "pattern": APPROVE_NUMBERS, "maxLength": 100},
                 {
                     "type": "array",
                     "items": {"type": "integer", "minimum": 1, "maximum": 20},
@@ -157,10 +166,12 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
         return ()
 
     def save(args: dict[str, Any]) -> writes.Flow:
+        writer.check_workspace(store)  # refused before the human is asked anything
         entries, redactions = writer.draft(store, args["candidates"])
         return writes.proposal_flow(store, entries, redactions, "save")
 
     def save_session(args: dict[str, Any]) -> writes.Flow | Outcome:
+        writer.check_workspace(store)
         if ("text" in args) == ("query_level" in args):
             return failure("ENGRAM_VALIDATION", "pass exactly one of `text` and `query_level`", written=False)
         note = ""
@@ -181,6 +192,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
         return writes.proposal_flow(store, entries, redactions, "save_session")
 
     def note(args: dict[str, Any]) -> writes.Flow:
+        writer.check_workspace(store)
         draft = notes.draft_note(store, args["text"], args.get("objective", ""), args.get("type"))
         return writes.note_flow(store, draft)
 
@@ -217,7 +229,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             title="Commit approved memories",
             description=(
                 "Write the candidates of a proposal the human explicitly approved. Never call this before the "
-                'human has approved the displayed candidates. approve: "all" or 1-based numbers.'
+                'human has approved the displayed candidates. approve: "all", numbers like [1, 3], or "1,3".'
             ),
             input_schema=COMMIT_INPUT,
             output_schema=COMMIT_OUTPUT,

@@ -732,12 +732,24 @@ def test_settings_refuse_read_only(workspace: Path) -> None:
 # --- first write creates the store ----------------------------------------------------------
 
 
-def test_first_write_creates_dot_engram(empty_workspace: Path) -> None:
+def test_first_write_in_a_git_root_creates_dot_engram(empty_workspace: Path) -> None:
+    """The first write in a repository's root creates .engram/ (SPEC §2, issue 12)."""
+    (empty_workspace / ".git").mkdir()
     store = Store(empty_workspace, clock=fixed())
     preview = propose(store, [new_candidate()])
     assert (empty_workspace / ".engram" / ".gitignore").exists()
     writer.commit(store, preview.token, "all")
     assert (empty_workspace / ".engram" / "memory" / "frobnicate-the-quux-widgets-nightly.md").exists()
+
+
+def test_a_write_in_a_plain_folder_is_refused_and_creates_nothing(empty_workspace: Path) -> None:
+    """No .engram/ and no git root: ENGRAM_NO_WORKSPACE naming `engram init`, nothing created (issue 12)."""
+    store = Store(empty_workspace, clock=fixed())
+    with pytest.raises(StoreError) as caught:
+        propose(store, [new_candidate()])
+    assert caught.value.code == "ENGRAM_NO_WORKSPACE"
+    assert "engram init" in caught.value.message
+    assert list(empty_workspace.iterdir()) == []
 
 
 # --- mining ---------------------------------------------------------------------------------
