@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from engram_mcp import __version__, reads, writes
+from engram_mcp import __version__, cli_code, reads, writes
 from engram_mcp.hook import session_start
 from engram_mcp.hosts.doctor import doctor
 from engram_mcp.hosts.doctor import upgrade as upgrade_hosts
@@ -221,6 +221,8 @@ def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
         "findings": [f.data() for f in findings],
         "steps": [f.data() for f in steps],
     }
+    memory_line, data["memory"] = cli_code.health_line(store)  # issue 13: stale, review, expired counts
+    lines.append(memory_line)
     if findings:
         return Outcome(
             False, "\n".join(lines), data, tuple((f.code, f"{f.file}: {f.message}") for f in findings)
@@ -297,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     upgrade = command("upgrade", _upgrade, "re-pin every engram entry to this installation")
     upgrade.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     command("doctor", _doctor, "check every host config for engram (exit 1 when something needs fixing)")
+    cli_code.register(command, sub)  # stale, history, import, export (issue 13)
     hook = command("hook", _hook, "host hooks: `engram hook session-start` (Claude Code SessionStart)")
     hook.add_argument("event", choices=["session-start"])
     return parser

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from engram_mcp import marks
 from engram_mcp.outcome import Outcome, failure
 from store.errors import StoreError
+from store.staleness import key
 from store.store import Store
 
 MAX_REPORTED_PROBLEMS: Final = 10
@@ -66,9 +68,10 @@ def search(store: Store, args: dict[str, Any]) -> Outcome:
         }
         for e in entries
     ]
+    flagged = [marks.annotate(r, m) for r, m in zip(rows, marks.of_entries(store, entries), strict=True)]
     lines = [f"{len(rows)} result(s) for {query!r} ({' + '.join(result.backends)}):"]
     for n, e in enumerate(entries, 1):
-        lines.append(f"{n}. [{e.type}] {e.title} ({e.id}) score {e.score:g}, {e.scope}")
+        lines.append(f"{n}. [{e.type}] {e.title} ({e.id}) score {e.score:g}, {e.scope}{flagged[n - 1]}")
         lines.append(f"   {e.snippet}")
     if not rows:
         lines.append("No match. Try other words, or engram_route for a task description.")
@@ -89,8 +92,15 @@ def route(store: Store, args: dict[str, Any]) -> Outcome:
         }
         for e in plan.entries
     ]
+    found = store.marks(e.memory for e in plan.entries)  # store.staleness
+    flagged = [
+        marks.annotate(r, found.get(key(e.memory), ())) for r, e in zip(rows, plan.entries, strict=True)
+    ]
     lines = [f"Task class: {plan.task_class}. {len(rows)} memories in load order:"]
-    lines += [f"{n}. {r['id']} [{r['type']}, {r['scope']}] {r['reason']}" for n, r in enumerate(rows, 1)]
+    lines += [
+        f"{n}. {r['id']} [{r['type']}, {r['scope']}] {r['reason']}{flagged[n - 1]}"
+        for n, r in enumerate(rows, 1)
+    ]
     data = {"task_class": plan.task_class, "entries": rows}
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store))
 
@@ -103,6 +113,7 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
         disclosure=args.get("disclosure", "tiered"),
         full=args.get("full", False),
         objective=args.get("objective"),
+        include_stale=args.get("include_stale", False),
     )
     data: dict[str, Any] = {
         "task_class": task_class,
@@ -112,6 +123,8 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
         "omitted_ids": result.omitted_ids,
         "tokens": result.tokens,
     }
+    if result.marks:  # store.staleness
+        data["marks"] = result.marks
     text = result.text
     if args.get("explain"):
         data["reasons"] = result.reasons

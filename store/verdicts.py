@@ -68,6 +68,10 @@ class Candidate:
     paths: tuple[str, ...] = ()
     id: str | None = None
     supersedes: str | None = None
+    refs: tuple[str, ...] | None = None
+    """Code references (store.refs); None: not given, so they are extracted from the text."""
+    valid_until: str = ""
+    review_after: str = ""
 
     def text(self) -> str:
         return f"{self.title}\n{' '.join(self.tags)}\n{self.body}"
