@@ -84,9 +84,8 @@ def _globs(value: Any) -> list[str]:
     return [g.strip().strip("\"'") for g in items if g and g.strip()][:20]
 
 
-_RULE: Final = re.compile(
-    r"\b(always|never|must|don'?t|do not|avoid|only|should not|shouldn'?t|prefer)\b", re.I
-)
+_RULE: Final = re.compile(r"\b(always|never|must|don'?t|do not)\b", re.I)
+_WEAK_RULE: Final = re.compile(r"\b(avoid|only|should not|shouldn'?t|prefer)\b", re.I)
 _PROCEDURE: Final = re.compile(
     r"\b(command|commands|build|run|setup|set up|install|workflow|how to|steps?|release|deploy|test(s|ing)?)\b",
     re.I,
@@ -107,6 +106,8 @@ def _type(heading: str, text: str) -> str:
         return "procedure"
     if _FACT.search(heading):
         return "fact"
+    if _WEAK_RULE.search(text):
+        return "rule"
     return "convention"
 
 
@@ -115,13 +116,15 @@ def _slug(text: str) -> str:
 
 
 def _title(heading: str, text: str) -> str:
-    first = re.sub(r"[`*_>#\[\]]", "", text.strip().splitlines()[0]).strip()
-    first = re.split(r"(?<=[.!?:])\s", first, maxsplit=1)[0].rstrip(".:")
+    first = re.sub(r"[`*#]", "", text.strip().splitlines()[0]).strip()
+    first = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0].rstrip(".:")
     if len(first) > MAX_TITLE:
         first = first[: MAX_TITLE - 1].rsplit(" ", 1)[0] + "…"
     return first or heading or "imported"
 
 
+_BOILERPLATE: Final = re.compile(r"This file provides guidance to ", re.I)
+"""The first line `/init` writes into CLAUDE.md: about the file, not the project."""
 _ITEM: Final = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 
 
@@ -167,7 +170,7 @@ def markdown_candidates(text: str, source: str, paths: list[str] | None = None) 
     close()
     out = []
     for where, body in blocks:
-        if len(body) < 12:
+        if len(body) < 12 or _BOILERPLATE.match(body):
             continue
         tags = [t for t in (_slug(where), source) if t]
         candidate: dict[str, Any] = {
@@ -264,7 +267,7 @@ def read(source: str, workspace: Path, path: str | None = None, home: Path | Non
             meta, body = _front_matter(_read(rule))
             if not body.strip():
                 continue
-            title = str(meta.get("description") or rule.stem.replace("-", " "))
+            title = str(meta.get("description") or "") or _title("", body)
             candidate: dict[str, Any] = {
                 "type": _type(title, body) if _type(title, body) != "convention" else "rule",
                 "title": _title("", title),

@@ -6,6 +6,7 @@ from typing import Any, Final
 
 from engram_mcp import marks
 from engram_mcp.outcome import Outcome, failure
+from store import gitsync
 from store.errors import StoreError
 from store.staleness import key
 from store.store import Store
@@ -139,12 +140,21 @@ def verify(store: Store) -> Outcome:
     lines = [
         f"engram verify: {report['checked']} memory files checked, {report['pending']} pending proposals."
     ]
-    if report["mismatched"]:
-        lines.append("Edited outside engram since last recorded: " + ", ".join(report["mismatched"]))
+    pulled = from_git(store, report)  # store.gitsync: arrived through a pull, listed once
+    if pulled["new"] or pulled["changed"]:
+        report["from_git"] = pulled
+        lines.append(
+            "Arrived through git since the last review: "
+            + "; ".join(f"{kind}: {', '.join(ids)}" for kind, ids in pulled.items() if ids)
+        )
+    mismatched = [i for i in report["mismatched"] if i not in pulled["changed"]]
+    unindexed = [i for i in report["unindexed"] if i not in pulled["new"]]
+    if mismatched:
+        lines.append("Edited outside engram since last recorded: " + ", ".join(mismatched))
     if report["missing"]:
         lines.append("Recorded but the file is gone: " + ", ".join(report["missing"]))
-    if report["unindexed"]:
-        lines.append(f"Not yet recorded by engram (added by hand): {len(report['unindexed'])}")
+    if unindexed:
+        lines.append(f"Not yet recorded by engram (added by hand): {len(unindexed)}")
     for problem in problems:
         lines.append(f"Unusable: {problem.file}: {problem.message}")
     lines += [f"Repaired: {line}" for line in repaired]
@@ -153,6 +163,17 @@ def verify(store: Store) -> Outcome:
     if report["ok"]:
         lines.append("OK: every memory file matches what engram recorded.")
     return Outcome(True, "\n".join(lines), report, store_diagnostics(store, problems, notices=True))
+
+
+def from_git(store: Store, report: dict[str, Any]) -> dict[str, list[str]]:
+    """The project memories verify reports that arrived through git (new, changed)."""
+    came = gitsync.arrived(
+        store.workspace, store.project.memory_dir, [*report["unindexed"], *report["mismatched"]]
+    )
+    return {
+        "new": [i for i in report["unindexed"] if i in came],
+        "changed": [i for i in report["mismatched"] if i in came],
+    }
 
 
 def status(store: Store) -> Outcome:

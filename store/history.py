@@ -85,7 +85,8 @@ def chain(memories: Mapping[str, Memory], memory_id: str) -> tuple[Memory, ...]:
 
 
 def git_log(workspace: Path, path: Path) -> tuple[Commit, ...] | None:
-    """The commits that touched `path` (followed through renames), newest first."""
+    """The commits that touched `path`, newest first (not followed through renames: engram
+    never renames a memory file, and a superseding memory would look like a copy of the old)."""
     try:
         done = subprocess.run(
             [
@@ -93,7 +94,6 @@ def git_log(workspace: Path, path: Path) -> tuple[Commit, ...] | None:
                 "-c",
                 "core.fsmonitor=false",
                 "log",
-                "--follow",
                 f"-n{MAX_COMMITS}",
                 "--format=%h%x1f%cs%x1f%an%x1f%s",
                 "--",

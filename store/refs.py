@@ -91,7 +91,8 @@ _KEYWORDS: Final = (
     r"(?:def|class|function\*?|func|fn|struct|enum|trait|interface|type|module|object|impl|const|let|var|val)"
 )
 _DEFINITION: Final = re.compile(
-    rf"^[ \t]*{_MODIFIERS}{_KEYWORDS}[ \t]+(?:\([^)\n]*\)[ \t]*)?([A-Za-z_$][\w$]*)", re.MULTILINE
+    rf"^[ \t]*{_MODIFIERS}{_KEYWORDS}[ \t]+(?:mut[ \t]+)?(?:\([^)\n]*\)[ \t]*)?([A-Za-z_$][\w$]*)",
+    re.MULTILINE,
 )
 _ASSIGNMENT: Final = re.compile(r"^[ \t]*([A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
