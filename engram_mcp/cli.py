@@ -93,6 +93,7 @@ def _load(args: argparse.Namespace, store: Store) -> Outcome:
             "full": args.full or None,
             "explain": args.explain or None,
             "objective": args.objective,
+            "include_stale": args.include_stale or None,  # issue 13
         },
     )
     return reads.load(store, arguments)
@@ -268,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--full", action="store_true", help="every active memory's body, up to the hard cap")
     load.add_argument("--explain", action="store_true", help="say why each memory was selected")
     load.add_argument("--objective", help="session objective (default $ENGRAM_SESSION_OBJECTIVE)")
+    load.add_argument("--include-stale", action="store_true", help="give stale memories as bodies, not cards")
     session = command("save-session", _save_session, "propose knowledge lines from session text")
     session.add_argument("--text", metavar="FILE", help="the session text, or - for stdin")
     session.add_argument(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -55,9 +55,6 @@ class Selected:
     reason: str
     text: str | None = None
     """A rule variant's wording instead of the body (SPEC §4.6); None = the body."""
-    marks: tuple[Mark, ...] = ()
-    """store.staleness marks; a `stale` one makes it a card with the reason, unless `shown`."""
-    shown: bool = False
 
 
 @dataclass(slots=True)
@@ -79,8 +76,14 @@ def tiered(
     disclosure: str,
     title: str,
     note_cards: Sequence[Memory] = (),
+    mark: Callable[[Memory], tuple[Mark, ...]] | None = None,
+    show_stale: bool = False,
 ) -> LoadResult:
-    """Bodies while they fit, then cards while they fit, then omitted — in load order."""
+    """Bodies while they fit, then cards while they fit, then omitted — in load order.
+
+    `mark` gives a memory's store.staleness marks; it is asked only for the memories the
+    answer reaches (an omitted one costs nothing). A `stale` memory is a card with its reason,
+    unless `show_stale`; other marks are shown above the body."""
     result = LoadResult(text="", selected_keys=[s.memory.id for s in selected])
     result.reasons = {s.memory.id: s.reason for s in selected}
     header = f"engram: {title}. {_NOTICE}\n"
@@ -91,10 +94,11 @@ def tiered(
     body_limit = budget - FOOTER_RESERVE - (int(budget * CARD_SHARE) if disclosure == "tiered" else 0)
     for item in selected:
         memory = item.memory
-        if item.marks:
-            result.marks[memory.id] = marks_data(item.marks)
-        if is_stale(item.marks) and not item.shown and mode != "omit":  # a card with the reason
-            line = f"{memory.card} — {describe(item.marks)}"
+        marks = mark(memory) if mark is not None and mode != "omit" else ()
+        if marks:
+            result.marks[memory.id] = marks_data(marks)
+        if is_stale(marks) and not show_stale and mode != "omit":  # a card with the reason
+            line = f"{memory.card} — {describe(marks)}"
             cost = count_tokens(line + "\n") + (0 if cards else count_tokens(_CARDS_HEADING + "\n"))
             if used + cost <= budget - FOOTER_RESERVE:
                 cards.append(line)
@@ -102,7 +106,7 @@ def tiered(
                 used += cost
                 continue
         if mode == "bodies":
-            block = quote_body(memory, item.text, item.marks) + "\n"
+            block = quote_body(memory, item.text, marks) + "\n"
             cost = count_tokens(block)
             if used + cost <= body_limit:
                 bodies.append(block)

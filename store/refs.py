@@ -35,6 +35,8 @@ MAX_REF_LENGTH: Final = 300
 MAX_SCAN_BYTES: Final = 2 * 1024 * 1024
 """A cited file larger than this is checked for existence only (its symbols are not read)."""
 MAX_WALK_FILES: Final = 20000
+MAX_SCAN_FILES: Final = 2000
+"""Without git, identifiers are looked for in at most this many source files per proposal."""
 GIT_TIMEOUT: Final = 10.0
 SOURCE_SUFFIXES: Final = frozenset(
     [
@@ -235,7 +237,7 @@ def _mentioning(workspace: Path, files: Sequence[str], names: Sequence[str], git
         return [p for p in done.stdout.decode("utf-8", "replace").splitlines() if p in listed]
     pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
     hits = []
-    for rel in sources[:MAX_WALK_FILES]:
+    for rel in sources[:MAX_SCAN_FILES]:
         try:
             full = workspace / rel
             if full.stat().st_size <= MAX_SCAN_BYTES and pattern.search(

@@ -28,7 +28,7 @@ import stat as stat_mode
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -88,8 +88,10 @@ class Checker:
     def __init__(self, workspace: Path, *, git: bool = True) -> None:
         self.root = workspace
         self._root_real = os.path.realpath(workspace)
+        self._prefix = os.path.join(str(workspace), "")
         self._files: dict[str, _File] = {}
         self._refs: dict[tuple[str, str], tuple[tuple[Ref, ...], float | None, str]] = {}
+        """(refs, updated, review_after) by (file, content hash): front matter read once."""
         self._globs: dict[str, tuple[float, bool]] = {}
         self._lock = threading.Lock()
         self._git_wanted = git
@@ -98,60 +100,77 @@ class Checker:
         self._churn: dict[str, list[tuple[int, int]]] = {}
 
     # --- the checks ----------------------------------------------------------------------
-    def marks(self, memory: Memory, today: str = "") -> tuple[Mark, ...]:
-        """Every mark of one memory now (empty for a user-scope memory without review_after)."""
+    def marks(
+        self, memory: Memory, today: str = "", seen: dict[str, _File | None] | None = None
+    ) -> tuple[Mark, ...]:
+        """Every mark of one memory now (empty for a user-scope memory without review_after).
+        `seen`: files already stat'ed during this read, so each is looked at once."""
         found: list[Mark] = []
         if memory.scope == "project":
             refs, updated, _ = self._parsed(memory)
             if refs:
-                found.extend(self._broken(refs))
+                found.extend(self._broken(refs, {} if seen is None else seen))
                 if not found and updated is not None:
                     found.extend(self._review(refs, updated))
-        due = review_due(memory, today) if today else None
-        if due:
-            found.append(Mark("review", due))
+        if today and memory.tier == "durable":
+            due = review_due(self._parsed(memory)[2], today)
+            if due:
+                found.append(Mark("review", due))
         return tuple(found)
 
     def many(self, memories: Iterable[Memory], today: str = "") -> dict[str, tuple[Mark, ...]]:
         """Marks by display key (`id`, `user:id`, `note:id`) of the memories that have any."""
         memories = list(memories)
-        self._prefetch_churn(memories)
+        mark = self.marker(memories, today)
         out = {}
         for memory in memories:
-            marks = self.marks(memory, today)
+            marks = mark(memory)
             if marks:
                 out[key(memory)] = marks
         return out
+
+    def marker(self, likely: Iterable[Memory], today: str) -> Callable[[Memory], tuple[Mark, ...]]:
+        """`marks` for one read: git is asked once for the `likely` memories' files, and each
+        cited file is stat'ed once however many memories cite it."""
+        self._prefetch_churn(list(likely))
+        seen: dict[str, _File | None] = {}
+        return lambda memory: self.marks(memory, today, seen)
 
     def _parsed(self, memory: Memory) -> tuple[tuple[Ref, ...], float | None, str]:
         cache_key = (memory.path or memory.id, memory.hash)
         found = self._refs.get(cache_key)
         if found is None:
             meta = memory.meta
-            refs = memory_refs(meta.get("refs"))
+            refs = memory_refs(meta.get("refs")) if memory.scope == "project" else ()
             updated = _epoch(meta.get("updated") or meta.get("created"))
-            found = (refs, updated, memory.id)
+            review_after = meta.get("review_after")
+            found = (refs, updated, review_after if isinstance(review_after, str) else "")
             with self._lock:
                 if len(self._refs) > _CACHE_LIMIT:
                     self._refs.clear()
                 self._refs[cache_key] = found
         return found
 
-    def _broken(self, refs: Sequence[Ref]) -> list[Mark]:
+    def _broken(self, refs: Sequence[Ref], seen: dict[str, _File | None]) -> list[Mark]:
         out = []
         for ref in refs:
-            reason = self.problem(ref)
+            reason = self.problem(ref, seen)
             if reason:
                 out.append(Mark("stale", reason))
         return out
 
-    def problem(self, ref: Ref) -> str:
+    def problem(self, ref: Ref, seen: dict[str, _File | None] | None = None) -> str:
         """Why `ref` no longer resolves in the working tree ("" when it does)."""
         if not ref.path:
             return f"{ref.text[:80]} is not a path inside the workspace"
         if ref.glob:
             return "" if self._glob_matches(ref.path) else f"no file matches {ref.path}"
-        entry = self._stat(ref.path)
+        if seen is None:
+            entry = self._stat(ref.path)
+        elif ref.path in seen:
+            entry = seen[ref.path]
+        else:
+            entry = seen[ref.path] = self._stat(ref.path)
         if entry is None:
             return f"{ref.path} renamed or deleted"
         if ref.symbol and ref.symbol not in self._names(ref.path, entry):
@@ -160,7 +179,7 @@ class Checker:
 
     def _stat(self, rel: str) -> _File | None:
         try:
-            found = os.stat(os.path.join(self.root, rel))
+            found = os.stat(self._prefix + rel)
         except (OSError, ValueError):
             return None
         if stat_mode.S_ISDIR(found.st_mode):
@@ -287,10 +306,8 @@ class Checker:
             self._churn.update(found)
 
     def _review(self, refs: Sequence[Ref], updated: float) -> list[Mark]:
-        git_dir = self._git()
-        if git_dir is None:
+        if self._git() is None:
             return []
-        self._fresh_git_key(git_dir)
         missing = [r.path for r in refs if r.path and not r.glob and r.path not in self._churn]
         if missing:
             self._load_churn(sorted(set(missing)))

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -515,20 +515,28 @@ class Store:
                 )
             budget, disclosure = config.full_cap_tokens, "bodies"
         budget = budget or config.budget_tokens
-        marks = self.marks(s.memory for s in selected[: budget // 8 + 1])  # store.staleness: what can show
-        selected = [
-            replace(s, marks=marks.get(staleness.key(s.memory), ()), shown=include_stale) for s in selected
-        ]
+        mark = self.marker(s.memory for s in selected[:64])  # store.staleness, asked only for what shows
         wanted = " ".join(objective.lower().split())
         notes = [n for n in view.notes.values() if wanted and " ".join(n.objective.lower().split()) == wanted]
         title = f"task class {plan.task_class}, budget {budget} tokens"
         return tiered(
-            selected, budget=budget, disclosure=disclosure, title=title, note_cards=notes
+            selected,
+            budget=budget,
+            disclosure=disclosure,
+            title=title,
+            note_cards=notes,
+            mark=mark,
+            show_stale=include_stale,
         ), plan.task_class
 
     def marks(self, memories: Iterable[Memory]) -> dict[str, tuple[staleness.Mark, ...]]:
         """store.staleness marks of these memories now, by display key (those with any)."""
         return staleness.checker(self.workspace).many(memories, self._today().isoformat())
+
+    def marker(self, likely: Iterable[Memory] = ()) -> Callable[[Memory], tuple[staleness.Mark, ...]]:
+        """A memory's store.staleness marks now, one look per cited file per call of the
+        returned function's life (git asked once for the `likely` ones)."""
+        return staleness.checker(self.workspace).marker(likely, self._today().isoformat())
 
     # --- health ----------------------------------------------------------------------------
     def index_hash(self, view: View | None = None) -> str:

@@ -47,11 +47,8 @@ def expired_ids(snapshots: Iterable[Any], today: str) -> set[str]:
     return {m.id for m in expired((m for s in snapshots for m in s.memories), today)}
 
 
-def review_due(memory: Memory, today: str) -> str:
-    """Why the memory is due for review today ("" when it is not)."""
-    if memory.tier != "durable":
-        return ""
-    value = memory.meta.get("review_after")
-    if isinstance(value, str) and is_date(value) and value[:10] <= today:
-        return f"review after {value[:10]} has passed"
+def review_due(review_after: str, today: str) -> str:
+    """Why a durable memory with this `review_after` is due for review today ("" if not)."""
+    if review_after and is_date(review_after) and review_after[:10] <= today:
+        return f"review after {review_after[:10]} has passed"
     return ""

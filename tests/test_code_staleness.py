@@ -163,3 +163,10 @@ def test_a_user_scope_memory_is_never_checked_against_this_workspace(repo: Path,
     (engram_home / ".engram" / "memory" / "user-ref.md").rename(engram_home / "memory" / "user-ref.md")
     store = Store(repo)
     assert store.marks(store.view().durable.values()) == {}
+
+
+def test_the_cli_load_takes_include_stale(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 13: `engram load --include-stale` gives stale bodies (the explicit flag)."""
+    _break(repo)
+    data = _cli(capsys, "load", "--include-stale")["data"]
+    assert set(EXPECTED) <= set(data["body_keys"])  # type: ignore[index]
