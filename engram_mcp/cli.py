@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from engram_mcp import __version__, cli_memory, reads, writes
+from engram_mcp import __version__, cli_code, cli_memory, reads, writes
 from engram_mcp.cli_base import CLI_COMMIT_HINT, Fixable, UsageError, checked, human, memory_id_arg
 from engram_mcp.hook import session_start
 from engram_mcp.hosts.doctor import doctor
@@ -105,6 +105,7 @@ def _load(args: argparse.Namespace, store: Store) -> Outcome:
             "full": args.full or None,
             "explain": args.explain or None,
             "objective": args.objective,
+            "include_stale": args.include_stale or None,  # issue 13
         },
         {
             "query": "QUERY",
@@ -251,6 +252,8 @@ def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
         "findings": [f.data() for f in findings],
         "steps": [f.data() for f in steps],
     }
+    memory_line, data["memory"] = cli_code.health_line(store)  # issue 13: stale, review, expired counts
+    lines.append(memory_line)
     if findings:  # the command ran; its verdict (data.ok false) exits 1
         return Outcome(
             True, "\n".join(lines), data, tuple((f.code, f"{f.file}: {f.message}") for f in findings)
@@ -321,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--full", action="store_true", help="every active memory's body, up to the hard cap")
     load.add_argument("--explain", action="store_true", help="say why each memory was selected")
     load.add_argument("--objective", help="session objective (default $ENGRAM_SESSION_OBJECTIVE)")
+    load.add_argument("--include-stale", action="store_true", help="give stale memories as bodies, not cards")
     session = command(
         "save-session", _save_session, "propose knowledge lines from session text (alias: ss)", aliases=["ss"]
     )
@@ -357,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     upgrade = command("upgrade", _upgrade, "re-pin every engram entry to this installation")
     upgrade.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     command("doctor", _doctor, "check every host config for engram (exit 1 when something needs fixing)")
+    cli_code.register(command, sub)  # stale, history, import, export (issue 13)
     hook = command("hook", _hook, "host hooks: `engram hook session-start` (Claude Code SessionStart)")
     hook.add_argument("event", choices=["session-start"])
     return parser

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from engram_mcp import marks
 from engram_mcp.outcome import Outcome, failure
+from store import gitsync
 from store.errors import StoreError
+from store.staleness import key
 from store.store import Store
 
 MAX_REPORTED_PROBLEMS: Final = 10
@@ -70,9 +73,10 @@ def search(store: Store, args: dict[str, Any]) -> Outcome:
         }
         for e in entries
     ]
+    flagged = [marks.annotate(r, m) for r, m in zip(rows, marks.of_entries(store, entries), strict=True)]
     lines = [f"{len(rows)} result(s) for {query!r} ({' + '.join(result.backends)}):"]
     for n, e in enumerate(entries, 1):
-        lines.append(f"{n}. [{e.type}] {e.title} ({e.id}) score {e.score:g}, {e.scope}")
+        lines.append(f"{n}. [{e.type}] {e.title} ({e.id}) score {e.score:g}, {e.scope}{flagged[n - 1]}")
         lines.append(f"   {e.snippet}")
     if not rows:
         lines.append("No match. Try other words, or engram_route for a task description.")
@@ -93,8 +97,15 @@ def route(store: Store, args: dict[str, Any]) -> Outcome:
         }
         for e in plan.entries
     ]
+    found = store.marks(e.memory for e in plan.entries)  # store.staleness
+    flagged = [
+        marks.annotate(r, found.get(key(e.memory), ())) for r, e in zip(rows, plan.entries, strict=True)
+    ]
     lines = [f"Task class: {plan.task_class}. {len(rows)} memories in load order:"]
-    lines += [f"{n}. {r['id']} [{r['type']}, {r['scope']}] {r['reason']}" for n, r in enumerate(rows, 1)]
+    lines += [
+        f"{n}. {r['id']} [{r['type']}, {r['scope']}] {r['reason']}{flagged[n - 1]}"
+        for n, r in enumerate(rows, 1)
+    ]
     data = {"task_class": plan.task_class, "entries": rows}
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store))
 
@@ -107,6 +118,7 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
         disclosure=args.get("disclosure", "tiered"),
         full=args.get("full", False),
         objective=args.get("objective"),
+        include_stale=args.get("include_stale", False),
     )
     data: dict[str, Any] = {
         "task_class": task_class,
@@ -117,6 +129,8 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
         "tokens": result.tokens,
         "memories": result.memories,
     }
+    if result.marks:  # store.staleness
+        data["marks"] = result.marks
     text = result.text
     if args.get("explain"):
         data["reasons"] = result.reasons
@@ -131,12 +145,21 @@ def verify(store: Store) -> Outcome:
     lines = [
         f"engram verify: {report['checked']} memory files checked, {report['pending']} pending proposals."
     ]
-    if report["mismatched"]:
-        lines.append("Edited outside engram since last recorded: " + ", ".join(report["mismatched"]))
+    pulled = from_git(store, report)  # store.gitsync: arrived through a pull, listed once
+    if pulled["new"] or pulled["changed"]:
+        report["from_git"] = pulled
+        lines.append(
+            "Arrived through git since the last review: "
+            + "; ".join(f"{kind}: {', '.join(ids)}" for kind, ids in pulled.items() if ids)
+        )
+    mismatched = [i for i in report["mismatched"] if i not in pulled["changed"]]
+    unindexed = [i for i in report["unindexed"] if i not in pulled["new"]]
+    if mismatched:
+        lines.append("Edited outside engram since last recorded: " + ", ".join(mismatched))
     if report["missing"]:
         lines.append("Recorded but the file is gone: " + ", ".join(report["missing"]))
-    if report["unindexed"]:
-        lines.append("Not yet recorded by engram (added by hand): " + ", ".join(report["unindexed"]))
+    if unindexed:
+        lines.append("Not yet recorded by engram (added by hand): " + ", ".join(unindexed))
     for problem in problems:
         lines.append(f"Unusable: {problem.file}: {problem.message}")
     lines += [f"Repaired: {line}" for line in repaired]
@@ -145,6 +168,17 @@ def verify(store: Store) -> Outcome:
     if report["ok"]:
         lines.append("OK: every memory file matches what engram recorded.")
     return Outcome(True, "\n".join(lines), report, store_diagnostics(store, problems, notices=True))
+
+
+def from_git(store: Store, report: dict[str, Any]) -> dict[str, list[str]]:
+    """The project memories verify reports that arrived through git (new, changed)."""
+    came = gitsync.arrived(
+        store.workspace, store.project.memory_dir, [*report["unindexed"], *report["mismatched"]]
+    )
+    return {
+        "new": [i for i in report["unindexed"] if i in came],
+        "changed": [i for i in report["mismatched"] if i in came],
+    }
 
 
 def status(store: Store) -> Outcome:

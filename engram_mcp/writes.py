@@ -12,6 +12,7 @@ from typing import Any, Final
 
 import orjson
 
+from engram_mcp import code_preview
 from engram_mcp.outcome import Outcome
 from protocol.spec import Elicit, ElicitAnswer
 from store import notes, settings, writer
@@ -51,6 +52,7 @@ def preview_rows(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "roles": fields["roles"],
             "similar": e["similar"],
         }
+        row.update(code_preview.row_fields(fields))
         if verdict.shadows:
             row["shadows"] = verdict.shadows
         rows.append(row)
@@ -97,6 +99,8 @@ def preview_text(entries: Sequence[dict[str, Any]], redactions: int) -> str:
                 f"   tags: {_listed(f['tags'])} · paths: {_listed(f['paths'])} · "
                 f"always: {'yes' if f['always'] else 'no'} · roles: {_listed(f['roles']) if f['roles'] else 'all'}"
             )
+            if (code := code_preview.line(f)) is not None:
+                lines.append(code)
         if e["similar"]:
             near = ", ".join(
                 f"{'user:' if s.get('scope') == 'user' else ''}{s['id']} ({s['similarity']:.2f})"

@@ -4,6 +4,7 @@
   - InvalidId         ENGRAM_VALIDATION  not a memory id; refused before any path is built
   - NotFound          ENGRAM_NOT_FOUND   no memory with that id
   - CorruptMemory     ENGRAM_CORRUPT     a file's front matter is unreadable; the file is untouched
+    - Conflict        ENGRAM_CONFLICT    a memory file holds git conflict markers; never half-read
   - ConfigError       ENGRAM_CONFIG      config.json is invalid (the store runs on defaults)
   - Busy              ENGRAM_BUSY        the workspace lock was not obtained in time; nothing changed
   - UnsafePath        ENGRAM_UNSAFE_PATH a link (or non-regular file) under `.engram/` leads outside its scope
@@ -33,6 +34,10 @@ class NotFound(StoreError):
 
 class CorruptMemory(StoreError):
     code = "ENGRAM_CORRUPT"
+
+
+class Conflict(CorruptMemory):
+    code = "ENGRAM_CONFLICT"
 
 
 class ConfigError(StoreError):

@@ -18,7 +18,7 @@ from typing import Any, Final
 import orjson
 import yaml
 
-from store.errors import CorruptMemory
+from store.errors import Conflict, CorruptMemory
 from store.ids import is_valid_id
 
 DURABLE_TYPES: Final = ("rule", "decision", "convention", "fact", "procedure", "gotcha", "preference")
@@ -343,6 +343,14 @@ def content_hash(meta: dict[str, Any], body: str) -> str:
     return hashlib.sha256(canonical + b"\n" + body.replace("\r\n", "\n").encode()).hexdigest()
 
 
+_CONFLICT_START: Final = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
+_CONFLICT_END: Final = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
+CONFLICT_FIX: Final = (
+    "holds git conflict markers (<<<<<<< … >>>>>>>), so it is not loaded: keep the right lines, "
+    "remove the markers, then `git add` the file (and `engram verify`)"
+)
+
+
 def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: str | None = None) -> Memory:
     """Parse one file's bytes; the file name gives the id. Raises CorruptMemory."""
     if len(data) > MAX_FILE_BYTES:
@@ -351,6 +359,8 @@ def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: str 
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise CorruptMemory("the file is not valid UTF-8") from None
+    if _CONFLICT_START.search(text) and _CONFLICT_END.search(text):  # issue 13: never half-read
+        raise Conflict(CONFLICT_FIX)
     meta, body = split_front_matter(text)
     _check_meta(meta, file_id, tier)
     try:
@@ -359,6 +369,13 @@ def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: str 
         raise CorruptMemory(
             "front-matter values must be text, numbers (64-bit), booleans, lists or mappings"
         ) from None
+
+
+_DATE_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+
+
+def _is_date(value: object) -> bool:
+    return isinstance(value, str) and _DATE_RE.fullmatch(value) is not None
 
 
 def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
@@ -376,12 +393,15 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
         raise CorruptMemory("title must be a single line")
     if meta.get("status", "active") not in STATUSES:
         raise CorruptMemory(f"status must be one of: {', '.join(STATUSES)}")
-    for key in ("tags", "paths", "roles", "supersedes"):
+    for key in ("tags", "paths", "roles", "supersedes", "refs"):
         value = meta.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise CorruptMemory(f"{key} must be a list of strings")
     if "always" in meta and not isinstance(meta["always"], bool):
         raise CorruptMemory("always must be true or false")
+    for key in ("valid_until", "review_after") if tier == "durable" else ():  # store.validity
+        if meta.get(key) is not None and not _is_date(meta[key]):
+            raise CorruptMemory(f"{key} must be a date written YYYY-MM-DD")
     superseded_by = meta.get("superseded_by")
     if superseded_by is not None and not is_valid_id(superseded_by):
         raise CorruptMemory("superseded_by must be a memory id")

@@ -6,14 +6,14 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from store import journal
+from store import journal, staleness
 from store.catalog import Catalog, Problem, Snapshot, memory_key
 from store.config import Config, load_config
 from store.errors import Busy, NotFound, UnsafePath
@@ -24,6 +24,7 @@ from store.route import RoutePlan, route, task_classes
 from store.search import Hit, Key, SearchIndex, key_of, snippet
 from store.secret import Secret, user_secret
 from store.usage import Usage
+from store.validity import current
 from store.variants import variant_text
 from store.verdicts import POOL, Candidate
 from store.workspace import ScopeDir, init_scope, project_dir, user_dir
@@ -165,8 +166,10 @@ class Store:
             if self._view is None or len(changes) > 5000 or self._view.key[-1] != today:
                 self._by_scope = {}
                 for catalog, snapshot in zip(self._catalogs, snapshots, strict=True):
-                    durable = {m.id: m for m in snapshot.memories if m.tier == "durable"}
-                    notes = {m.id: m for m in snapshot.memories if m.tier == "working" and _live(m, today)}
+                    durable = {
+                        m.id: m for m in snapshot.memories if m.tier == "durable" and current(m, today)
+                    }
+                    notes = {m.id: m for m in snapshot.memories if m.tier == "working" and current(m, today)}
                     self._by_scope[catalog.scope.scope] = (durable, notes)
                 user, project = self._by_scope["user"], self._by_scope["project"]
                 merged = ({**user[0], **project[0]}, {**user[1], **project[1]})
@@ -175,7 +178,7 @@ class Store:
                 for (scope, tier, memory_id), memory in changes.items():
                     durable, notes = self._by_scope[scope]
                     target = durable if tier == "durable" else notes
-                    if memory is None or (tier == "working" and not _live(memory, today)):
+                    if memory is None or not current(memory, today):  # store.validity
                         target.pop(memory_id, None)
                     else:
                         target[memory_id] = memory
@@ -483,14 +486,16 @@ class Store:
         disclosure: str = "tiered",
         full: bool = False,
         objective: str | None = None,
+        include_stale: bool = False,
     ) -> tuple[LoadResult, str]:
-        """(result, task class). `memory_id` loads that body only and counts as a fetch."""
+        """(result, task class). `memory_id` loads that body only and counts as a fetch.
+        A stale memory (store.staleness) is a card with its reason unless `include_stale`."""
         config = self.config()
         objective = (objective if objective is not None else self.objective).strip()
         if memory_id is not None:
             memory = self.fetch(memory_id)
             text, why = variant_text(memory, config.rule_variant, objective)
-            result = single(memory, text)
+            result = single(memory, text, self.marks([memory]).get(staleness.key(memory), ()))
             if why:
                 result.reasons[memory.id] += f"; {why}"
             return result, "by-id"
@@ -512,12 +517,28 @@ class Store:
                 )
             budget, disclosure = config.full_cap_tokens, "bodies"
         budget = budget or config.budget_tokens
+        mark = self.marker(s.memory for s in selected[:64])  # store.staleness, asked only for what shows
         wanted = " ".join(objective.lower().split())
         notes = [n for n in view.notes.values() if wanted and " ".join(n.objective.lower().split()) == wanted]
         title = f"task class {plan.task_class}, budget {budget} tokens"
         return tiered(
-            selected, budget=budget, disclosure=disclosure, title=title, note_cards=notes
+            selected,
+            budget=budget,
+            disclosure=disclosure,
+            title=title,
+            note_cards=notes,
+            mark=mark,
+            show_stale=include_stale,
         ), plan.task_class
+
+    def marks(self, memories: Iterable[Memory]) -> dict[str, tuple[staleness.Mark, ...]]:
+        """store.staleness marks of these memories now, by display key (those with any)."""
+        return staleness.checker(self.workspace).many(memories, self._today().isoformat())
+
+    def marker(self, likely: Iterable[Memory] = ()) -> Callable[[Memory], tuple[staleness.Mark, ...]]:
+        """A memory's store.staleness marks now, one look per cited file per call of the
+        returned function's life (git asked once for the `likely` ones)."""
+        return staleness.checker(self.workspace).marker(likely, self._today().isoformat())
 
     # --- health ----------------------------------------------------------------------------
     def index_hash(self, view: View | None = None) -> str:

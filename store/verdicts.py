@@ -71,6 +71,10 @@ class Candidate:
     always: bool | None = None
     """`always: true` puts the memory in the core tier; None keeps an UPDATE target's setting
     (a new memory gets false)."""
+    refs: tuple[str, ...] | None = None
+    """Code references (store.refs); None: not given, so they are extracted from the text."""
+    valid_until: str = ""
+    review_after: str = ""
 
     def text(self) -> str:
         return f"{self.title}\n{' '.join(self.tags)}\n{self.body}"

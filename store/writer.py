@@ -17,12 +17,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 from store import journal
 from store.approvals import TOKEN_TTL_SECONDS, Pending, mint
+from store.code_fields import (
+    code_fields,
+    entry_fields,
+    shown_code_fields,
+    stored_fields,
+    with_code_meta,
+    with_refs,
+)
 from store.errors import CorruptMemory, NoWorkspace, StoreError
 from store.fsutil import workspace_lock
 from store.ids import ID_RULE, check_id, is_valid_id
 from store.invisible import describe, first_invisible
 from store.memory import MAX_TITLE, Memory, render_checked
 from store.redact import MARK, redact, redact_all
+from store.validity import expired_ids
 from store.verdicts import Candidate, InvalidCandidate, Known, Verdict, decide
 from store.workspace import check_scope, ensure_gitignore, init_scope, write_refusal
 
@@ -124,6 +133,8 @@ def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int
                 raise InvalidCandidate(
                     f"candidate {n}: {name} {str(value)[:80]!r} is not a memory id: {ID_RULE}"
                 )
+        code, n_code = code_fields(n, item)  # store.code_fields: refs, valid_until, review_after
+        total += n_code
         out.append(
             Candidate(
                 type=item["type"],
@@ -135,6 +146,7 @@ def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int
                 id=requested,
                 supersedes=supersedes,
                 always=_always(n, item.get("always")),
+                **code,
             )
         )
     return out, total
@@ -205,7 +217,7 @@ def known(view: View) -> Known:
 def verdicts(store: Store, candidates: Sequence[Candidate], view: View | None = None) -> list[Verdict]:
     view = view or store.view()
     config = store.config()
-    taken: set[str] = set()
+    taken = expired_ids(view.snapshots, view.key[-1])  # store.validity: an expired id stays taken
     scoped = known(view)
     return [
         decide(
@@ -237,6 +249,7 @@ def _entry(
         ],
         "fields": fields,
     }
+    entry.update(entry_fields(c))  # store.code_fields
     if c.supersedes:
         entry["supersedes"] = c.supersedes
     if c.id:
@@ -253,6 +266,7 @@ def draft(
 ) -> tuple[list[dict[str, Any]], int]:
     """The numbered preview entries of a proposal, computed without writing anything."""
     candidates, redactions = make_candidates(raw)
+    candidates = with_refs(store.workspace, candidates)  # store.code_fields: extracted at proposal time
     view = store.view(recent_ok=True)
     found = verdicts(store, candidates, view)
     notes = list(notes) or [None] * len(candidates)
@@ -437,6 +451,7 @@ def _candidate_of(entry: dict[str, Any]) -> Candidate:
         id=entry.get("requested_id"),
         supersedes=entry.get("supersedes"),
         always=entry["always"] if isinstance(entry.get("always"), bool) else None,
+        **stored_fields(entry),  # store.code_fields
     )
 
 
@@ -454,8 +469,8 @@ def _meta(candidate: Candidate, verdict: Verdict, scoped: Known, stamp: str) -> 
             meta["paths"] = list(candidate.paths)
         if candidate.always is not None:
             meta["always"] = candidate.always
-        return meta
-    return _new_meta(candidate, verdict, stamp)
+        return with_code_meta(meta, candidate)  # store.code_fields
+    return with_code_meta(_new_meta(candidate, verdict, stamp), candidate)
 
 
 def shown_fields(meta: dict[str, Any], scope: str) -> dict[str, Any]:
@@ -474,6 +489,7 @@ def shown_fields(meta: dict[str, Any], scope: str) -> dict[str, Any]:
         "paths": strings(meta.get("paths")),
         "always": meta.get("always") is True,
         "roles": strings(meta.get("roles")),
+        **shown_code_fields(meta),  # store.code_fields: only the ones the file holds
     }
 
 

@@ -22,6 +22,12 @@ from store.store import Store
 
 _ENTRY_BASE = {"id": {"type": "string"}, "type": {"type": "string"}, "scope": {"type": "string"}}
 _SCORE = {"type": "number"}
+_MARK = {
+    "type": "object",
+    "properties": {"kind": {"type": "string", "enum": ["stale", "review"]}, "reason": {"type": "string"}},
+    "required": ["kind", "reason"],
+}
+_MARKS = {"type": "array", "items": _MARK, "description": "staleness marks (only when there are any)"}
 
 LOAD_INPUT = obj(
     {
@@ -37,6 +43,7 @@ LOAD_INPUT = obj(
         },
         "full": flag("Every active memory's body in load order, up to load.full_cap_tokens"),
         "explain": flag("Add why each memory was selected"),
+        "include_stale": flag("Give stale memories (a code reference broken) as bodies, not cards"),
         "objective": text("Session objective; working notes with this objective appear as cards", 500),
     }
 )
@@ -65,6 +72,7 @@ LOAD_OUTPUT = envelope(
                     ("id", "type", "title", "tier", "tokens"),
                 ),
             },
+            "marks": {"type": "object", "additionalProperties": _MARKS},
         },
         ("selected_keys", "body_keys", "card_ids", "omitted_ids", "tokens", "memories"),
     )
@@ -78,7 +86,13 @@ ROUTE_OUTPUT = envelope(
             "entries": {
                 "type": "array",
                 "items": data(
-                    _ENTRY_BASE | {"score": _SCORE, "tier": {"type": "string"}, "reason": {"type": "string"}},
+                    _ENTRY_BASE
+                    | {
+                        "score": _SCORE,
+                        "tier": {"type": "string"},
+                        "reason": {"type": "string"},
+                        "marks": _MARKS,
+                    },
                     ("id", "type", "scope", "score", "reason"),
                 ),
             },
@@ -111,7 +125,12 @@ SEARCH_OUTPUT = envelope(
                 "type": "array",
                 "items": data(
                     _ENTRY_BASE
-                    | {"score": _SCORE, "title": {"type": "string"}, "snippet": {"type": "string"}},
+                    | {
+                        "score": _SCORE,
+                        "title": {"type": "string"},
+                        "snippet": {"type": "string"},
+                        "marks": _MARKS,
+                    },
                     ("id", "type", "scope", "score", "title", "snippet"),
                 ),
             },

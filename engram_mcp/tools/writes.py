@@ -7,6 +7,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from engram_mcp import writes
+from engram_mcp.code_preview import CANDIDATE_PROPERTIES
 from engram_mcp.outcome import Outcome, failure
 from engram_mcp.schemas import MEMORY_ID, SCOPES, data, envelope, obj, text
 from engram_mcp.tools.base import Flags
@@ -36,6 +37,7 @@ CANDIDATE = obj(
         },
         "id": MEMORY_ID | {"description": "The id to use, or an existing id to update"},
         "supersedes": MEMORY_ID | {"description": "The id of the memory this one replaces"},
+        **CANDIDATE_PROPERTIES,  # engram_mcp.code_preview: refs, valid_until, review_after
     },
     ("type", "title", "body"),
 )

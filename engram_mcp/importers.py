@@ -1,0 +1,299 @@
+"""`engram import SOURCE [PATH]`: what users already wrote for other hosts, as candidates.
+
+Sources and where each host keeps its files (PATH overrides):
+
+| source | files |
+| --- | --- |
+| `claude-md` | `CLAUDE.md` (else `.claude/CLAUDE.md`) |
+| `agents-md` | `AGENTS.md` |
+| `cursor-rules` | `.cursor/rules/*.mdc` (front matter `description`, `globs`, `alwaysApply`); `.cursorrules` |
+| `copilot` | `.github/copilot-instructions.md`, and `.github/instructions/*.instructions.md` (`applyTo`) |
+| `claude-memory` | Claude Code's auto memory of this project, `~/.claude/projects/<project>/memory/`: `MEMORY.md` (an index, first lines loaded every session) and topic files with front matter `name`, `description`, `type: user | feedback | project | reference`. `<project>` is the git root of the workspace (worktrees share it), every character but letters and digits replaced by `-` |
+
+Markdown instructions become one candidate per list item or paragraph, under the heading
+it sits in (its title and tag); a fenced code block joins the item before it. A Cursor rule
+or an auto-memory topic file is one candidate each; `globs` / `applyTo` become `paths`.
+The type is read from the words (always/never/must → rule; commands, build, test steps →
+procedure; "decided", "instead of" → decision; gotcha, careful, beware → gotcha; style,
+naming → convention; else convention, or fact for architecture/overview sections).
+
+Nothing is written here: the candidates go through the verdicts, redaction and the approval
+token like any save (`engram commit TOKEN`).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+SOURCES: Final = ("claude-md", "agents-md", "cursor-rules", "copilot", "claude-memory")
+MAX_CANDIDATES: Final = 100
+MAX_FILE_BYTES: Final = 512 * 1024
+MAX_TITLE: Final = 90
+
+
+@dataclass(slots=True)
+class Imported:
+    where: str
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""
+
+
+def _read(path: Path) -> str:
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+            return ""
+        return path.read_bytes().decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
+    except OSError:
+        return ""
+
+
+def _front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """Lenient front matter for other hosts' files (a Cursor `globs: *.ts` is not YAML)."""
+    if not text.startswith("---\n"):
+        return {}, text
+    end = text.find("\n---", 3)
+    if end == -1:
+        return {}, text
+    block, body = text[4:end], text[end + 4 :].lstrip("\n")
+    try:
+        meta = yaml.safe_load(block)
+    except yaml.YAMLError:
+        meta = None
+    if not isinstance(meta, dict):
+        meta = {}
+        for line in block.splitlines():
+            name, sep, value = line.partition(":")
+            if sep:
+                meta[name.strip()] = value.strip()
+    return meta, body
+
+
+def _globs(value: Any) -> list[str]:
+    if isinstance(value, list):
+        items = [str(v) for v in value]
+    elif isinstance(value, str):
+        items = value.split(",")
+    else:
+        items = []
+    return [g.strip().strip("\"'") for g in items if g and g.strip()][:20]
+
+
+_RULE: Final = re.compile(r"\b(always|never|must|don'?t|do not)\b", re.I)
+_WEAK_RULE: Final = re.compile(r"\b(avoid|only|should not|shouldn'?t|prefer)\b", re.I)
+_PROCEDURE: Final = re.compile(
+    r"\b(command|commands|build|run|setup|set up|install|workflow|how to|steps?|release|deploy|test(s|ing)?)\b",
+    re.I,
+)
+_DECISION: Final = re.compile(r"\b(decided|decision|we chose|instead of|chosen)\b", re.I)
+_GOTCHA: Final = re.compile(r"\b(gotcha|careful|beware|pitfall|caveat|watch out|warning)\b", re.I)
+_FACT: Final = re.compile(r"\b(architecture|overview|structure|layout|about)\b", re.I)
+
+
+def _type(heading: str, text: str) -> str:
+    if _GOTCHA.search(heading) or _GOTCHA.search(text):
+        return "gotcha"
+    if _DECISION.search(text) or _DECISION.search(heading):
+        return "decision"
+    if _RULE.search(text):
+        return "rule"
+    if _PROCEDURE.search(heading) or "```" in text:
+        return "procedure"
+    if _FACT.search(heading):
+        return "fact"
+    if _WEAK_RULE.search(text):
+        return "rule"
+    return "convention"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40]
+
+
+def _title(heading: str, text: str) -> str:
+    first = re.sub(r"[`*#]", "", text.strip().splitlines()[0]).strip()
+    first = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0].rstrip(".:")
+    if len(first) > MAX_TITLE:
+        first = first[: MAX_TITLE - 1].rsplit(" ", 1)[0] + "…"
+    return first or heading or "imported"
+
+
+_BOILERPLATE: Final = re.compile(r"This file provides guidance to ", re.I)
+"""The first line `/init` writes into CLAUDE.md: about the file, not the project."""
+_ITEM: Final = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+
+
+def markdown_candidates(text: str, source: str, paths: list[str] | None = None) -> list[dict[str, Any]]:
+    """One candidate per top-level list item or paragraph; code blocks join the item before."""
+    blocks: list[tuple[str, str]] = []
+    heading = ""
+    current: list[str] = []
+    fence = ""
+
+    def close() -> None:
+        if current and "".join(current).strip():
+            blocks.append((heading, "\n".join(current).strip("\n")))
+        current.clear()
+
+    for line in text.splitlines():
+        stripped = line.strip()
+        if fence:
+            current.append(line)
+            if stripped.startswith(fence):
+                fence = ""
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            if not current and blocks and blocks[-1][0] == heading:
+                current.extend(blocks.pop()[1].splitlines())  # the code block belongs to the item before
+            current.append(line)
+            continue
+        if re.match(r"^#{1,6}\s", stripped):
+            close()
+            heading = stripped.lstrip("#").strip()
+            continue
+        if not stripped:
+            close()
+            continue
+        if stripped.startswith(("<!--", "@")) and not current:
+            continue  # comments and Claude's @imports carry no knowledge of their own
+        if _ITEM.match(line):  # a top-level item starts a candidate
+            close()
+            current.append(_ITEM.sub("", line, count=1))
+            continue
+        current.append(line.strip() if not line.startswith("  ") else line)
+    close()
+    out = []
+    for where, body in blocks:
+        if len(body) < 12 or _BOILERPLATE.match(body):
+            continue
+        tags = [t for t in (_slug(where), source) if t]
+        candidate: dict[str, Any] = {
+            "type": _type(where, body),
+            "title": _title(where, body),
+            "body": body
+            + (
+                f"\n\n(imported from {source}, section “{where}”)"
+                if where
+                else f"\n\n(imported from {source})"
+            ),
+            "tags": list(dict.fromkeys(tags)),
+        }
+        if paths:
+            candidate["paths"] = paths
+        out.append(candidate)
+    return out
+
+
+def _claude_project_dir(workspace: Path, home: Path) -> Path:
+    """`~/.claude/projects/<git root, non-alphanumerics as ->/memory/` (worktrees share it)."""
+    root = workspace
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            cwd=workspace,
+            capture_output=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+        )
+        if done.returncode == 0 and done.stdout.strip():
+            common = Path(done.stdout.decode().strip())
+            root = common.parent if common.name == ".git" else root
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(root)) / "memory"
+
+
+_CLAUDE_TYPES: Final = {"user": "preference", "feedback": "rule", "project": "decision", "reference": "fact"}
+
+
+def claude_memory(folder: Path) -> list[dict[str, Any]]:
+    """Auto-memory topic files, one candidate each; MEMORY.md lines that are not links to a
+    topic file are candidates too (older memories were written straight into it)."""
+    out: list[dict[str, Any]] = []
+    for path in sorted(folder.glob("*.md")):
+        if path.name == "MEMORY.md":
+            continue
+        meta, body = _front_matter(_read(path))
+        if not body.strip():
+            continue
+        name = str(meta.get("name") or meta.get("description") or path.stem.replace("-", " "))
+        kind = _CLAUDE_TYPES.get(str(meta.get("type", "")), _type("", body))
+        text = body.strip()
+        if meta.get("description") and str(meta["description"]) not in text:
+            text = f"{meta['description']}\n\n{text}"
+        out.append(
+            {
+                "type": kind,
+                "title": _title("", name),
+                "body": text + "\n\n(imported from Claude Code auto memory)",
+                "tags": ["claude-memory"],
+                "scope": "user" if meta.get("type") == "user" else "project",
+            }
+        )
+    index = _read(folder / "MEMORY.md")
+    if index:
+        kept = "\n".join(line for line in index.splitlines() if not re.search(r"\]\([^)]+\.md\)", line))
+        out.extend(markdown_candidates(kept, "claude-memory"))
+    return out
+
+
+def read(source: str, workspace: Path, path: str | None = None, home: Path | None = None) -> Imported:
+    """The candidates of one source (at most MAX_CANDIDATES; the note says how many more)."""
+    home = home or Path.home()
+    found: Imported
+    if source in ("claude-md", "agents-md"):
+        default = ["CLAUDE.md", ".claude/CLAUDE.md"] if source == "claude-md" else ["AGENTS.md"]
+        files = [Path(path)] if path else [workspace / d for d in default]
+        target = next((f for f in files if f.is_file()), files[0])
+        found = Imported(_shown(target, workspace), markdown_candidates(_read(target), source))
+    elif source == "copilot":
+        target = Path(path) if path else workspace / ".github" / "copilot-instructions.md"
+        found = Imported(_shown(target, workspace), markdown_candidates(_read(target), source))
+        if not path:
+            for extra in sorted((workspace / ".github" / "instructions").glob("*.instructions.md")):
+                meta, body = _front_matter(_read(extra))
+                found.candidates += markdown_candidates(body, source, _globs(meta.get("applyTo")))
+    elif source == "cursor-rules":
+        target = Path(path) if path else workspace / ".cursor" / "rules"
+        files = sorted(target.rglob("*.mdc")) if target.is_dir() else [target]
+        found = Imported(_shown(target, workspace))
+        for rule in files:
+            meta, body = _front_matter(_read(rule))
+            if not body.strip():
+                continue
+            title = str(meta.get("description") or "") or _title("", body)
+            candidate: dict[str, Any] = {
+                "type": _type(title, body) if _type(title, body) != "convention" else "rule",
+                "title": _title("", title),
+                "body": body.strip() + f"\n\n(imported from Cursor rule {rule.name})",
+                "tags": ["cursor-rules", _slug(rule.stem)],
+            }
+            if globs := _globs(meta.get("globs")):
+                candidate["paths"] = globs
+            found.candidates.append(candidate)
+        legacy = workspace / ".cursorrules"
+        if not path and legacy.is_file():
+            found.candidates += markdown_candidates(_read(legacy), "cursor-rules")
+    elif source == "claude-memory":
+        target = Path(path) if path else _claude_project_dir(workspace, home)
+        found = Imported(str(target).replace(str(home), "~", 1), claude_memory(target))
+    else:  # pragma: no cover - argparse limits the choices
+        raise ValueError(source)
+    if len(found.candidates) > MAX_CANDIDATES:
+        more = len(found.candidates) - MAX_CANDIDATES
+        found.candidates = found.candidates[:MAX_CANDIDATES]
+        found.note = f"{more} more item(s) were not proposed: commit these, then import again"
+    return found
+
+
+def _shown(path: Path, workspace: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(workspace.resolve()))
+    except (ValueError, OSError):
+        return path.name

@@ -1,0 +1,384 @@
+"""Staleness: each returned memory's `refs` checked against the working tree, on every read.
+
+A reference is broken when its file is gone (`store/bm25.py renamed or deleted`), when the
+symbol it names is no longer defined there (`InvertedIndex no longer defined in
+store/bm25.py`; the definition check is store.refs.defined_names), when no file matches its
+glob, or when it could name something outside the workspace. A memory with a broken reference
+is `stale`, with every reason. Softer marks, which keep the body in a load:
+
+* `review` — where git is available, a cited file whose commits since the memory's `updated`
+  (or `created`) changed at least half of its lines (and at least REVIEW_MIN_LINES lines);
+  and a memory whose `review_after` date has passed (store.validity).
+
+Costs: per cited file, one `stat` per read; the file's defined names are read again only when
+its mtime or size changes, and a memory's parsed refs are kept by its content hash, so a warm
+check costs microseconds. A glob is listed again at most every GLOB_SECONDS. Git is asked once
+per process whether the workspace is a repository, then once per batch of newly cited files
+(`git log --numstat`), again only when HEAD or its reflog changes. Nothing is cached across
+processes and nothing is written: marks clear on the next read after the file comes back.
+
+Only project-scope memories are checked: a user-scope memory travels to every workspace, where
+its paths mean nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mode
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from store.memory import Memory
+from store.refs import GIT_TIMEOUT, MAX_SCAN_BYTES, Ref, defined_names, memory_refs
+from store.route import glob_match
+from store.validity import review_due
+
+REVIEW_MIN_LINES: Final = 20
+REVIEW_SHARE: Final = 0.5
+GLOB_SECONDS: Final = 2.0
+_CACHE_LIMIT: Final = 50000
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """`kind` is `stale` (a body is shown only when asked) or `review` (shown, flagged)."""
+
+    kind: str
+    reason: str
+
+    def data(self) -> dict[str, str]:
+        return {"kind": self.kind, "reason": self.reason}
+
+
+def marks_data(marks: Sequence[Mark]) -> list[dict[str, str]]:
+    return [m.data() for m in marks]
+
+
+def is_stale(marks: Sequence[Mark]) -> bool:
+    return any(m.kind == "stale" for m in marks)
+
+
+def describe(marks: Sequence[Mark]) -> str:
+    """`stale: a; b` / `review: c`, for one line of text."""
+    parts = []
+    for kind in ("stale", "review"):
+        reasons = [m.reason for m in marks if m.kind == kind]
+        if reasons:
+            parts.append(f"{kind}: {'; '.join(reasons)}")
+    return " · ".join(parts)
+
+
+@dataclass(slots=True)
+class _File:
+    mtime_ns: int
+    size: int
+    names: frozenset[str] | None = None
+    lines: int = -1
+
+
+class Checker:
+    """The checks of one workspace, with their caches (thread-safe; one per workspace)."""
+
+    def __init__(self, workspace: Path, *, git: bool = True) -> None:
+        self.root = workspace
+        self._root_real = os.path.realpath(workspace)
+        self._prefix = os.path.join(str(workspace), "")
+        self._files: dict[str, _File] = {}
+        self._refs: dict[tuple[str, str], tuple[tuple[Ref, ...], float | None, str]] = {}
+        """(refs, updated, review_after) by (file, content hash): front matter read once."""
+        self._globs: dict[str, tuple[float, bool]] = {}
+        self._lock = threading.Lock()
+        self._git_wanted = git
+        self._git_dir: str | None | bool = None if git else False
+        self._git_key: tuple[object, ...] = ()
+        self._churn: dict[str, list[tuple[int, int]]] = {}
+
+    # --- the checks ----------------------------------------------------------------------
+    def marks(
+        self, memory: Memory, today: str = "", seen: dict[str, _File | None] | None = None
+    ) -> tuple[Mark, ...]:
+        """Every mark of one memory now (empty for a user-scope memory without review_after).
+        `seen`: files already stat'ed during this read, so each is looked at once."""
+        found: list[Mark] = []
+        if memory.scope == "project":
+            refs, updated, _ = self._parsed(memory)
+            if refs:
+                found.extend(self._broken(refs, {} if seen is None else seen))
+                if not found and updated is not None:
+                    found.extend(self._review(refs, updated))
+        if today and memory.tier == "durable":
+            due = review_due(self._parsed(memory)[2], today)
+            if due:
+                found.append(Mark("review", due))
+        return tuple(found)
+
+    def many(self, memories: Iterable[Memory], today: str = "") -> dict[str, tuple[Mark, ...]]:
+        """Marks by display key (`id`, `user:id`, `note:id`) of the memories that have any."""
+        memories = list(memories)
+        mark = self.marker(memories, today)
+        out = {}
+        for memory in memories:
+            marks = mark(memory)
+            if marks:
+                out[key(memory)] = marks
+        return out
+
+    def marker(self, likely: Iterable[Memory], today: str) -> Callable[[Memory], tuple[Mark, ...]]:
+        """`marks` for one read: git is asked once for the `likely` memories' files, and each
+        cited file is stat'ed once however many memories cite it."""
+        self._prefetch_churn(list(likely))
+        seen: dict[str, _File | None] = {}
+        return lambda memory: self.marks(memory, today, seen)
+
+    def _parsed(self, memory: Memory) -> tuple[tuple[Ref, ...], float | None, str]:
+        cache_key = (memory.path or memory.id, memory.hash)
+        found = self._refs.get(cache_key)
+        if found is None:
+            meta = memory.meta
+            refs = memory_refs(meta.get("refs")) if memory.scope == "project" else ()
+            updated = _epoch(meta.get("updated") or meta.get("created"))
+            review_after = meta.get("review_after")
+            found = (refs, updated, review_after if isinstance(review_after, str) else "")
+            with self._lock:
+                if len(self._refs) > _CACHE_LIMIT:
+                    self._refs.clear()
+                self._refs[cache_key] = found
+        return found
+
+    def _broken(self, refs: Sequence[Ref], seen: dict[str, _File | None]) -> list[Mark]:
+        out = []
+        for ref in refs:
+            reason = self.problem(ref, seen)
+            if reason:
+                out.append(Mark("stale", reason))
+        return out
+
+    def problem(self, ref: Ref, seen: dict[str, _File | None] | None = None) -> str:
+        """Why `ref` no longer resolves in the working tree ("" when it does)."""
+        if not ref.path:
+            return f"{ref.text[:80]} is not a path inside the workspace"
+        if ref.glob:
+            return "" if self._glob_matches(ref.path) else f"no file matches {ref.path}"
+        if seen is None:
+            entry = self._stat(ref.path)
+        elif ref.path in seen:
+            entry = seen[ref.path]
+        else:
+            entry = seen[ref.path] = self._stat(ref.path)
+        if entry is None:
+            return f"{ref.path} renamed or deleted"
+        if ref.symbol and ref.symbol not in self._names(ref.path, entry):
+            return f"{ref.symbol} no longer defined in {ref.path}"
+        return ""
+
+    def _stat(self, rel: str) -> _File | None:
+        try:
+            found = os.stat(self._prefix + rel)
+        except (OSError, ValueError):
+            return None
+        if stat_mode.S_ISDIR(found.st_mode):
+            return _File(found.st_mtime_ns, found.st_size, frozenset())
+        if not stat_mode.S_ISREG(found.st_mode):
+            return None
+        cached = self._files.get(rel)
+        if cached is not None and (cached.mtime_ns, cached.size) == (found.st_mtime_ns, found.st_size):
+            return cached
+        fresh = _File(found.st_mtime_ns, found.st_size)
+        with self._lock:
+            if len(self._files) > _CACHE_LIMIT:
+                self._files.clear()
+            self._files[rel] = fresh
+        return fresh
+
+    def _names(self, rel: str, entry: _File) -> frozenset[str]:
+        if entry.names is None:
+            entry.names, entry.lines = self._read(rel, entry)
+        return entry.names
+
+    def _read(self, rel: str, entry: _File) -> tuple[frozenset[str], int]:
+        """The defined names and line count of a cited file, read only from inside the
+        workspace (a link leading outside reads as an empty file) and only when not too big."""
+        full = os.path.join(self.root, rel)
+        real = os.path.realpath(full)
+        if not real.startswith(self._root_real + os.sep) or entry.size > MAX_SCAN_BYTES:
+            return frozenset(), 0
+        try:
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            try:
+                if not stat_mode.S_ISREG(os.fstat(fd).st_mode):
+                    return frozenset(), 0
+                data = os.read(fd, MAX_SCAN_BYTES + 1)
+            finally:
+                os.close(fd)
+        except OSError:
+            return frozenset(), 0
+        text = data.decode("utf-8", "replace")
+        return defined_names(text), text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+    def _glob_matches(self, pattern: str) -> bool:
+        now = time.monotonic()
+        cached = self._globs.get(pattern)
+        if cached is not None and now - cached[0] < GLOB_SECONDS:
+            return cached[1]
+        found = self._glob_now(pattern)
+        with self._lock:
+            self._globs[pattern] = (now, found)
+        return found
+
+    def _glob_now(self, pattern: str) -> bool:
+        parts = pattern.split("/")
+        fixed = []
+        for part in parts:
+            if any(ch in part for ch in "*?["):
+                break
+            fixed.append(part)
+        base = os.path.join(self.root, *fixed) if fixed else str(self.root)
+        if len(fixed) == len(parts):
+            return os.path.exists(base)
+        seen = 0
+        for folder, dirs, files in os.walk(base):
+            dirs[:] = [d for d in dirs if d not in (".git", ".engram", "node_modules")]
+            rel_folder = os.path.relpath(folder, self.root).replace(os.sep, "/")
+            for name in files:
+                seen += 1
+                rel = name if rel_folder == "." else f"{rel_folder}/{name}"
+                if glob_match(rel, pattern):
+                    return True
+            if seen > 100000:
+                return True  # too large to be sure: never a false stale mark
+        return False
+
+    # --- review marks (git) --------------------------------------------------------------
+    def _git(self) -> str | None:
+        if self._git_dir is None:
+            self._git_dir = False
+            done = _run_git(self.root, ["rev-parse", "--absolute-git-dir"])
+            if done is not None and done.strip():
+                self._git_dir = done.strip()
+        return self._git_dir if isinstance(self._git_dir, str) else None
+
+    def _fresh_git_key(self, git_dir: str) -> None:
+        key = tuple(_stamp(os.path.join(git_dir, name)) for name in ("HEAD", "logs/HEAD"))
+        if key != self._git_key:
+            with self._lock:
+                self._git_key = key
+                self._churn = {}
+
+    def _prefetch_churn(self, memories: Sequence[Memory]) -> None:
+        """Ask git once for the history of every cited file not yet known (one subprocess)."""
+        git_dir = self._git()
+        if git_dir is None:
+            return
+        self._fresh_git_key(git_dir)
+        wanted: set[str] = set()
+        for memory in memories:
+            if memory.scope != "project":
+                continue
+            refs, updated, _ = self._parsed(memory)
+            if updated is None:
+                continue
+            wanted.update(r.path for r in refs if r.path and not r.glob and r.path not in self._churn)
+        if wanted:
+            self._load_churn(sorted(wanted))
+
+    def _load_churn(self, paths: Sequence[str]) -> None:
+        found: dict[str, list[tuple[int, int]]] = {p: [] for p in paths}
+        out = _run_git(
+            self.root, ["log", "--no-renames", "--relative", "--numstat", "--format=@%ct", "--", *paths]
+        )
+        when = 0
+        for line in (out or "").splitlines():
+            if line.startswith("@"):
+                when = int(line[1:] or 0)
+                continue
+            parts = line.split("\t")
+            if len(parts) == 3 and parts[2] in found:
+                added = int(parts[0]) if parts[0].isdigit() else 0
+                deleted = int(parts[1]) if parts[1].isdigit() else 0
+                found[parts[2]].append((when, added + deleted))
+        with self._lock:
+            self._churn.update(found)
+
+    def _review(self, refs: Sequence[Ref], updated: float) -> list[Mark]:
+        if self._git() is None:
+            return []
+        missing = [r.path for r in refs if r.path and not r.glob and r.path not in self._churn]
+        if missing:
+            self._load_churn(sorted(set(missing)))
+        out = []
+        for path in dict.fromkeys(r.path for r in refs if r.path and not r.glob):
+            changed = sum(lines for when, lines in self._churn.get(path, ()) if when > updated)
+            if changed < REVIEW_MIN_LINES:
+                continue
+            entry = self._stat(path)
+            if entry is None:
+                continue
+            if entry.lines < 0:
+                entry.names, entry.lines = self._read(path, entry)
+            if changed >= REVIEW_SHARE * entry.lines:
+                out.append(
+                    Mark("review", f"{path} changed a lot since this memory was updated ({changed} lines)")
+                )
+        return out
+
+
+def key(memory: Memory) -> str:
+    """How reads name a memory in their marks: `id`, `user:id`, `note:id` (as verify does)."""
+    if memory.tier == "working":
+        return f"note:{memory.id}"
+    return memory.id if memory.scope == "project" else f"user:{memory.id}"
+
+
+_checkers: dict[str, Checker] = {}
+_checkers_lock = threading.Lock()
+
+
+def checker(workspace: Path) -> Checker:
+    """The one Checker of a workspace in this process (its caches shared by every read)."""
+    name = str(workspace)
+    with _checkers_lock:
+        found = _checkers.get(name)
+        if found is None:
+            found = _checkers[name] = Checker(workspace, git=os.environ.get("ENGRAM_GIT", "1") != "0")
+        return found
+
+
+def _run_git(cwd: Path, args: list[str]) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-c", "core.fsmonitor=false", *args],
+            cwd=cwd,
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
+
+
+def _epoch(value: object) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
