@@ -17,16 +17,14 @@ from typing import Any
 
 from engram_mcp.hosts.audit import audit
 from engram_mcp.hosts.command import is_current, resolve
+from engram_mcp.hosts.edits import HostError, Result, read
 from engram_mcp.hosts.findings import Finding, Where
 from engram_mcp.hosts.link import (
-    HostError,
-    Result,
     current_entry,
     entry_is_ours,
     hook_installed,
     link_file,
     link_hook,
-    read,
 )
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, claude_settings, known_files
