@@ -1,6 +1,7 @@
 """`engram link` / `unlink` / `upgrade`: add, re-pin or remove engram's entry in host configs.
 
 Only engram's entry (Codex: its managed block; Claude: its SessionStart handler) changes;
+the `/engram` command (commands.py) is installed beside it and removed with it;
 every other byte stays. Writes are atomic, keep the file mode, and keep one `.bak` of the
 original on the first change. A file that does not parse is left untouched. An `engram` entry
 that is not ours (another tool uses the same name) is reported and left alone without --force.
@@ -15,6 +16,7 @@ from typing import Any, Final
 
 from engram_mcp.hosts import codex_toml, gate_rules, jsonc
 from engram_mcp.hosts.command import is_ours, pinned
+from engram_mcp.hosts.commands import command_files, link_command, unlink_command
 from engram_mcp.hosts.edits import HostError as HostError
 from engram_mcp.hosts.edits import Result as Result
 from engram_mcp.hosts.edits import finish, read
@@ -276,12 +278,14 @@ def link(
     env: Mapping[str, str] = os.environ,
 ) -> list[Result]:
     resolved = resolve(target, global_, workspace, env)
+    files = command_files(target, global_, workspace, env)
     if isinstance(resolved, Skip):
         if resolved.message == "claude-global":
             user_hook = hook_installed(Path(env.get("HOME") or Path.home()) / ".claude" / "settings.json")
-            return [
-                Result(target, "~/.claude.json", "printed", claude_global_command(no_hook and not user_hook))
-            ]
+            printed = Result(
+                target, "~/.claude.json", "printed", claude_global_command(no_hook and not user_hook)
+            )
+            return [printed, *(link_command(f, force=force, dry_run=dry_run) for f in files)]
         return [Result(target, "-", "skipped", resolved.message)]
     results = []
     args: list[str] = []
@@ -292,6 +296,7 @@ def link(
     results.append(link_file(resolved, args=args, force=force, dry_run=dry_run))
     if results[0].failed:
         return results
+    results.extend(link_command(f, force=force, dry_run=dry_run) for f in files)
     if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
         results[0].step = f"{step.message}: {step.fix}"
     user_settings = Path(env.get("HOME") or Path.home()) / ".gemini" / "settings.json"
@@ -315,11 +320,17 @@ def unlink(
     env: Mapping[str, str] = os.environ,
 ) -> list[Result]:
     resolved = resolve(target, global_, workspace, env)
+    files = command_files(target, global_, workspace, env)
     if isinstance(resolved, Skip):
         if resolved.message == "claude-global":
-            return [Result(target, "~/.claude.json", "printed", "claude mcp remove --scope user engram")]
+            printed = Result(target, "~/.claude.json", "printed", "claude mcp remove --scope user engram")
+            return [printed, *(unlink_command(f, dry_run=dry_run) for f in files)]
         return [Result(target, "-", "skipped", resolved.message)]
     results = [unlink_file(resolved, force=force, dry_run=dry_run)]
-    if target == "claude" and not results[0].failed:
+    if results[0].failed:
+        return results
+    # the command before the hook: the hook's removal takes away a .claude/ left empty
+    results.extend(unlink_command(f, dry_run=dry_run) for f in files)
+    if target == "claude":
         results.append(unlink_hook(workspace, dry_run))
     return results
