@@ -35,17 +35,20 @@ _QUIET_BRANCHES: Final = frozenset(("main", "master", "develop", "dev", "trunk",
 
 
 def git_objective(workspace: Path) -> tuple[str, str]:
-    """(task words, what they came from) from the branch and recent commits; ("", "") when git
-    has nothing to say."""
+    """(task words, what they came from) from the branch and recent commits, read with one git
+    call; ("", "") when git has nothing to say."""
     try:
         done = subprocess.run(
             [
                 "git",
                 "-C",
                 str(workspace),
+                "-c",
+                "log.showSignature=false",
                 "log",
+                "--no-color",
                 f"-{COMMITS}",
-                "--format=%s",
+                "--format=%D%x1f%s",
                 "HEAD",
                 "--",
             ],
@@ -54,19 +57,12 @@ def git_objective(workspace: Path) -> tuple[str, str]:
             timeout=GIT_SECONDS,
             check=False,
         )
-        head = subprocess.run(
-            ["git", "-C", str(workspace), "symbolic-ref", "--short", "-q", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_SECONDS,
-            check=False,
-        )
     except (OSError, subprocess.SubprocessError):
         return "", ""
-    branch = head.stdout.strip() if head.returncode == 0 else ""
-    subjects = (
-        [line.strip() for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
-    )
+    rows = [line.split("\x1f", 1) for line in done.stdout.splitlines()] if done.returncode == 0 else []
+    subjects = [row[1].strip() for row in rows if len(row) == 2 and row[1].strip()]
+    refs = rows[0][0] if rows else ""  # the first commit's decoration: "HEAD -> fix/x, origin/fix/x"
+    branch = refs.removeprefix("HEAD -> ").split(",")[0].strip() if refs.startswith("HEAD -> ") else ""
     words = " ".join(re.split(r"[/_.\-]+", branch)).strip() if branch.lower() not in _QUIET_BRANCHES else ""
     parts = [words, *subjects] if words else subjects
     if not parts:
