@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from e2e import relay
-from e2e.fakes.script import COMMIT_SUFFIX, Script
+from e2e.fakes.script import COMMIT_SUFFIX, CommandScript, Script
 from e2e.fakes.server import FakeModel
 from e2e.hosts import Host
 from e2e.sandbox import Ran, Sandbox
@@ -156,3 +156,57 @@ def _save(log: Path, ran: Ran) -> None:
         out.write(
             f"$ {' '.join(ran.argv)}\n[exit {ran.returncode}]\n--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}\n\n"
         )
+
+
+@dataclass
+class CommandFinding:
+    """What `/engram ss -f` did in one host: witnesses are the recording `engram` on PATH (argv
+    and exit code of every call), the scripted model (the shell call it made after reading the
+    installed command, and what the host returned), and the memory files."""
+
+    host: str
+    installed: bool = False
+    asked: list[str] = field(default_factory=list)
+    """Shell commands the model asked the host to run."""
+    ran: list[dict[str, Any]] = field(default_factory=list)
+    """`engram` calls the host's shell made ({"argv", "exit"}), the hook's included."""
+    answer: str = ""
+    written: list[str] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def saved(self) -> bool:
+        return any(call["argv"][:2] == ["save-session", "--force"] for call in self.ran)
+
+    @property
+    def ok(self) -> bool:
+        return self.installed and self.saved and bool(self.written) and not self.error
+
+
+def check_command(host: Host, executable: Path, root: Path, timeout: float) -> CommandFinding:
+    finding = CommandFinding(host.name)
+    box = Sandbox(root)
+    calls = root / "engram-cli.jsonl"
+    bin_dir = relay.install_cli(root / "relay", calls).parent
+    relay.install(root / "relay", root / "engram-mcp.jsonl")
+    for args in host.links:
+        _save(root / "link.log", box.engram("link", *args))
+    finding.installed = any(p.name.startswith("engram") for p in box.workspace.glob(".claude/commands/*.md"))
+    before = box.memory()
+    script = CommandScript("", root / "model.jsonl")
+    fake = FakeModel(script, host.api)
+    try:
+        env = {**host.prepare(box, fake.url), "PATH": f"{bin_dir}{os.pathsep}{box.env['PATH']}"}
+        for n, args in enumerate(host.command_runs, 1):
+            ran = box.run([str(executable), *args], env=env, timeout=timeout)
+            _save(root / f"run-{n}.log", ran)
+            if ran.returncode is None:
+                finding.error = f"run {n} timed out after {timeout:.0f} s"
+    finally:
+        fake.close()
+    finding.asked = list(script.shell_calls)
+    finding.answer = " ".join(" ".join(script.shell_results).split())[:240]
+    finding.ran = [entry for entry in relay.read(calls) if isinstance(entry, dict) and "argv" in entry]
+    after = box.memory()
+    finding.written = sorted(key for key in after.keys() | before.keys() if before.get(key) != after.get(key))
+    return finding

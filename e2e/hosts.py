@@ -21,6 +21,8 @@ from e2e.fakes.server import Responder
 from e2e.sandbox import Sandbox
 
 PROMPT = "Commit the pending engram proposal."
+RULE = "Remember that we always run make lint before every commit in this repository."
+"""What the human says before `/engram ss -f` in the command scenario: what it must save."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,9 @@ class Host:
     run_args: tuple[str, ...]
     list_args: tuple[str, ...] | None = None
     """The host's own `mcp list`, which connects to each server; None when it only reads config."""
+    command_runs: tuple[tuple[str, ...], ...] = ()
+    """The `/engram` scenario (check.check_command): a session where the human states a rule,
+    then the same session continued with `/engram ss -f`; empty for hosts not driven yet."""
 
 
 def _claude(box: Sandbox, url: str) -> dict[str, str]:
@@ -133,6 +138,10 @@ HOSTS: tuple[Host, ...] = (
         _claude,
         ("-p", PROMPT, "--output-format", "stream-json", "--verbose"),
         ("mcp", "list"),
+        (
+            ("-p", RULE, "--output-format", "stream-json", "--verbose"),
+            ("-p", "--continue", "/engram ss -f", "--output-format", "stream-json", "--verbose"),
+        ),
     ),
     Host(
         "codex",

@@ -63,3 +63,22 @@ def read(log: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue
     return entries
+
+
+CLI_SCRIPT = """#!{python}
+import json, subprocess, sys
+done = subprocess.run([{engram!r}, *sys.argv[1:]])
+with open({log!r}, "a", encoding="utf-8") as out:
+    out.write(json.dumps({{"argv": sys.argv[1:], "exit": done.returncode}}) + "\\n")
+sys.exit(done.returncode)
+"""
+
+
+def install_cli(folder: Path, log: Path) -> Path:
+    """An `engram` in `folder` that runs this checkout's and records each call (argv, exit code)
+    in `log`: the witness that a host's shell really ran `engram save-session --force`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cli = folder / "engram"
+    cli.write_text(CLI_SCRIPT.format(python=sys.executable, log=str(log), engram=str(BIN / "engram")))
+    cli.chmod(0o755)
+    return cli

@@ -8,6 +8,11 @@ proposal and run the host headless with its default permissions against a script
 when any host wrote memory or did not offer the read tools (`engram_search`, `engram_load`)
 to the model; 2 when a host could not be installed.
 
+Hosts with a `/engram` scenario (e2e/hosts.py `command_runs`: Claude Code) are then run once
+more in a fresh sandbox: the human states a rule, then continues the session with
+`/engram ss -f`; the installed command must end in `engram save-session --force` being run
+(witnessed by a recording `engram` on PATH) and the rule being saved.
+
 Each run's files (sandbox, host output, the model's request log, the relay's record of what
 the host sent engram) stay under <cache>/runs/latest/<host>/ for inspection.
 """
@@ -23,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from e2e import install  # noqa: E402
-from e2e.check import Finding, check  # noqa: E402
+from e2e.check import Finding, check, check_command  # noqa: E402
 from e2e.hosts import HOSTS  # noqa: E402
 
 COLUMNS = (
@@ -77,10 +82,34 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{finding.host}: {finding.attempts} runs (engram's tools were not ready in time before)")
         if finding.error:
             print(f"{finding.host}: {finding.error}")
+    commands = []
+    for host in chosen:
+        if not host.command_runs:
+            continue
+        executable = install.ensure(host.package, host.version, host.binary)
+        print(f"{host.name}: /engram ss -f …", file=sys.stderr, flush=True)
+        commands.append(check_command(host, executable, runs / f"{host.name}-command", args.timeout))
+    for command in commands:
+        saves = [call for call in command.ran if call["argv"][:1] == ["save-session"]]
+        print(
+            f"{command.host}: /engram ss -f: command installed {'y' if command.installed else 'n'}; "
+            f"model ran {command.asked or '-'}; engram ran "
+            + (
+                ", ".join(f"`engram {' '.join(c['argv'])}` (exit {c['exit']})" for c in saves)
+                or "no save-session"
+            )
+            + f"; memory written: {', '.join(command.written) or 'none'}"
+        )
+        if command.answer:
+            print(f"{command.host}: the shell answered: {command.answer}")
+        if command.error:
+            print(f"{command.host}: {command.error}")
     print(f"logs: {runs}")
     failed = [finding.host for finding in findings if not finding.ok]
+    failed += [f"{command.host} (/engram ss -f)" for command in commands if not command.ok]
     print(
-        "PASS: no host wrote memory; every host offered the read tools"
+        "PASS: no host wrote memory unasked; every host offered the read tools"
+        + ("; /engram ss -f ran engram save-session --force" if commands else "")
         if not failed
         else f"FAIL: {', '.join(failed)}"
     )

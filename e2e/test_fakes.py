@@ -173,3 +173,27 @@ def test_a_request_without_tools_gets_text(serve: Any) -> None:
     )
     assert reply["choices"][0]["message"]["content"]
     assert script.commit_calls == []
+
+
+def test_the_command_script_runs_what_the_installed_command_says(tmp_path: Path) -> None:
+    """The model reads the shell command from the expanded /engram text; it does not know it."""
+    from e2e.fakes.script import CommandScript
+    from engram_mcp.hosts.commands import render
+
+    script = CommandScript("", tmp_path / "model.jsonl")
+    fake = FakeModel(script, anthropic.respond)
+    try:
+        expanded = render("claude", "engram.md", "/opt/x/engram").split("\n---\n", 1)[1]
+        expanded = expanded.replace("$ARGUMENTS", "ss -f")
+        body = {
+            "stream": True,
+            "tools": [{"name": "Bash"}],
+            "messages": [{"role": "user", "content": expanded}],
+        }
+        call = events(post(f"{fake.url}/v1/messages", body))
+        assert call[1]["content_block"]["name"] == "Bash"
+        assert json.loads(call[2]["delta"]["partial_json"])["command"] == "/opt/x/engram save-session --force"
+        chat = {**body, "messages": [{"role": "user", "content": "Remember that we lint."}]}
+        assert events(post(f"{fake.url}/v1/messages", chat))[1]["content_block"]["type"] == "text"
+    finally:
+        fake.close()

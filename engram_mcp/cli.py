@@ -133,8 +133,10 @@ def _read_text(source: str, flag: str = "--text") -> str:
 
 
 def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
-    if (args.text is None) == (args.query_level is None):
-        raise UsageError("pass exactly one of --text FILE (or - for stdin) and --query-level N")
+    if args.text is not None and args.query_level is not None:
+        raise UsageError("pass one of --text FILE (or - for stdin) and --query-level N, not both")
+    if args.text is None and args.query_level is None:
+        args.query_level = 1  # this session: the latest host session of this workspace
     if args.force:
         writer.check_workspace(store)  # before mining: the write would be refused anyway
     if args.query_level is not None:
@@ -142,7 +144,7 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
             raise UsageError("--query-level takes 1 to 1000 sessions")
         raw, note = session_candidates(store.workspace, args.query_level)
     else:
-        raw, note = mining.extract_candidates(_read_text(args.text)), ""
+        raw, note = mining.mine(_read_text(args.text))
     if not raw:
         return failure(
             "ENGRAM_VALIDATION",
@@ -158,6 +160,9 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
     adds = [e for e in entries if e["verdict"]["kind"] == "ADD"]
     rest = [dict(e, n=n) for n, e in enumerate((e for e in entries if e["verdict"]["kind"] != "ADD"), 1)]
     outcome = writes.report_outcome(writer.apply_entries(store, adds) if adds else writer.CommitReport())
+    outcome = (
+        Outcome(outcome.ok, (note + "\n" if note else "") + outcome.text, outcome.data) if note else outcome
+    )
     if not rest:
         return outcome
     deferred = writer.store_proposal(store, rest, redactions, "save_session")
@@ -330,7 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     session.add_argument("--text", metavar="FILE", help="the session text, or - for stdin")
     session.add_argument(
-        "--query-level", type=int, metavar="N", help="mine the last N host sessions of this workspace"
+        "--query-level",
+        type=int,
+        metavar="N",
+        help="mine the last N host sessions of this workspace (the default, with N 1: this session)",
     )
     session.add_argument(
         "-f", "--force", action="store_true", help="write the ADDs now; defer the rest for review"

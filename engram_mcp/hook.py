@@ -1,25 +1,76 @@
 """`engram hook session-start`: what the Claude Code SessionStart hook injects (SPEC §10).
 
-Prints the session's tiered load (core, plus what ENGRAM_SESSION_OBJECTIVE routes to), the
+Prints the session's tiered load (core first, plus what ENGRAM_SESSION_OBJECTIVE routes to), the
 working notes of that objective as cards, and a proof line:
 
     engram: loaded <n> memories (<tokens> tokens) index <12 hex>
 
 where the index hash is the one `engram status` shows. It never fails the session: on any
 error it prints one line saying what went wrong and exits 0.
+
+With no objective set, the task to route by is read from git (issue 12: the hook loaded nothing
+on a real project): the branch name as words (`fix/invoice-rounding` → "fix invoice rounding";
+`main`, `master`, `develop`, `trunk` and a detached HEAD say nothing) and the subjects of the
+last few commits. One line before the proof line says what it routed by. Git gets one bounded
+call; a workspace that is not a repository, or a git that fails, routes by nothing, as before.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import select
+import subprocess
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, Final
 
 import orjson
 
 STDIN_WAIT_SECONDS = 0.2
+GIT_SECONDS: Final = 1.0
+COMMITS: Final = 5
+"""How many recent commit subjects route the session when no objective is set."""
+_QUIET_BRANCHES: Final = frozenset(("main", "master", "develop", "dev", "trunk", "head", "default"))
+
+
+def git_objective(workspace: Path) -> tuple[str, str]:
+    """(task words, what they came from) from the branch and recent commits, read with one git
+    call; ("", "") when git has nothing to say."""
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(workspace),
+                "-c",
+                "log.showSignature=false",
+                "log",
+                "--no-color",
+                f"-{COMMITS}",
+                "--format=%D%x1f%s",
+                "HEAD",
+                "--",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=GIT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "", ""
+    rows = [line.split("\x1f", 1) for line in done.stdout.splitlines()] if done.returncode == 0 else []
+    subjects = [row[1].strip() for row in rows if len(row) == 2 and row[1].strip()]
+    refs = rows[0][0] if rows else ""  # the first commit's decoration: "HEAD -> fix/x, origin/fix/x"
+    branch = refs.removeprefix("HEAD -> ").split(",")[0].strip() if refs.startswith("HEAD -> ") else ""
+    words = " ".join(re.split(r"[/_.\-]+", branch)).strip() if branch.lower() not in _QUIET_BRANCHES else ""
+    parts = [words, *subjects] if words else subjects
+    if not parts:
+        return "", ""
+    source = (f"branch {branch}" if words else "") + (
+        (", " if words and subjects else "") + f"{len(subjects)} recent commit subject(s)" if subjects else ""
+    )
+    return "; ".join(parts), source
 
 
 def _hook_input(stream: IO[str]) -> dict[str, object]:
@@ -48,7 +99,8 @@ def session_start(
         start = Path(cwd) if isinstance(cwd, str) and Path(cwd).is_dir() else Path.cwd()
         store = Store(find_workspace(start, workspace_arg), read_only=True)
         objective = os.environ.get("ENGRAM_SESSION_OBJECTIVE", "")
-        result, _ = store.load(objective, objective=objective)
+        task, source = ("", "") if objective.strip() else git_objective(store.workspace)
+        result, _ = store.load(task or objective, objective=objective)
         problems = store.config().diagnostics + tuple(
             (p.code, f"{p.file}: {p.message}") for p in store.view().problems[:3]
         )
@@ -59,6 +111,8 @@ def session_start(
         out.write(result.text.rstrip("\n") + "\n")
         for code, message in problems:
             out.write(f"engram note: {code}: {message}\n")
+        if source:
+            out.write(f"engram: no session objective set; routed by git ({source})\n")
         out.write(f"engram: loaded {shown} memories ({result.tokens} tokens) index {index}\n")
     except Exception as exc:  # the host's session start must never fail because of engram
         out.write(

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -57,16 +57,28 @@ def _lines(path: Path, mined: Mined) -> Iterator[dict[str, Any]]:
             mined.skipped_lines += 1
 
 
+_NOT_TYPED: Final = ("<", "[Request interrupted", "Caveat: The messages below")
+"""How host-made user messages start: command/context blocks, interruptions, local-command notes."""
+_COMMAND_MARK: Final = "engram:command"
+"""An expanded `/engram` command (hosts/commands.py): engram's own text, never the human's."""
+
+
+def _typed(text: str) -> bool:
+    return not text.lstrip().startswith(_NOT_TYPED) and _COMMAND_MARK not in text
+
+
 def _human_text(content: Any, kinds: tuple[str, ...]) -> list[str]:
     if isinstance(content, str):
-        return [content]
-    if isinstance(content, list):
-        return [
+        found = [content]
+    elif isinstance(content, list):
+        found = [
             c["text"]
             for c in content
             if isinstance(c, dict) and c.get("type") in kinds and isinstance(c.get("text"), str)
         ]
-    return []
+    else:
+        found = []
+    return [text for text in found if _typed(text)]
 
 
 def _claude_session(path: Path, mined: Mined) -> list[str]:
@@ -75,7 +87,7 @@ def _claude_session(path: Path, mined: Mined) -> list[str]:
         message = item.get("message")
         if item.get("type") != "user" or item.get("isMeta") or not isinstance(message, dict):
             continue
-        said += [t for t in _human_text(message.get("content"), ("text",)) if not t.lstrip().startswith("<")]
+        said += _human_text(message.get("content"), ("text",))
     return said
 
 
@@ -90,18 +102,16 @@ def _codex_session(path: Path, workspace: Path, mined: Mined) -> list[str] | Non
         if kind == "session_meta":
             belongs = str(payload.get("cwd", "")) == str(workspace)
         elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
-            said += [
-                t
-                for t in _human_text(payload.get("content"), ("input_text", "text"))
-                if not t.lstrip().startswith("<")
-            ]
+            said += _human_text(payload.get("content"), ("input_text", "text"))
         elif (
             kind == "event_msg"
             and payload.get("type") == "user_message"
             and isinstance(payload.get("message"), str)
+            and _typed(payload["message"])
         ):
             said.append(payload["message"])
-    return said if belongs else None
+    # Codex logs each message twice (response_item and event_msg user_message): count it once
+    return list(dict.fromkeys(said)) if belongs else None
 
 
 def recent_sessions(workspace: Path, count: int, env: Mapping[str, str] = os.environ) -> Mined:
@@ -132,11 +142,11 @@ def recent_sessions(workspace: Path, count: int, env: Mapping[str, str] = os.env
 
 def session_candidates(workspace: Path, count: int) -> tuple[list[dict[str, Any]], str]:
     """Candidates mined from the human's lines in the last `count` host sessions, and a summary."""
-    from store.mining import extract_candidates
+    from store.mining import mine
 
     mined = recent_sessions(workspace, count)
-    raw = extract_candidates("\n".join(mined.texts))
+    raw, skipped = mine("\n".join(mined.texts))
     note = f"read {len(mined.sessions)} session(s)"
     if mined.skipped_lines:
         note += f", skipped {mined.skipped_lines} unreadable line(s)"
-    return raw, note
+    return raw, note + (f"; {skipped}" if skipped else "")

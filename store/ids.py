@@ -48,8 +48,15 @@ def check_role(value: object) -> str:
 def slugify(title: str) -> str:
     """The id a title suggests: ASCII-folded, lower-case, words joined by '-'."""
     folded = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii").lower()
-    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")[:MAX_ID_LENGTH].rstrip("-")
-    return slug or "memory"
+    return _at_word(re.sub(r"[^a-z0-9]+", "-", folded).strip("-"), MAX_ID_LENGTH) or "memory"
+
+
+def _at_word(slug: str, limit: int) -> str:
+    """`slug` cut to `limit` characters at a '-' (a word boundary), unless one word is longer."""
+    if len(slug) <= limit:
+        return slug
+    head = slug[: limit + 1]
+    return head.rsplit("-", 1)[0] if "-" in head.strip("-") else slug[:limit]
 
 
 def unique_id(base: str, taken: set[str]) -> str:
@@ -59,7 +66,7 @@ def unique_id(base: str, taken: set[str]) -> str:
     n = 2
     while True:
         suffix = f"-{n}"
-        candidate = base[: MAX_ID_LENGTH - len(suffix)].rstrip("-") + suffix
+        candidate = _at_word(base, MAX_ID_LENGTH - len(suffix)).rstrip("-") + suffix
         if candidate not in taken:
             return candidate
         n += 1

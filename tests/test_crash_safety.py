@@ -17,6 +17,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -460,10 +461,20 @@ def test_link_edits_killed_at_random_keep_the_host_config_whole(
             assert backup.read_text("utf-8") == SETTINGS, "the .bak of the original is torn"
         litter = temp_litter(folder)
         others = sorted(
-            p.name for p in folder.iterdir() if p.name not in ("settings.json", "settings.json.bak")
+            p.name
+            for p in folder.iterdir()
+            if p.name not in ("settings.json", "settings.json.bak", "commands")
         )
         assert others == litter, f"unexpected files in .gemini/: {others}"
         assert all(name.startswith(".settings.json.") for name in litter)
+        commands = folder / "commands"  # the /engram command link installs beside the entry
+        for path in commands.iterdir() if commands.is_dir() else []:
+            if path.name == "engram.toml":
+                assert "{{args}}" in tomllib.loads(path.read_text("utf-8"))["prompt"], "a torn command"
+            else:
+                assert path.name.startswith(".engram.toml."), (
+                    f"unexpected file in .gemini/commands/: {path.name}"
+                )
 
     # the config still works: link, then unlink gives back the user's bytes
     monkeypatch.chdir(workspace)

@@ -36,7 +36,10 @@ def respond(script: Script, request: Request) -> Reply:
         for tool in body.get("tools") or []
         if isinstance(tool, dict) and (not tool.get("defer_loading") or tool.get("name") in referenced)
     ]
-    turn = Turn(tools, _deferred(messages), _history(messages), LOADER)
+    texts = [
+        text for message in messages if isinstance(message, dict) for text in _strings(message.get("content"))
+    ]
+    turn = Turn(tools, _deferred(messages), _history(messages), LOADER, texts)
     action = script.decide(turn)
     if isinstance(action, ToolCall):
         block: dict[str, Any] = {

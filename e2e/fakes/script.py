@@ -10,6 +10,7 @@ text answer so the host never stalls waiting for the model.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,8 @@ class Turn:
     history: list[tuple[str, str]] = field(default_factory=list)
     """(tool name, result text) for every tool result already in the conversation."""
     loader: str | None = None
+    texts: list[str] = field(default_factory=list)
+    """Every text in the conversation so far (user turns, expanded commands, reminders)."""
 
 
 @dataclass
@@ -95,3 +98,53 @@ class Script:
         if later is not None and turn.loader in turn.tools and not loaded:
             return ToolCall(turn.loader, {"query": f"select:{later}"})
         return Text("engram_commit is not among my tools.")
+
+
+SHELL_TOOLS = ("Bash", "run_shell_command", "shell", "bash")
+"""The hosts' shell tools, by the names they offer the model."""
+_REQUEST = re.compile(r"The human's request: `/engram ([^`]*)`")
+_FORCE_RULE = re.compile(r"^1\. .*?run `([^`]+ save-session --force)` in the shell", re.S | re.M)
+
+
+@dataclass
+class CommandScript(Script):
+    """The `/engram` scenario: a model that follows the installed command's text.
+
+    When the conversation holds an expanded `/engram` command whose request is `ss -f` (or
+    `save-session --force`), the model runs, through the host's shell tool, the command that
+    the command text's rule 1 names; it reads that command from the text, it does not know it.
+    Any other turn gets a short text answer."""
+
+    shell_calls: list[str] = field(default_factory=list)
+    shell_results: list[str] = field(default_factory=list)
+
+    def reset(self) -> None:
+        super().reset()
+        with self._lock:
+            self.shell_calls.clear()
+            self.shell_results.clear()
+
+    def decide(self, turn: Turn) -> Action:
+        with self._lock:
+            self.requests += 1
+            for name in [*turn.tools, *turn.deferred]:
+                if name not in self.offered:
+                    self.offered.append(name)
+            ran = [text for name, text in turn.history if name in SHELL_TOOLS]
+            self.shell_results[:] = ran
+        shell = next((name for name in turn.tools if name in SHELL_TOOLS), None)
+        if ran or shell is None:
+            return Text("Done." if ran else "Noted.")
+        for text in reversed(turn.texts):
+            request, rule = _REQUEST.search(text), _FORCE_RULE.search(text)
+            if (
+                request
+                and rule
+                and request.group(1).split()[:2] in (["ss", "-f"], ["save-session", "--force"])
+            ):
+                with self._lock:
+                    self.shell_calls.append(rule.group(1))
+                return ToolCall(
+                    shell, {"command": rule.group(1), "description": "Save this session to engram"}
+                )
+        return Text("Noted.")

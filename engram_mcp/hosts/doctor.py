@@ -3,7 +3,9 @@
 doctor checks each engram entry (present, command resolvable, pinned to this installation, hook
 present), Claude's user and local scopes in `~/.claude.json` included; audits the gate
 (audit.py: `host.gate_open`, exit 1); and lists the host-side steps still missing for
-workspace links (steps.py: `host.step_pending`, informational). A host whose shell runs `engram
+workspace links (steps.py: `host.step_pending`, informational), and the `/engram` command
+beside each linked entry (commands.py: `host.command_missing`, `host.command_stale`,
+informational; the fix is `engram link <host>`). A host whose shell runs `engram
 commit` unasked only by its default (opencode) is reported among the steps as
 `host.shell_ungated` (shell_audit.py, informational).
 """
@@ -17,19 +19,18 @@ from typing import Any
 
 from engram_mcp.hosts.audit import audit
 from engram_mcp.hosts.command import is_current, resolve
+from engram_mcp.hosts.commands import check_command, command_files, is_ours, link_command
+from engram_mcp.hosts.edits import HostError, Result, read
 from engram_mcp.hosts.findings import Finding, Where
 from engram_mcp.hosts.link import (
-    HostError,
-    Result,
     current_entry,
     entry_is_ours,
     hook_installed,
     link_file,
     link_hook,
-    read,
 )
 from engram_mcp.hosts.steps import step_for
-from engram_mcp.hosts.targets import HostFile, claude_settings, known_files
+from engram_mcp.hosts.targets import TARGETS, HostFile, claude_settings, known_files
 
 
 def _command_of(host: HostFile, entry: Mapping[str, Any]) -> tuple[Any, list[Any]]:
@@ -103,6 +104,12 @@ def _claude_json_files(workspace: Path, env: Mapping[str, str]) -> list[HostFile
     return found
 
 
+def _command_steps(host: HostFile, workspace: Path, env: Mapping[str, str]) -> list[Finding]:
+    """The `/engram` command beside a linked entry: missing or stale (commands.py)."""
+    files = command_files(host.target, host.scope != "workspace", workspace, env)
+    return [f for f in (check_command(file) for file in files) if f is not None]
+
+
 def doctor(
     workspace: Path, env: Mapping[str, str] = os.environ
 ) -> tuple[list[str], list[Finding], list[Finding]]:
@@ -119,6 +126,8 @@ def doctor(
         if present and not found and host.scope == "workspace":
             step = step_for(host.target, workspace, env)
             steps.extend([step] if step is not None else [])
+        if present and not any(f.code == "host.foreign" for f in found) and host.scope != "local":
+            steps.extend(_command_steps(host, workspace, env))
     gate, notes = audit(workspace, env)
     findings.extend(gate)
     steps.extend(notes)
@@ -140,4 +149,13 @@ def upgrade(workspace: Path, *, dry_run: bool = False, env: Mapping[str, str] = 
         results.append(link_file(host, args=extra, force=False, dry_run=dry_run))
     if hook_installed(claude_settings(workspace)):
         results.append(link_hook(workspace, dry_run))
+    for target in TARGETS:  # re-pin every /engram command of ours (its text names `engram`)
+        for global_ in (False, True):
+            for file in command_files(target, global_, workspace, env):
+                try:
+                    text = read(file.path)
+                except HostError:
+                    continue
+                if text is not None and is_ours(text) and text != file.text:
+                    results.append(link_command(file, force=False, dry_run=dry_run))
     return results

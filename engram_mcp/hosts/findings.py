@@ -6,10 +6,18 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from engram_mcp.hosts import jsonc
 from engram_mcp.hosts.targets import display_path, home_of
+
+INFORMATIONAL: Final = (
+    "host.step_pending",
+    "host.shell_ungated",
+    "host.command_missing",
+    "host.command_stale",
+)
+"""Codes doctor lists as steps still to do (exit 0), not as problems to fix."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +32,7 @@ class Finding:
     setting: str = ""
 
     def line(self) -> str:
-        label = "Next" if self.code in ("host.step_pending", "host.shell_ungated") else "Fix"
+        label = "Next" if self.code in INFORMATIONAL else "Fix"
         return f"{self.code}  {self.file}: {self.message}. {label}: {self.fix}"
 
     def data(self) -> dict[str, str]:

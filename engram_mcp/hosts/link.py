@@ -1,6 +1,7 @@
 """`engram link` / `unlink` / `upgrade`: add, re-pin or remove engram's entry in host configs.
 
 Only engram's entry (Codex: its managed block; Claude: its SessionStart handler) changes;
+the `/engram` command (commands.py) is installed beside it and removed with it;
 every other byte stays. Writes are atomic, keep the file mode, and keep one `.bak` of the
 original on the first change. A file that does not parse is left untouched. An `engram` entry
 that is not ours (another tool uses the same name) is reported and left alone without --force.
@@ -8,62 +9,26 @@ that is not ours (another tool uses the same name) is reported and left alone wi
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts import codex_toml, gate_rules, jsonc
 from engram_mcp.hosts.command import is_ours, pinned
+from engram_mcp.hosts.commands import command_files, link_command, unlink_command
+from engram_mcp.hosts.edits import HostError as HostError
+from engram_mcp.hosts.edits import Result as Result
+from engram_mcp.hosts.edits import finish, read
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
-from store.fsutil import clean_stale_temps, write_atomic
 
 NAME: Final = "engram"
 HOOK_MATCHER: Final = "startup|resume|clear|compact"
 HOOK_SUFFIX: Final = "hook session-start"
 
 
-class HostError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-@dataclass(slots=True)
-class Result:
-    """What one command did (or would do, with --dry-run) to one file."""
-
-    target: str
-    file: str
-    action: str
-    """added, updated, unchanged, removed, absent, skipped, printed, foreign, error"""
-    message: str = ""
-    diff: str = ""
-    step: str = ""
-    """The host-side step still needed before the host uses this entry (steps.py), one line."""
-
-    @property
-    def failed(self) -> bool:
-        return self.action in ("foreign", "error")
-
-    def line(self) -> str:
-        return f"{self.target}: {self.file}: {self.action}" + (f" ({self.message})" if self.message else "")
-
-
-# --- reading and writing one file ------------------------------------------------------------
-def read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        raise HostError("ENGRAM_HOST_PARSE", "not UTF-8 text; left untouched") from None
-
-
+# --- reading one file ---------------------------------------------------------------------
 def current_entry(host: HostFile, text: str | None) -> dict[str, Any] | None:
     """The parsed engram entry, or None; HostError when the file does not parse."""
     if text is None or not text.strip():
@@ -109,44 +74,6 @@ def _had_container(host: HostFile, original: str | None) -> bool:
         return False
 
 
-def write(host_path: Path, before: str | None, after: str | None) -> None:
-    """Atomic write keeping the mode; one `.bak` of the original on the first change.
-
-    `after` None removes a file engram itself created (no backup is kept of that)."""
-    if after is None:
-        host_path.unlink(missing_ok=True)
-        folder = host_path.parent
-        if folder.name.startswith(".") and folder != Path.home() and not any(folder.iterdir()):
-            folder.rmdir()  # an emptied host folder such as .claude/ that link created
-        return
-    backup = host_path.with_name(host_path.name + ".bak")
-    clean_stale_temps(host_path.parent, prefix=f".{host_path.name}.")
-    mode = None
-    if before is not None:
-        mode = host_path.stat().st_mode & 0o7777
-        if not backup.exists():
-            write_atomic(backup, host_path.read_bytes(), mode=mode)
-    write_atomic(host_path, after.encode("utf-8"), mode=mode)
-
-
-def diff(path: str, before: str | None, after: str | None) -> str:
-    lines = difflib.unified_diff(
-        (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True), path, path
-    )
-    return "".join(lines)
-
-
-def _finish(
-    host: HostFile, before: str | None, after: str | None, action: str, dry_run: bool, message: str = ""
-) -> Result:
-    if after == before:
-        return Result(host.target, host.shown, "unchanged" if action != "removed" else "absent", message)
-    if not dry_run:
-        host.path.parent.mkdir(parents=True, exist_ok=True)
-        write(host.path, before, after)
-    return Result(host.target, host.shown, action, message, diff(host.shown, before, after))
-
-
 # --- the entry ---------------------------------------------------------------------------------
 def desired_entry(host: HostFile, existing: Mapping[str, Any] | None, args: list[str]) -> dict[str, Any]:
     command, base_args = pinned("engram-mcp")
@@ -184,7 +111,7 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
                 after = codex_toml.add(text, command, [*base_args, *args])
         except codex_toml.TomlError as exc:
             return Result(host.target, host.shown, "error", f"{exc}; left untouched")
-        return _finish(host, before, after, "added" if existing is None else "updated", dry_run)
+        return finish(host, before, after, "added" if existing is None else "updated", dry_run)
     entry = desired_entry(
         host, existing if existing is not None and entry_is_ours(host, existing) else None, args
     )
@@ -198,7 +125,7 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
         return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
     except gate_rules.RuleError as exc:
         return Result(host.target, host.shown, "error", f"{exc}; left untouched")
-    return _finish(host, before, after, "added" if existing is None else "updated", dry_run)
+    return finish(host, before, after, "added" if existing is None else "updated", dry_run)
 
 
 def unlink_file(host: HostFile, *, force: bool, dry_run: bool) -> Result:
@@ -232,7 +159,7 @@ def unlink_file(host: HostFile, *, force: bool, dry_run: bool) -> Result:
     created_by_us = not host.path.with_name(host.path.name + ".bak").exists()
     if after is not None and created_by_us and after.strip() in ("", "{}"):
         after = None  # link created this file; unlink takes it away again
-    return _finish(host, before, after, "removed", dry_run)
+    return finish(host, before, after, "removed", dry_run)
 
 
 # --- the Claude SessionStart hook ----------------------------------------------------------
@@ -300,9 +227,7 @@ def link_hook(workspace: Path, dry_run: bool) -> Result:
             after = jsonc.append_item(after, ("hooks", "SessionStart"), group)
     except jsonc.JsoncError as exc:
         return Result("claude", host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
-    return _finish(
-        host, before, after, "added" if groups is None else "updated", dry_run, "SessionStart hook"
-    )
+    return finish(host, before, after, "added" if groups is None else "updated", dry_run, "SessionStart hook")
 
 
 def unlink_hook(workspace: Path, dry_run: bool) -> Result:
@@ -325,7 +250,7 @@ def unlink_hook(workspace: Path, dry_run: bool) -> Result:
         for index in reversed(ours):
             text = jsonc.remove_item(text, ("hooks", "SessionStart"), index)
         after = text
-    return _finish(host, before, after, "removed", dry_run, "SessionStart hook")
+    return finish(host, before, after, "removed", dry_run, "SessionStart hook")
 
 
 def _read_quietly(path: Path) -> str | None:
@@ -353,12 +278,14 @@ def link(
     env: Mapping[str, str] = os.environ,
 ) -> list[Result]:
     resolved = resolve(target, global_, workspace, env)
+    files = command_files(target, global_, workspace, env)
     if isinstance(resolved, Skip):
         if resolved.message == "claude-global":
             user_hook = hook_installed(Path(env.get("HOME") or Path.home()) / ".claude" / "settings.json")
-            return [
-                Result(target, "~/.claude.json", "printed", claude_global_command(no_hook and not user_hook))
-            ]
+            printed = Result(
+                target, "~/.claude.json", "printed", claude_global_command(no_hook and not user_hook)
+            )
+            return [printed, *(link_command(f, force=force, dry_run=dry_run) for f in files)]
         return [Result(target, "-", "skipped", resolved.message)]
     results = []
     args: list[str] = []
@@ -369,6 +296,7 @@ def link(
     results.append(link_file(resolved, args=args, force=force, dry_run=dry_run))
     if results[0].failed:
         return results
+    results.extend(link_command(f, force=force, dry_run=dry_run) for f in files)
     if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
         results[0].step = f"{step.message}: {step.fix}"
     user_settings = Path(env.get("HOME") or Path.home()) / ".gemini" / "settings.json"
@@ -392,11 +320,17 @@ def unlink(
     env: Mapping[str, str] = os.environ,
 ) -> list[Result]:
     resolved = resolve(target, global_, workspace, env)
+    files = command_files(target, global_, workspace, env)
     if isinstance(resolved, Skip):
         if resolved.message == "claude-global":
-            return [Result(target, "~/.claude.json", "printed", "claude mcp remove --scope user engram")]
+            printed = Result(target, "~/.claude.json", "printed", "claude mcp remove --scope user engram")
+            return [printed, *(unlink_command(f, dry_run=dry_run) for f in files)]
         return [Result(target, "-", "skipped", resolved.message)]
     results = [unlink_file(resolved, force=force, dry_run=dry_run)]
-    if target == "claude" and not results[0].failed:
+    if results[0].failed:
+        return results
+    # the command before the hook: the hook's removal takes away a .claude/ left empty
+    results.extend(unlink_command(f, dry_run=dry_run) for f in files)
+    if target == "claude":
         results.append(unlink_hook(workspace, dry_run))
     return results

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from engram_mcp.hosts.commands import MARK
 from engram_mcp.hosts.gate import COMMIT_TOOL, READ_TOOLS
 from engram_mcp.tools import WRITE_TOOLS, build_tools
 from engram_mcp.tools.base import Flags
@@ -24,6 +25,7 @@ from tests.hosts.test_link import (
     CASES,
     Case,
     _case,
+    front_matter,
     parse_jsonc,
     place,
     run,
@@ -275,6 +277,12 @@ def _claude_allows(rules: list[str]) -> bool:
 def _auto_approves_commit(path: Path, text: str) -> str | None:
     """Why this written file would let engram_commit run unasked, or None."""
     name = path.name
+    if MARK in text:  # an /engram command: only the two save-session forms may be pre-approved
+        allowed = [t.strip() for t in str(front_matter(text).get("allowed-tools", "")).split(",") if t]
+        shell = [t for t in allowed if t.startswith("Bash")]
+        if _claude_allows(allowed) or any("commit" in t or "save-session" not in t for t in shell):
+            return f"command pre-approves {allowed}"
+        return None
     if name == "config.toml":
         entry = tomllib.loads(text).get("mcp_servers", {}).get("engram")
         if entry is None:

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from engram_mcp.cli import main
+from engram_mcp.hosts.commands import MARK
 from tests.conftest import FIXTURES
 
 HOSTS = FIXTURES / "hosts"
@@ -47,6 +49,15 @@ def parse_jsonc(text: str) -> Any:
     for i in range(0, len(pieces), 2):
         pieces[i] = re.sub(r",(\s*[}\]])", r"\1", pieces[i])
     return json.loads("".join(pieces))
+
+
+def front_matter(text: str) -> dict[str, Any]:
+    """The YAML front matter of a Markdown command file, {} when it has none."""
+    if not text.startswith("---\n"):
+        return {}
+    data = yaml.safe_load(text[4 : text.index("\n---\n", 4)])
+    assert isinstance(data, dict), text[:200]
+    return data
 
 
 def parse(path: Path, fmt: str) -> Any:
@@ -376,10 +387,17 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         if case.rel not in k and "settings.json" not in k
     }
 
+    all_before = snapshot(workspace, private_home)
     rc, env = run_json(capsys, "link", *case.argv())
     assert rc == 0, env
     assert actions(env)[0] == "added"
     linked = path.read_bytes()
+    commands = command_paths(case, workspace, private_home)
+    for command in commands:
+        assert MARK in command.read_text("utf-8"), f"link installs {command} beside the entry"
+    assert [r["file"] for r in env["data"]["results"] if r["message"] == "/engram command"] == [
+        display(c, workspace, private_home) for c in commands
+    ]
     data = parse(path, case.fmt)
     check_entry(case, data)
     if original is not None:
@@ -441,6 +459,42 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         if case.rel not in k and "settings.json" not in k
     }
     assert untouched_after == untouched_before
+    assert not any(c.exists() for c in commands), "unlink removes the /engram command"
+    leftover = {
+        k for k in snapshot(workspace, private_home) if k not in all_before and not k.endswith(".bak")
+    }
+    assert leftover == set(), f"unlink leaves no folder the link created: {leftover}"
+
+
+COMMAND_FILES = {
+    "claude": (".claude/commands/engram.md",),
+    "gemini": (".gemini/commands/engram.toml",),
+    "codex": (".agents/skills/engram/SKILL.md", ".agents/skills/engram/agents/openai.yaml"),
+    "opencode": (".opencode/commands/engram.md",),
+    "cursor": (".cursor/commands/engram.md",),
+    "vscode": (".github/prompts/engram.prompt.md",),
+}
+COMMAND_FILES_GLOBAL = {
+    **COMMAND_FILES,
+    "claude": (".claude/commands/engram.md",),
+    "opencode": (".config/opencode/commands/engram.md",),
+    "vscode": (".config/Code/User/prompts/engram.prompt.md",),
+    "windsurf": (".codeium/windsurf/global_workflows/engram.md",),
+}
+"""Where `link` installs the `/engram` command (commands.py), per target and scope (Linux)."""
+
+
+def command_paths(case: Case, workspace: Path, home: Path) -> list[Path]:
+    table = COMMAND_FILES_GLOBAL if case.global_ else COMMAND_FILES
+    base = home if case.global_ else workspace
+    return [base / rel for rel in table.get(case.target, ())]
+
+
+def display(path: Path, workspace: Path, home: Path) -> str:
+    try:
+        return "./" + path.relative_to(workspace).as_posix()
+    except ValueError:
+        return "~/" + path.relative_to(home).as_posix()
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.fixture is None], ids=lambda c: c.id)
@@ -523,8 +577,13 @@ def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
     assert match, out
     assert_our_command(match.group(1).strip('"').rstrip(")"))
     assert not any(word in out.split() for word in BANNED)
-    assert snapshot(workspace, private_home) == before
+    after = snapshot(workspace, private_home)
+    command = "home/.claude/commands/engram.md"
+    assert {k for k in after if k not in before} == {command, "home/.claude/", "home/.claude/commands/"}
+    assert {k: v for k, v in after.items() if k in before} == before, "only the /engram command is written"
     assert not (private_home / ".claude.json").exists()
+    rc, _, _ = run(capsys, "unlink", "claude", "--global")
+    assert rc == 0 and snapshot(workspace, private_home) == before
 
 
 @pytest.mark.parametrize("target", ["windsurf", "antigravity", "claude-desktop"])
@@ -683,14 +742,15 @@ def test_claude_link_without_prior_settings_round_trips_and_removes_the_hook_fil
     path, original = place(case, workspace, private_home)
     before = snapshot(workspace, private_home)
     rc, env = run_json(capsys, "link", "claude")
-    assert rc == 0 and actions(env) == ["added", "added"]
+    assert rc == 0 and actions(env) == ["added", "added", "added"]
     hooks = json.loads((workspace / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"]
     assert [g["matcher"] for g in hooks] == [HOOK_MATCHER]
     assert_our_hook_command(hooks[0]["hooks"][0]["command"])
+    assert (workspace / ".claude" / "commands" / "engram.md").is_file()
     rc, env = run_json(capsys, "link", "claude")
-    assert rc == 0 and actions(env) == ["unchanged", "unchanged"]
+    assert rc == 0 and actions(env) == ["unchanged", "unchanged", "unchanged"]
     rc, env = run_json(capsys, "unlink", "claude")
-    assert rc == 0 and actions(env) == ["removed", "removed"]
+    assert rc == 0 and actions(env) == ["removed", "removed", "removed"]
     assert path.read_bytes() == original
     after = snapshot(workspace, private_home)
     assert {k: v for k, v in after.items() if not k.endswith(".bak")} == before

@@ -158,4 +158,4 @@ def test_cli_refuses_text_and_query_level_together(
 ) -> None:
     (sessions / "notes.txt").write_text("We decided to use tabs everywhere.\n")
     rc, out, err = run(capsys, "save-session", "--query-level", "5", "--text", "notes.txt")
-    assert rc == 2 and "exactly one" in err
+    assert rc == 2 and "not both" in err
