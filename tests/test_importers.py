@@ -114,7 +114,7 @@ def test_import_proposes_through_the_verdicts_and_writes_nothing_until_commit(
     assert {k: v for k, v in after.items() if "pending" not in k} == before
     assert main(["commit", data["approval_token"], "--approve", "6"]) == 0
     written = sorted(p.name for p in (ws / ".engram" / "memory").glob("*.md"))
-    assert written == ["we-decided-to-squash-merge-every-pull-request-instead-of-rebasin.md"]
+    assert written == ["we-decided-to-squash-merge-every-pull-request-instead-of.md"]
     capsys.readouterr()
     assert main(["import", "agents-md", "--json"]) == 0
     again = orjson.loads(capsys.readouterr().out)["data"]["candidates"]
