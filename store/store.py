@@ -377,7 +377,12 @@ class Store:
             return hits, ["bm25"]
         by_key = self._keyed(view)
         vectors = {k: v for k, v in scored.scores.items() if k in by_key and wanted(by_key[k])}
-        fused = [Hit(by_key[k], round(v, 4)) for k, v in fuse(bm25, vectors, config.bm25_weight).items()]
+        fused = [
+            Hit(by_key[k], score)
+            for k, v in fuse(bm25, vectors, config.bm25_weight).items()
+            if (score := round(v, 4)) > 0
+            or k in bm25  # found by meaning alone, and no better than nothing: no hit
+        ]
         every_word = self._search.holding_every_word(query, [key_of(h.memory) for h in fused])
         fused.sort(
             key=lambda h: (

@@ -519,3 +519,18 @@ def test_a_superseded_memory_never_shapes_the_fused_scores(empty_workspace: Path
     alone = [(e.id, e.score) for e in Store(empty_workspace).find(query).entries]
     assert "use-virtualenv" not in dict(beside)
     assert beside == alone
+
+
+@needs_extra
+def test_a_memory_found_by_meaning_alone_that_stands_no_higher_than_no_match_is_no_hit(
+    empty_workspace: Path, vectors_on: None
+) -> None:
+    """Three memories share the query word; the fourth shares nothing and has the lowest
+    cosine, so its fused score is the no-match anchor's: it is left out, not listed at 0."""
+    for n, body in enumerate(["Charge in cents.", "Billing is not thread safe.", "Refunds are negative."]):
+        write_memory(empty_workspace, f"billing-{n}", title=f"Billing rule {n}", body=body + "\n")
+    write_memory(empty_workspace, "office-hours", title="Office hours", body="The office opens at nine.\n")
+    result = Store(empty_workspace).find("billing")
+    assert result.backends == ("bm25", BUNDLED)
+    assert sorted(e.id for e in result.entries) == ["billing-0", "billing-1", "billing-2"]
+    assert all(e.score > 0 for e in result.entries)
