@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp import writes
-from engram_mcp.cli_base import Fixable, checked, confirm, memory_id_arg
+from engram_mcp.cli_base import Fixable, UsageError, checked, confirm, memory_id_arg
 from engram_mcp.outcome import Outcome
 from engram_mcp.schemas import MEMORY_TYPES, SCOPES
 from engram_mcp.tools.writes import CANDIDATE
@@ -30,6 +30,7 @@ from store.invisible import describe, first_invisible
 from store.memory import DURABLE_TYPES, STATUSES
 from store.redact import redact
 from store.store import Store
+from store.validity import is_date
 
 Command = Callable[[argparse.Namespace, Store], Outcome]
 Register = Callable[..., argparse.ArgumentParser]
@@ -43,6 +44,9 @@ _ADD_FLAGS: Final = {
     "paths": "--path",
     "id": "--id",
     "supersedes": "--supersedes",
+    "refs": "--ref",
+    "valid_until": "--valid-until",
+    "review_after": "--review-after",
 }
 
 
@@ -77,6 +81,12 @@ def _body(source: str | None) -> str:
     return text
 
 
+def _date_arg(flag: str, value: str | None) -> str | None:
+    if value is not None and not is_date(value):
+        raise UsageError(f"{flag} {value[:40]!r} is not a date: write it YYYY-MM-DD, e.g. 2027-03-31")
+    return value
+
+
 def _add(args: argparse.Namespace, store: Store) -> Outcome:
     candidate = checked(
         CANDIDATE,
@@ -90,6 +100,9 @@ def _add(args: argparse.Namespace, store: Store) -> Outcome:
             "always": True if args.always else None,
             "id": memory_id_arg("--id", args.id),
             "supersedes": memory_id_arg("--supersedes", args.supersedes),
+            "refs": args.ref,
+            "valid_until": _date_arg("--valid-until", args.valid_until),
+            "review_after": _date_arg("--review-after", args.review_after),
         },
         _ADD_FLAGS,
     )
@@ -302,6 +315,14 @@ def add_commands(command: Register) -> None:
     add.add_argument("--scope", choices=SCOPES, help="project (default) or user (every workspace)")
     add.add_argument("--id", help="the id to use, or an existing id to update")
     add.add_argument("--supersedes", metavar="ID", help="the id of the memory this one replaces")
+    add.add_argument(
+        "--ref",
+        action="append",
+        metavar="REF",
+        help="code it cites: a path, path#symbol or glob (repeatable; default: found in the text)",
+    )
+    add.add_argument("--valid-until", metavar="YYYY-MM-DD", help="left out of reads after this date")
+    add.add_argument("--review-after", metavar="YYYY-MM-DD", help="flagged for review after this date")
     add.add_argument("-y", "--yes", action="store_true", help="save without asking")
     listing = command("list", _list, "list memories (active ones unless --status says otherwise)")
     listing.add_argument("--type", action="append", choices=MEMORY_TYPES, help="only this type (repeatable)")

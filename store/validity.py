@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import date
 from typing import Any, Final
 
 from store.memory import Memory
@@ -23,8 +24,15 @@ _DATE: Final = re.compile(DATE_PATTERN)
 
 
 def is_date(value: object) -> bool:
-    """A `YYYY-MM-DD` date (a time of day after it is allowed and ignored)."""
-    return isinstance(value, str) and _DATE.fullmatch(value) is not None
+    """A `YYYY-MM-DD` calendar date (a time of day after it is allowed and ignored):
+    `2026-13-01` and `2026-02-30` are not dates."""
+    if not isinstance(value, str) or _DATE.fullmatch(value) is None:
+        return False
+    try:
+        date.fromisoformat(value[:10])
+    except ValueError:
+        return False
+    return True
 
 
 def current(memory: Memory, today: str) -> bool:

@@ -375,3 +375,32 @@ def test_pending_lists_and_cancels_by_number_and_token(
     assert "No proposal is waiting" in capsys.readouterr().out
     assert main(["pending", "--cancel", "7"]) == 1
     assert "ENGRAM_NOT_FOUND" in capsys.readouterr().err
+
+
+def test_add_takes_refs_and_valid_time_flags_and_names_the_flag_of_a_bad_date(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (ws / "app").mkdir()
+    (ws / "app" / "billing.py").write_text("def refund(amount):\n    return -amount\n")
+    assert (
+        main(
+            [
+                "add",
+                "fact",
+                "Refund sign",
+                "Refunds carry a minus sign.",
+                "--ref",
+                "app/billing.py#refund",
+                "--review-after",
+                "2027-01-01",
+                "--yes",
+            ]
+        )
+        == 0
+    )
+    text = (ws / ".engram" / "memory" / "refund-sign.md").read_text()
+    assert "refs: [app/billing.py#refund]" in text and "review_after: '2027-01-01'" in text
+    capsys.readouterr()
+    assert main(["add", "fact", "Later", "Gone later.", "--valid-until", "2026-13-01", "--yes"]) == 2
+    assert "--valid-until '2026-13-01' is not a date" in capsys.readouterr().err
+    assert not (ws / ".engram" / "memory" / "later.md").exists()
