@@ -1,9 +1,9 @@
 """Z-score fusion of two search signals (SPEC §3.1): a weighted sum of standardised scores.
 
 Both signals are standardised over the same points: every candidate either signal scored, plus
-one anchor, a memory that matches nothing (BM25 score 0, the lowest vector score among the
-candidates); z = (score − mean) / std, population std; a signal whose scores are all equal
-contributes z = 0. A candidate that BM25 did not score gets the BM25 floor, 0 (it shares no
+one anchor, a memory that matches nothing (BM25 score 0; cosine 0, or the lowest candidate's
+cosine if that is lower); z = (score − mean) / std, population std; a signal whose scores are
+all equal contributes z = 0. A candidate that BM25 did not score gets the BM25 floor, 0 (it shares no
 query term), so a memory found only by meaning can still surface when its vector score is high
 enough; a candidate the vector signal did not score gets that signal's lowest score.
 
@@ -25,6 +25,8 @@ K = TypeVar("K", bound=Hashable)
 DEFAULT_BM25_WEIGHT: Final = 0.6
 BM25_FLOOR: Final = 0.0
 """What BM25 would give a memory that shares no query term."""
+VECTOR_FLOOR: Final = 0.0
+"""The cosine of a memory that shares no meaning with the query (orthogonal)."""
 
 
 def zscores(values: list[float]) -> list[float]:
@@ -46,7 +48,7 @@ def fuse(
     keys = list(dict.fromkeys([*bm25, *vectors]))
     vector_floor = min(vectors.values()) if vectors else 0.0
     z_bm25 = zscores([*(bm25.get(k, BM25_FLOOR) for k in keys), BM25_FLOOR])
-    z_vectors = zscores([*(vectors.get(k, vector_floor) for k in keys), vector_floor])
+    z_vectors = zscores([*(vectors.get(k, vector_floor) for k in keys), min(VECTOR_FLOOR, vector_floor)])
     weight = min(1.0, max(0.0, bm25_weight))
     anchor = weight * z_bm25[-1] + (1.0 - weight) * z_vectors[-1]
     return {

@@ -12,28 +12,10 @@ A file that differs from HEAD is a local edit and stays under "edited outside en
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final
 
-GIT_TIMEOUT: Final = 10.0
-
-
-def _git(cwd: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", *args],
-            cwd=cwd,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+from store.git import run_git
 
 
 def arrived(workspace: Path, memory_dir: Path, ids: Iterable[str]) -> set[str]:
@@ -45,8 +27,8 @@ def arrived(workspace: Path, memory_dir: Path, ids: Iterable[str]) -> set[str]:
         folder = memory_dir.resolve().relative_to(workspace.resolve()).as_posix()
     except ValueError:
         return set()
-    tracked = _git(workspace, "ls-files", "-z", "--", folder)
-    differing = _git(workspace, "diff", "--name-only", "--relative", "-z", "HEAD", "--", folder)
+    tracked = run_git(workspace, "ls-files", "-z", "--", folder)
+    differing = run_git(workspace, "diff", "--name-only", "--relative", "-z", "HEAD", "--", folder)
     if tracked is None or differing is None:
         return set()
     changed = set(differing.split("\0"))

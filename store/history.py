@@ -9,16 +9,15 @@ Oldest first; the cycle a hand edit could make is walked once.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from store.errors import NotFound
+from store.git import run_git
 from store.ids import check_id
 from store.memory import Memory
-from store.refs import GIT_TIMEOUT
 
 MAX_CHAIN: Final = 200
 MAX_COMMITS: Final = 50
@@ -87,29 +86,11 @@ def chain(memories: Mapping[str, Memory], memory_id: str) -> tuple[Memory, ...]:
 def git_log(workspace: Path, path: Path) -> tuple[Commit, ...] | None:
     """The commits that touched `path`, newest first (not followed through renames: engram
     never renames a memory file, and a superseding memory would look like a copy of the old)."""
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-c",
-                "core.fsmonitor=false",
-                "log",
-                f"-n{MAX_COMMITS}",
-                "--format=%h%x1f%cs%x1f%an%x1f%s",
-                "--",
-                str(path),
-            ],
-            cwd=workspace,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
+    out = run_git(workspace, "log", f"-n{MAX_COMMITS}", "--format=%h%x1f%cs%x1f%an%x1f%s", "--", str(path))
+    if out is None:
         return None
     commits = []
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    for line in out.splitlines():
         parts = line.split("\x1f")
         if len(parts) == 4:
             commits.append(Commit(*parts))

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from store.git import run_git
 
 MAX_REFS: Final = 20
 MAX_REF_LENGTH: Final = 300
@@ -37,7 +38,6 @@ MAX_SCAN_BYTES: Final = 2 * 1024 * 1024
 MAX_WALK_FILES: Final = 20000
 MAX_SCAN_FILES: Final = 2000
 """Without git, identifiers are looked for in at most this many source files per proposal."""
-GIT_TIMEOUT: Final = 10.0
 SOURCE_SUFFIXES: Final = frozenset(
     [
         ".py",
@@ -163,20 +163,8 @@ _IDENT: Final = re.compile(r"[A-Za-z_$][\w$]*")
 
 def tracked_files(workspace: Path) -> list[str] | None:
     """Workspace-relative paths of the files git tracks here; None where git is not there."""
-    try:
-        done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached"],
-            cwd=workspace,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
-    return [p for p in done.stdout.decode("utf-8", "replace").split("\0") if p]
+    out = run_git(workspace, "ls-files", "-z", "--cached")
+    return None if out is None else [p for p in out.split("\0") if p]
 
 
 def workspace_files(workspace: Path) -> list[str]:
@@ -219,22 +207,14 @@ def _mentioning(workspace: Path, files: Sequence[str], names: Sequence[str], git
     """Source files whose text holds one of `names` as a word (git grep where git is there)."""
     sources = [f for f in files if os.path.splitext(f)[1].lower() in SOURCE_SUFFIXES]
     if git and sources:
-        args = ["git", "-c", "core.fsmonitor=false", "grep", "-l", "-I", "-w", "-F"]
+        args = ["grep", "-l", "-I", "-w", "-F"]
         for name in names:
             args += ["-e", name]
-        try:
-            done = subprocess.run(
-                [*args, "--", *(f"*{suffix}" for suffix in sorted(SOURCE_SUFFIXES))],
-                cwd=workspace,
-                capture_output=True,
-                timeout=GIT_TIMEOUT,
-                stdin=subprocess.DEVNULL,
-                env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-            )
-        except (OSError, subprocess.SubprocessError):
+        out = run_git(workspace, *args, "--", *(f"*{suffix}" for suffix in sorted(SOURCE_SUFFIXES)))
+        if out is None:
             return []
         listed = set(sources)
-        return [p for p in done.stdout.decode("utf-8", "replace").splitlines() if p in listed]
+        return [p for p in out.splitlines() if p in listed]
     pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
     hits = []
     for rel in sources[:MAX_SCAN_FILES]:

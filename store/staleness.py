@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import stat as stat_mode
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,8 +33,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from store.git import run_git
 from store.memory import Memory
-from store.refs import GIT_TIMEOUT, MAX_SCAN_BYTES, Ref, defined_names, memory_refs
+from store.refs import MAX_SCAN_BYTES, Ref, defined_names, memory_refs
 from store.route import glob_match
 from store.validity import review_due
 
@@ -258,7 +258,7 @@ class Checker:
     def _git(self) -> str | None:
         if self._git_dir is None:
             self._git_dir = False
-            done = _run_git(self.root, ["rev-parse", "--absolute-git-dir"])
+            done = run_git(self.root, "rev-parse", "--absolute-git-dir")
             if done is not None and done.strip():
                 self._git_dir = done.strip()
         return self._git_dir if isinstance(self._git_dir, str) else None
@@ -289,8 +289,8 @@ class Checker:
 
     def _load_churn(self, paths: Sequence[str]) -> None:
         found: dict[str, list[tuple[int, int]]] = {p: [] for p in paths}
-        out = _run_git(
-            self.root, ["log", "--no-renames", "--relative", "--numstat", "--format=@%ct", "--", *paths]
+        out = run_git(
+            self.root, "log", "--no-renames", "--relative", "--numstat", "--format=@%ct", "--", *paths
         )
         when = 0
         for line in (out or "").splitlines():
@@ -347,21 +347,6 @@ def checker(workspace: Path) -> Checker:
         if found is None:
             found = _checkers[name] = Checker(workspace, git=os.environ.get("ENGRAM_GIT", "1") != "0")
         return found
-
-
-def _run_git(cwd: Path, args: list[str]) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", *args],
-            cwd=cwd,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
 
 def _stamp(path: str) -> tuple[int, int] | None:
