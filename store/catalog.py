@@ -41,8 +41,8 @@ from typing import Any, Final
 import orjson
 
 from store import secret
-from store.errors import Busy, CorruptMemory, UnsafePath
-from store.fsutil import NotRegular, open_regular, read_regular, workspace_lock, write_atomic
+from store.errors import Busy, CorruptMemory, NotRegular, UnsafePath
+from store.fsutil import open_regular, read_regular, workspace_lock, write_atomic
 from store.ids import is_valid_id
 from store.lock import default_timeout
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory

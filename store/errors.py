@@ -2,20 +2,32 @@
 
 * StoreError          base; `code` is the stable ENGRAM_* code, the message says how to fix it
   - InvalidId         ENGRAM_VALIDATION  not a memory id; refused before any path is built
+  - InvalidCandidate  ENGRAM_VALIDATION  a proposed memory engram would not write (a field, an id)
+  - InvalidSelection  ENGRAM_VALIDATION  `approve` names no candidate of the proposal
+  - InvalidNote       ENGRAM_VALIDATION  a working note engram would not write (an invisible character)
+  - Refused           ENGRAM_REFUSED     a note that is empty or reads like an instruction
+  - TokenRefused      ENGRAM_TOKEN_*     a commit refused before anything was written; the code
+                      (ENGRAM_INTEGRITY, ENGRAM_DECLINED too) says which refusal
+  - ReadOnly          ENGRAM_READ_ONLY   a write asked of a read-only store
   - NotFound          ENGRAM_NOT_FOUND   no memory with that id
   - CorruptMemory     ENGRAM_CORRUPT     a file's front matter is unreadable; the file is untouched
   - ConfigError       ENGRAM_CONFIG      config.json is invalid (the store runs on defaults)
   - Busy              ENGRAM_BUSY        the workspace lock was not obtained in time; nothing changed
   - UnsafePath        ENGRAM_UNSAFE_PATH a link (or non-regular file) under `.engram/` leads outside its scope
+
+* NotRegular (an OSError, not a StoreError): a path that is a FIFO, device, socket, folder or
+  link, met by the file readers (store.fsutil); callers turn it into a Problem or an UnsafePath.
+
+Every StoreError is raised before anything is written, or by a write that changed nothing
+(the journal applies all of a write or none of it); the application says so (engram_mcp.outcome).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 
 class StoreError(Exception):
-    code: ClassVar[str] = "ENGRAM_ERROR"
+    code: str = "ENGRAM_ERROR"
+    """The stable ENGRAM_* code: a class attribute, set per instance only by TokenRefused."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -24,6 +36,34 @@ class StoreError(Exception):
 
 class InvalidId(StoreError):
     code = "ENGRAM_VALIDATION"
+
+
+class InvalidCandidate(StoreError):
+    code = "ENGRAM_VALIDATION"
+
+
+class InvalidSelection(StoreError):
+    code = "ENGRAM_VALIDATION"
+
+
+class InvalidNote(StoreError):
+    code = "ENGRAM_VALIDATION"
+
+
+class Refused(StoreError):
+    code = "ENGRAM_REFUSED"
+
+
+class TokenRefused(StoreError):
+    """A commit refused before anything was written; `code` says which refusal."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ReadOnly(StoreError):
+    code = "ENGRAM_READ_ONLY"
 
 
 class NotFound(StoreError):
@@ -44,3 +84,7 @@ class Busy(StoreError):
 
 class UnsafePath(StoreError):
     code = "ENGRAM_UNSAFE_PATH"
+
+
+class NotRegular(OSError):
+    """A path that is a FIFO, device, socket, folder or symbolic link: never opened for reading."""

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
+from store.errors import NotRegular
 from store.lock import LOCK_TIMEOUT_SECONDS as LOCK_TIMEOUT_SECONDS
 from store.lock import workspace_lock as workspace_lock
 
@@ -37,10 +38,6 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: 
     if sync_dir:
         fsync_dir(path.parent)
     return hashlib.sha256(data).hexdigest()
-
-
-class NotRegular(OSError):
-    """A path that is a FIFO, device, socket, folder or symbolic link: never opened for reading."""
 
 
 def open_regular(path: Path, *, follow: bool = False, flags: int = os.O_RDONLY) -> int:

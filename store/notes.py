@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from store import journal
-from store.errors import CorruptMemory, StoreError
+from store.errors import CorruptMemory, InvalidNote, Refused
 from store.ids import check_id, slugify, unique_id
 from store.instructions import instruction_line
 from store.invisible import describe, first_invisible
@@ -20,14 +20,6 @@ if TYPE_CHECKING:
     from store.store import Store
 
 MAX_TITLE: Final = 80
-
-
-class Refused(StoreError):
-    code = "ENGRAM_REFUSED"
-
-
-class InvalidNote(StoreError):
-    code = "ENGRAM_VALIDATION"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,25 +17,17 @@ from typing import TYPE_CHECKING, Any, Final
 
 from store import journal
 from store.approvals import TOKEN_TTL_SECONDS, Pending, mint
-from store.errors import CorruptMemory, StoreError
+from store.errors import CorruptMemory, InvalidCandidate, InvalidSelection, ReadOnly, StoreError
 from store.fsutil import workspace_lock
 from store.ids import ID_RULE, check_id, is_valid_id
 from store.invisible import describe, first_invisible
 from store.memory import MAX_TITLE, Memory, render_checked
 from store.redact import MARK, redact, redact_all
-from store.verdicts import Candidate, InvalidCandidate, Known, Verdict, decide
+from store.verdicts import Candidate, Known, Verdict, decide
 from store.workspace import check_scope, ensure_gitignore, init_scope
 
 if TYPE_CHECKING:
     from store.store import Store, View
-
-
-class ReadOnly(StoreError):
-    code = "ENGRAM_READ_ONLY"
-
-
-class InvalidSelection(StoreError):
-    code = "ENGRAM_VALIDATION"
 
 
 def iso(moment: float) -> str:

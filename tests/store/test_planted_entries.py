@@ -255,7 +255,8 @@ def test_a_bounded_read_never_allocates_its_limit(tmp_path: Path) -> None:
     every command under `ulimit -v 1G`)."""
     import tracemalloc
 
-    from store.fsutil import NotRegular, read_regular
+    from store.errors import NotRegular
+    from store.fsutil import read_regular
 
     small = tmp_path / "small.json"
     small.write_bytes(b"{}")

@@ -21,8 +21,8 @@ import pytest
 
 from engram_mcp.cli import main
 from store import approvals, bm25, writer
-from store.approvals import Pending, TokenRefused, token_hash
-from store.errors import StoreError
+from store.approvals import Pending, token_hash
+from store.errors import StoreError, TokenRefused
 from store.memory import render_memory
 from store.search import document_tokens
 from store.store import Store

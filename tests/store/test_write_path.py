@@ -13,11 +13,9 @@ import pytest
 import yaml
 
 from store import journal, mining, notes, settings, writer
-from store.approvals import TokenRefused
-from store.errors import StoreError
+from store.errors import InvalidSelection, Refused, StoreError, TokenRefused
 from store.memory import parse_memory, split_front_matter
 from store.store import Store
-from store.writer import InvalidSelection
 from tests.store.helpers import write_memory
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp()
@@ -537,7 +535,7 @@ def test_note_refuses_instruction_like_lines(
     store: Store, workspace: Path, engram_home: Path, text: str, line: int
 ) -> None:
     snap = durable_state(workspace, engram_home)
-    with pytest.raises(notes.Refused) as info:
+    with pytest.raises(Refused) as info:
         notes.draft_note(store, text)
     assert info.value.code == "ENGRAM_REFUSED"
     assert f"line {line}" in info.value.message
