@@ -28,7 +28,7 @@ from engram_mcp.tools.reads import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.tools.writes import NOTE_INPUT
 from engram_mcp.transcripts import session_candidates
 from protocol.validation import compile_validator
-from store import mining, notes, writer
+from store import mining, notes, review, transaction, writer
 from store.errors import StoreError
 from store.store import Store
 from store.workspace import find_workspace
@@ -63,7 +63,7 @@ def _verify(args: argparse.Namespace, store: Store) -> Outcome:
     if args.accept:
         if store.read_only:
             raise UsageError("--accept writes the index; it is not allowed with ENGRAM_READ_ONLY")
-        store.accept()
+        review.accept(store)
     outcome = reads.verify(store)
     if not outcome.data.get("ok", False):
         return Outcome(False, outcome.text, outcome.data, outcome.diagnostics)
@@ -310,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     read_only = os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
     store = Store(find_workspace(Path.cwd(), args.workspace), read_only=read_only)
     try:
-        store.recover()
+        transaction.recover(store)
         store.clean_temps()
         outcome = guarded(lambda: args.run(args, store))
     except UsageError as exc:

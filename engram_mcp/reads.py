@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from engram_mcp.outcome import Outcome, failure
+from store import review
 from store.errors import StoreError
 from store.store import Store
 
@@ -120,7 +121,7 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
 
 
 def verify(store: Store) -> Outcome:
-    report = store.verify()
+    report = review.verify(store)
     problems = report.pop("problems")
     repaired = report.pop("repaired")
     lines = [

@@ -114,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from engram_mcp.tools.base import Flags
     from protocol.server import Server
     from protocol.stdio import claim_stdio
+    from store import transaction
     from store.errors import StoreError
     from store.store import Store
     from store.workspace import find_workspace
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     store = Store(workspace, read_only=read_only)
     try:
-        store.recover()
+        transaction.recover(store)
     except StoreError as exc:
         logging.getLogger("engram").warning("%s: %s", exc.code, exc.message)
     imported, answered = threading.Event(), threading.Event()

@@ -16,9 +16,10 @@ from engram_mcp.outcome import Outcome
 from protocol.spec import Elicit, ElicitAnswer
 from store import notes, settings, writer
 from store.approvals import MAX_PROPOSALS
+from store.memory import iso
 from store.store import Store
 from store.verdicts import Verdict
-from store.writer import CommitReport, Preview, iso
+from store.writer import CommitReport, Preview
 
 Flow = Generator[Elicit, ElicitAnswer, Outcome]
 COMMIT_HINT: Final = (

@@ -42,9 +42,9 @@ import orjson
 
 from store import secret
 from store.errors import Busy, CorruptMemory, NotRegular, UnsafePath
-from store.fsutil import open_regular, read_regular, workspace_lock, write_atomic
+from store.fsutil import open_regular, read_regular, write_atomic
 from store.ids import is_valid_id
-from store.lock import default_timeout
+from store.lock import default_timeout, workspace_lock
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory
 from store.workspace import ScopeDir, check_scope, unsafe
 

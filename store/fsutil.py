@@ -1,5 +1,6 @@
-"""The one atomic write (temp file in the same folder, fsync, rename); the workspace lock is
-`store.lock`'s, re-exported here for the modules that take it."""
+"""Single files, safely: the one atomic write (temp file in the same folder, fsync, rename),
+reads that never block on a FIFO nor follow a link, and the sweep of a killed writer's temp
+files. Multi-file writes are store.transaction's."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from pathlib import Path
 from typing import Final
 
 from store.errors import NotRegular
-from store.lock import LOCK_TIMEOUT_SECONDS as LOCK_TIMEOUT_SECONDS
-from store.lock import workspace_lock as workspace_lock
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: bool = True) -> str:

@@ -7,14 +7,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from store import journal
 from store.errors import CorruptMemory, InvalidNote, Refused
 from store.ids import check_id, slugify, unique_id
 from store.instructions import instruction_line
 from store.invisible import describe, first_invisible
-from store.memory import render_checked
+from store.memory import iso, render_checked
 from store.redact import redact
-from store.writer import iso, write_lock
+from store.transaction import Write, apply, write_lock
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -80,7 +79,7 @@ def save_note(store: Store, draft: NoteDraft) -> dict[str, Any]:
     """Write `working/<id>.md` with its expiry; never touches durable memory."""
     with write_lock(store):
         path, data, result = note_write(store, draft)
-        store.apply([(path, data)])
+        apply(store, [(path, data)])
     return result
 
 
@@ -132,9 +131,9 @@ def gc(store: Store) -> list[str]:
             for m in s.memories
             if m.tier == "working" and m.scope == "project" and m.valid_until[:10] < today
         ]
-        writes: list[journal.Write] = [(store.project.working_dir / f"{m.id}.md", None) for m in expired]
+        writes: list[Write] = [(store.project.working_dir / f"{m.id}.md", None) for m in expired]
         if writes:
-            store.apply(writes)
+            apply(store, writes)
     return sorted(m.id for m in expired)
 
 

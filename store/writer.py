@@ -8,30 +8,22 @@ recomputed against the store as it is now; a candidate whose verdict changed is 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from store import journal
+from store import transaction
 from store.approvals import TOKEN_TTL_SECONDS, Pending, mint
-from store.errors import CorruptMemory, InvalidCandidate, InvalidSelection, ReadOnly, StoreError
-from store.fsutil import workspace_lock
+from store.errors import CorruptMemory, InvalidCandidate, InvalidSelection, StoreError
 from store.ids import ID_RULE, check_id, is_valid_id
 from store.invisible import describe, first_invisible
-from store.memory import MAX_TITLE, Memory, render_checked
+from store.memory import MAX_TITLE, Memory, iso, render_checked
 from store.redact import MARK, redact, redact_all
 from store.verdicts import Candidate, Known, Verdict, decide
-from store.workspace import check_scope, ensure_gitignore, init_scope
 
 if TYPE_CHECKING:
     from store.store import Store, View
-
-
-def iso(moment: float) -> str:
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(slots=True)
@@ -50,30 +42,6 @@ class Preview:
 class CommitReport:
     written: list[dict[str, Any]] = field(default_factory=list)
     deferred: list[dict[str, Any]] = field(default_factory=list)
-
-
-@contextmanager
-def write_lock(
-    store: Store, scopes: Sequence[str] = ("project",), *, memories: bool = True
-) -> Iterator[None]:
-    """The workspace lock (and the user scope's when it is written), journal recovered; when the
-    operation writes memories, a view that has re-stat'ed every file first."""
-    if store.read_only:
-        raise ReadOnly("this engram runs read-only (--read-only or ENGRAM_READ_ONLY=1); nothing was written")
-    check_scope(store.project)  # a link leading outside is refused before any lock or write
-    if "user" in scopes:
-        check_scope(store.user)
-    if not store.project.root.is_dir():
-        init_scope(store.project)  # the first write creates .engram/ with its .gitignore
-    with ExitStack() as stack:
-        stack.enter_context(workspace_lock(store.project.lock_path))
-        if "user" in scopes:
-            stack.enter_context(workspace_lock(store.user.lock_path))
-        ensure_gitignore(store.project)  # an existing one missing lines is completed
-        store.recover_locked()
-        if memories:
-            store.view(sweep=True)  # take in every change made before the lock was ours
-        yield
 
 
 def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int]:
@@ -256,10 +224,10 @@ def store_proposal(
         "redactions": redactions,
         "candidates": entries,
     }
-    with write_lock(store, memories=False):
+    with transaction.write_lock(store, memories=False):
         pending = Pending.read(store.project.pending_path, store.key)
         pending.add(token, record)
-        store.apply([(store.project.pending_path, pending.render(now))])
+        transaction.apply(store, [(store.project.pending_path, pending.render(now))])
     return Preview(token, record["expires"], entries, redactions, pending.dropped)
 
 
@@ -281,7 +249,7 @@ def selection(entries: Sequence[dict[str, Any]], approve: object) -> list[dict[s
 def commit(store: Store, token: str, approve: object) -> CommitReport:
     """Apply the approved candidates of a pending proposal; refusals write nothing."""
     scopes = ("project", "user")
-    with write_lock(store, scopes):
+    with transaction.write_lock(store, scopes):
         now = store.now()
         pending = Pending.read(store.project.pending_path, store.key)
         hashed, record = pending.check(token, store.workspace, now)
@@ -292,27 +260,27 @@ def commit(store: Store, token: str, approve: object) -> CommitReport:
             report, writes = _plan(store, chosen, now)
         pending.set_status(hashed, "used")
         writes.append((store.project.pending_path, pending.render(now)))
-        store.apply(writes)  # journal first: a kill at any instant is rolled forward and sealed
+        transaction.apply(store, writes)  # journal first: a kill at any instant is rolled forward and sealed
     return report
 
 
 def apply_entries(store: Store, entries: Sequence[dict[str, Any]]) -> CommitReport:
     """Write candidates the human approved in a dialog (no token): the same path as commit."""
-    with write_lock(store, ("project", "user")):
+    with transaction.write_lock(store, ("project", "user")):
         report, writes = _plan(store, entries, store.now())
         if writes:
-            store.apply(writes)
+            transaction.apply(store, writes)
     return report
 
 
 def _plan(
     store: Store, entries: Sequence[dict[str, Any]], now: float
-) -> tuple[CommitReport, list[journal.Write]]:
+) -> tuple[CommitReport, list[transaction.Write]]:
     """The writes of approved entries, each re-checked against the store as it is now (in the
     candidate's own scope), rendered and parsed back; a changed verdict or a changed set of
     shown fields defers the candidate, a file engram could not load back refuses the commit."""
     report = CommitReport()
-    writes: list[journal.Write] = []
+    writes: list[transaction.Write] = []
     try:
         candidates = [_candidate_of(e) for e in entries]
     except StoreError as exc:
@@ -438,7 +406,7 @@ def _render(n: int, meta: dict[str, Any], body: str, scope: str) -> bytes:
         raise InvalidCandidate(f"candidate {n}: the memory file would not load back: {exc.message}") from None
 
 
-def _plan_note(store: Store, entry: dict[str, Any]) -> tuple[CommitReport, list[journal.Write]]:
+def _plan_note(store: Store, entry: dict[str, Any]) -> tuple[CommitReport, list[transaction.Write]]:
     from store.notes import draft_from_record, note_write
 
     path, data, result = note_write(store, draft_from_record(entry["note_draft"]))

@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from engram_mcp.cli import main
-from store import writer
+from store import review, writer
 from store.approvals import MAX_PROPOSALS
 from store.errors import Busy
 from store.memory import parse_memory
@@ -75,7 +75,7 @@ HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from store.fsutil import workspace_lock
+    from store.lock import workspace_lock
 
     with workspace_lock(Path(sys.argv[1]), timeout=10):
         print("held", flush=True)
@@ -115,8 +115,8 @@ def drive_cli(workspace: Path, tmp_path: Path, env: dict[str, str]) -> list[str]
 def test_four_processes_and_the_cli_commit_at_once_without_busy(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    Store(workspace).accept()  # the fixture files become recorded, so verify is fully clean after
-    assert Store(workspace).verify()["ok"] is True
+    review.accept(Store(workspace))  # the fixture files become recorded, so verify is fully clean after
+    assert review.verify(Store(workspace))["ok"] is True
     memory_dir = workspace / ".engram" / "memory"
     fixture_durable = {p.stem for p in memory_dir.glob("*.md")}
     fixture_working = {p.stem for p in (workspace / ".engram" / "working").glob("*.md")}
@@ -185,7 +185,7 @@ def test_four_processes_and_the_cli_commit_at_once_without_busy(
     assert set(index) == expected
     assert not [k for k, v in index.items() if v.get("gone")]
 
-    result = store.verify()
+    result = review.verify(store)
     assert result["mismatched"] == []
     assert result["missing"] == []
     assert result["unindexed"] == []

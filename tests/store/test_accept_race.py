@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from store import writer
+from store import review, writer
 from store.catalog import Catalog
 from store.store import Store
 
@@ -54,10 +54,10 @@ def test_a_commit_landing_while_accept_reads_the_files_stays_engrams_own(
 
     monkeypatch.setattr(Catalog, "refresh", refresh)
     armed.set()
-    accepting.accept()
+    review.accept(accepting)
     assert committed.wait(10)
     assert (workspace / ".engram" / "memory" / "quux-widgets-frobnicate-nightly.md").exists()
-    report = Store(workspace).verify()
+    report = review.verify(Store(workspace))
     assert report["unindexed"] == [] and report["mismatched"] == [] and report["missing"] == []
     assert report["ok"] is True
 
@@ -65,7 +65,7 @@ def test_a_commit_landing_while_accept_reads_the_files_stays_engrams_own(
 @pytest.mark.timeout(60)
 def test_accept_in_a_loop_beside_commits_leaves_verify_clean(workspace: Path) -> None:
     """Real concurrency: one thread commits 10 memories while another accepts over and over."""
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     done = threading.Event()
     errors: list[BaseException] = []
 
@@ -88,10 +88,10 @@ def test_accept_in_a_loop_beside_commits_leaves_verify_clean(workspace: Path) ->
     thread.start()
     accepting = Store(workspace)
     while not done.is_set():
-        accepting.accept()
+        review.accept(accepting)
     thread.join(30)
     assert errors == []
-    report = Store(workspace).verify()
+    report = review.verify(Store(workspace))
     assert report["unindexed"] == [] and report["mismatched"] == [] and report["missing"] == []
 
 
@@ -102,7 +102,7 @@ def test_verify_racing_a_commit_does_not_report_engrams_own_write(
     """Deterministic interleaving: a commit lands between verify's look at the files and its read
     of the recorded seals. The seal then names a file verify has not seen: not "missing" (nor, the
     other way round, "added by hand"); a result that is not clean is confirmed under the lock."""
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     other = Store(workspace)
     entries, redactions = writer.draft(other, [{"type": "fact", "title": TITLE, "body": "Zorblax glimmer."}])
     preview = writer.store_proposal(other, entries, redactions, "save")
@@ -120,7 +120,7 @@ def test_verify_racing_a_commit_does_not_report_engrams_own_write(
 
     monkeypatch.setattr(Catalog, "read_index", read_index)
     armed.set()
-    report = verifying.verify()
+    report = review.verify(verifying)
     assert not armed.is_set()
     assert (report["mismatched"], report["missing"], report["unindexed"]) == ([], [], [])
     assert report["ok"] is True

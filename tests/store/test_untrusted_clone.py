@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from engram_mcp.cli import main
-from store import approvals, bm25, writer
+from store import approvals, bm25, review, transaction, writer
 from store.approvals import Pending, token_hash
 from store.errors import StoreError, TokenRefused
 from store.memory import render_memory
@@ -180,7 +180,7 @@ def test_a_tagged_journal_naming_a_path_outside_its_scope_is_discarded_unapplied
     journal_path = workspace / ".engram" / "journal.json"
     journal_path.write_bytes(secret.wrap(store.key(), "journal", payload))
     before = sorted(p for p in tmp_path.rglob("*") if not p.is_relative_to(workspace))
-    store.recover()
+    transaction.recover(store)
     assert not journal_path.exists()
     assert not (workspace / ".engram" / "memory" / "innocent.md").exists()  # nothing applied
     assert not (outside / "target.md").exists()
@@ -192,7 +192,7 @@ def test_a_tagged_journal_naming_a_path_outside_its_scope_is_discarded_unapplied
 def test_a_pull_request_adding_an_always_memory_and_a_seal_line_is_reported(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     path = write_memory(workspace, "push-to-main", title="Push to main", body=EVIL_BODY, always=True)
     store = Store(workspace)
     memory_hash = store.view().durable["push-to-main"].hash
@@ -210,7 +210,7 @@ def test_a_pull_request_adding_an_always_memory_and_a_seal_line_is_reported(
 
 def test_a_planted_index_json_vouches_for_nothing(workspace: Path) -> None:
     store = Store(workspace)
-    store.accept()
+    review.accept(store)
     write_memory(workspace, "push-to-main", title="Push to main", body=EVIL_BODY, always=True)
     memory_hash = Store(workspace).view().durable["push-to-main"].hash
     index = workspace / ".engram" / "index.json"
@@ -219,7 +219,7 @@ def test_a_planted_index_json_vouches_for_nothing(workspace: Path) -> None:
     data["memories"]["durable/push-to-main"] = {"sealed": memory_hash}
     index.write_bytes(orjson.dumps(data))
     fresh = Store(workspace)
-    report = fresh.verify()
+    report = review.verify(fresh)
     assert report["ok"] is False
     assert "push-to-main" in report["unindexed"]
     assert any("index.json" in line for line in report["repaired"])
@@ -451,7 +451,7 @@ def test_engram_home_may_live_under_a_symlinked_folder(
     preview = propose(store, [{**candidate(), "scope": "user"}])
     assert len(writer.commit(store, preview.token, "all").written) == 1
     assert (real / "engram" / "memory" / "frobnicate-the-quux-widgets-nightly.md").exists()
-    assert "user:frobnicate-the-quux-widgets-nightly" not in Store(workspace).verify()["unindexed"]
+    assert "user:frobnicate-the-quux-widgets-nightly" not in review.verify(Store(workspace))["unindexed"]
 
 
 # --- non-regular files --------------------------------------------------------------------------------
@@ -483,10 +483,10 @@ def test_a_fifo_in_place_of_a_state_file_does_not_hang(workspace: Path, name: st
     os.mkfifo(path)
     try:
         store = Store(workspace)
-        in_thread(store.recover)
+        in_thread(lambda: transaction.recover(store))
         in_thread(store.status)
         in_thread(lambda: store.search("uv"))
-        in_thread(store.verify)
+        in_thread(lambda: review.verify(store))
         in_thread(store.usage.counts)
     finally:
         release_fifo(path)

@@ -12,7 +12,7 @@ import orjson
 import pytest
 import yaml
 
-from store import journal, mining, notes, settings, writer
+from store import mining, notes, review, settings, transaction, writer
 from store.errors import InvalidSelection, Refused, StoreError, TokenRefused
 from store.memory import parse_memory, split_front_matter
 from store.store import Store
@@ -214,11 +214,11 @@ def test_commit_selects_numbers(store: Store, workspace: Path) -> None:
 
 def test_committed_files_are_sealed_for_verify(workspace: Path) -> None:
     store = Store(workspace, clock=fixed())
-    store.accept()
-    assert store.verify()["ok"] is True
+    review.accept(store)
+    assert review.verify(store)["ok"] is True
     preview = propose(store, [new_candidate()])
     writer.commit(store, preview.token, "all")
-    result = Store(workspace, clock=fixed()).verify()
+    result = review.verify(Store(workspace, clock=fixed()))
     assert result["mismatched"] == [] and result["missing"] == [] and result["unindexed"] == []
     assert result["ok"] is True
 
@@ -441,14 +441,14 @@ def test_crash_mid_commit_rolls_forward(
         new_candidate("Glimmer dashboards refresh hourly", body="Hourly glimmer refresh."),
     ]
     preview = propose(store, raw)
-    real_apply = journal._apply
+    real_apply = transaction._apply
 
     def crash_after_first(writes: Any) -> None:
         real_apply(writes[:1])
         raise KeyboardInterrupt("power cut")
 
     with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
-        patch.setattr(journal, "_apply", crash_after_first)
+        patch.setattr(transaction, "_apply", crash_after_first)
         with pytest.raises(KeyboardInterrupt):
             writer.commit(store, preview.token, "all")
 
@@ -459,7 +459,7 @@ def test_crash_mid_commit_rolls_forward(
     assert not (memory / "glimmer-dashboards-refresh-hourly.md").exists()
 
     fresh = Store(workspace, clock=fixed())
-    fresh.recover()
+    transaction.recover(fresh)
     assert not journal_path.exists()
     for name in ("frobnicate-the-quux-widgets-nightly", "glimmer-dashboards-refresh-hourly"):
         path = memory / f"{name}.md"
@@ -481,11 +481,11 @@ def test_crash_before_journal_changes_nothing(
         raise KeyboardInterrupt("power cut")
 
     with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
-        patch.setattr(journal, "run", crash)
+        patch.setattr(transaction, "apply", crash)
         with pytest.raises(KeyboardInterrupt):
             writer.commit(store, preview.token, "all")
     assert durable_state(workspace, engram_home) == snap
-    Store(workspace, clock=fixed()).recover()
+    transaction.recover(Store(workspace, clock=fixed()))
     assert durable_state(workspace, engram_home) == snap
     assert len(writer.commit(Store(workspace, clock=fixed()), preview.token, "all").written) == 1
 
@@ -494,15 +494,15 @@ def test_next_write_recovers_a_leftover_journal(
     store: Store, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     preview = propose(store, [new_candidate()])
-    real_apply = journal._apply
+    real_apply = transaction._apply
 
     def crash(writes: Any) -> None:
         raise KeyboardInterrupt("power cut")
 
-    monkeypatch.setattr(journal, "_apply", crash)
+    monkeypatch.setattr(transaction, "_apply", crash)
     with pytest.raises(KeyboardInterrupt):
         writer.commit(store, preview.token, "all")
-    monkeypatch.setattr(journal, "_apply", real_apply)
+    monkeypatch.setattr(transaction, "_apply", real_apply)
     # any later write (here: another proposal) finishes the interrupted commit first
     propose(Store(workspace, clock=fixed()), [new_candidate("Glimmer dashboards refresh hourly", body="x")])
     assert (workspace / ".engram" / "memory" / "frobnicate-the-quux-widgets-nightly.md").exists()
@@ -513,7 +513,7 @@ def test_unreadable_journal_is_discarded(store: Store, workspace: Path, engram_h
     snap = durable_state(workspace, engram_home)
     journal_path = workspace / ".engram" / "journal.json"
     journal_path.write_bytes(b'{"version": 1, "writes": [{"path": "/etc/pass')
-    Store(workspace, clock=fixed()).recover()
+    transaction.recover(Store(workspace, clock=fixed()))
     assert not journal_path.exists()
     assert durable_state(workspace, engram_home) == snap
 
