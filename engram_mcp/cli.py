@@ -9,12 +9,13 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from engram_mcp import __version__, reads, writes
+from engram_mcp import __version__
 from engram_mcp.hook import session_start
 from engram_mcp.hosts.doctor import doctor
 from engram_mcp.hosts.doctor import upgrade as upgrade_hosts
@@ -22,13 +23,14 @@ from engram_mcp.hosts.link import Result
 from engram_mcp.hosts.link import link as link_host
 from engram_mcp.hosts.link import unlink as unlink_host
 from engram_mcp.hosts.targets import TARGETS
-from engram_mcp.outcome import Outcome, failure
-from engram_mcp.reads import guarded
-from engram_mcp.tools.reads import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
-from engram_mcp.tools.writes import NOTE_INPUT
+from engram_mcp.ops import read_ops, write_ops
+from engram_mcp.ops.previews import report_outcome, token_outcome
+from engram_mcp.outcome import Outcome, failure, guarded, store_failure
+from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
+from engram_mcp.tools.write_tools import NOTE_INPUT
 from engram_mcp.transcripts import session_candidates
 from protocol.validation import compile_validator
-from store import mining, notes, review, transaction, writer
+from store import commits, mining, notes, proposals, review, transaction
 from store.errors import StoreError
 from store.store import Store
 from store.workspace import find_workspace
@@ -64,7 +66,7 @@ def _verify(args: argparse.Namespace, store: Store) -> Outcome:
         if store.read_only:
             raise UsageError("--accept writes the index; it is not allowed with ENGRAM_READ_ONLY")
         review.accept(store)
-    outcome = reads.verify(store)
+    outcome = read_ops.verify(store)
     if not outcome.data.get("ok", False):
         return Outcome(False, outcome.text, outcome.data, outcome.diagnostics)
     return outcome
@@ -75,11 +77,11 @@ def _search(args: argparse.Namespace, store: Store) -> Outcome:
         SEARCH_INPUT,
         {"query": args.query, "limit": args.limit, "types": args.type or None, "scope": args.scope},
     )
-    return reads.search(store, arguments)
+    return read_ops.search(store, arguments)
 
 
 def _route(args: argparse.Namespace, store: Store) -> Outcome:
-    return reads.route(store, _checked(ROUTE_INPUT, {"task": args.task}))
+    return read_ops.route(store, _checked(ROUTE_INPUT, {"task": args.task}))
 
 
 def _load(args: argparse.Namespace, store: Store) -> Outcome:
@@ -95,7 +97,7 @@ def _load(args: argparse.Namespace, store: Store) -> Outcome:
             "objective": args.objective,
         },
     )
-    return reads.load(store, arguments)
+    return read_ops.load(store, arguments)
 
 
 def _read_text(source: str) -> str:
@@ -124,17 +126,17 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
             "no explicit knowledge lines found" + (f" ({note})" if note else ""),
             written=False,
         )
-    entries, redactions = writer.draft(store, raw)
+    entries, redactions = proposals.draft(store, raw)
     if not args.force:
-        outcome = writes.token_outcome(writer.store_proposal(store, entries, redactions, "save_session"))
+        outcome = token_outcome(proposals.store_proposal(store, entries, redactions, "save_session"))
         return Outcome(True, (note + "\n" if note else "") + outcome.text, outcome.data)
-    adds = [e for e in entries if e["verdict"]["kind"] == "ADD"]
-    rest = [dict(e, n=n) for n, e in enumerate((e for e in entries if e["verdict"]["kind"] != "ADD"), 1)]
-    outcome = writes.report_outcome(writer.apply_entries(store, adds) if adds else writer.CommitReport())
+    adds = [e for e in entries if e.verdict.kind == "ADD"]
+    rest = [replace(e, n=n) for n, e in enumerate((e for e in entries if e.verdict.kind != "ADD"), 1)]
+    outcome = report_outcome(commits.apply_entries(store, adds) if adds else commits.CommitReport())
     if not rest:
         return outcome
-    deferred = writer.store_proposal(store, rest, redactions, "save_session")
-    review = writes.token_outcome(deferred, prefix="Deferred for review (related or duplicate):\n")
+    deferred = proposals.store_proposal(store, rest, redactions, "save_session")
+    review = token_outcome(deferred, prefix="Deferred for review (related or duplicate):\n")
     data = {**outcome.data, "review": review.data}
     return Outcome(True, outcome.text + "\n\n" + review.text, data)
 
@@ -146,7 +148,7 @@ def _commit(args: argparse.Namespace, store: Store) -> Outcome:
             approve = [int(part) for part in args.approve.split(",") if part.strip()]
         except ValueError:
             raise UsageError('--approve takes "all" or numbers like 1,3') from None
-    return writes.commit(store, args.token, approve)
+    return write_ops.commit(store, args.token, approve)
 
 
 def _note(args: argparse.Namespace, store: Store) -> Outcome:
@@ -159,7 +161,7 @@ def _note(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def _promote(args: argparse.Namespace, store: Store) -> Outcome:
-    return writes.token_outcome(notes.promote(store, args.id, args.type))
+    return token_outcome(proposals.promote(store, args.id, args.type))
 
 
 def _gc(args: argparse.Namespace, store: Store) -> Outcome:
@@ -241,15 +243,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workspace", metavar="DIR", help="the workspace (default: discovered from the cwd)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def command(name: str, run: Command, help_text: str) -> argparse.ArgumentParser:
+    def command(name: str, run: Command, help_text: str, *, writing: bool = False) -> argparse.ArgumentParser:
+        """`writing`: the command writes the store, so its errors say whether anything was written."""
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--json", action="store_true", help="print the JSON envelope instead of text")
-        p.set_defaults(run=run)
+        p.set_defaults(run=run, writing=writing)
         return p
 
-    command("init", _init, "create .engram/ (memory/, working/, .gitignore) in the workspace")
-    command("status", lambda a, s: reads.status(s), "workspace, counts, role, pending proposals, index hash")
-    verify = command("verify", _verify, "check memory files against recorded hashes (exit 1 when not clean)")
+    command("init", _init, "create .engram/ (memory/, working/, .gitignore) in the workspace", writing=True)
+    command(
+        "status", lambda a, s: read_ops.status(s), "workspace, counts, role, pending proposals, index hash"
+    )
+    verify = command(
+        "verify", _verify, "check memory files against recorded hashes (exit 1 when not clean)", writing=True
+    )
     verify.add_argument("--accept", action="store_true", help="record the current files as reviewed first")
     search = command("search", _search, "BM25 search over titles, tags and bodies")
     search.add_argument("query")
@@ -266,23 +273,25 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--full", action="store_true", help="every active memory's body, up to the hard cap")
     load.add_argument("--explain", action="store_true", help="say why each memory was selected")
     load.add_argument("--objective", help="session objective (default $ENGRAM_SESSION_OBJECTIVE)")
-    session = command("save-session", _save_session, "propose knowledge lines from session text")
+    session = command(
+        "save-session", _save_session, "propose knowledge lines from session text", writing=True
+    )
     session.add_argument("--text", metavar="FILE", help="the session text, or - for stdin")
     session.add_argument(
         "--query-level", type=int, metavar="N", help="mine the last N host sessions of this workspace"
     )
     session.add_argument("--force", action="store_true", help="write the ADDs now; defer the rest for review")
-    commit = command("commit", _commit, "write the approved candidates of a proposal")
+    commit = command("commit", _commit, "write the approved candidates of a proposal", writing=True)
     commit.add_argument("token")
     commit.add_argument("--approve", default="all", help='"all" (default) or numbers like 1,3')
-    note = command("note", _note, "save a working note (expires after load.working_ttl_days)")
+    note = command("note", _note, "save a working note (expires after load.working_ttl_days)", writing=True)
     note.add_argument("text")
     note.add_argument("--objective", help="the session objective it belongs to")
     note.add_argument("--type", help="its durable type if promoted later")
-    promote = command("promote", _promote, "propose a working note as durable memory")
+    promote = command("promote", _promote, "propose a working note as durable memory", writing=True)
     promote.add_argument("id")
     promote.add_argument("--type", help="durable type (default: the note's, else fact)")
-    command("gc", _gc, "remove expired working notes")
+    command("gc", _gc, "remove expired working notes", writing=True)
     link = command("link", _link, "register engram-mcp with a host (workspace scope by default)")
     link.add_argument("target", choices=TARGETS)
     link.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
@@ -312,12 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         transaction.recover(store)
         store.clean_temps()
-        outcome = guarded(lambda: args.run(args, store))
+        outcome = guarded(lambda: args.run(args, store), writing=args.writing)
     except UsageError as exc:
         print(f"engram {args.command}: {exc}", file=sys.stderr)
         return 2
     except StoreError as exc:  # e.g. the workspace lock is busy at start-up recovery
-        outcome = failure(exc.code, exc.message, written=False)
+        outcome = store_failure(exc, writing=True)
     finally:
         store.close()
     if args.json:

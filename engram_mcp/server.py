@@ -8,7 +8,10 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from store.store import Store
 
 USAGE = """\
 usage: engram-mcp [--workspace DIR] [--read-only] [--no-elicitation] [--always-load]
@@ -74,7 +77,7 @@ class _FirstReply:
         self._stream.flush()
 
 
-def _warm(store: object, imported: threading.Event, answered: threading.Event) -> None:
+def _warm(store: Store, imported: threading.Event, answered: threading.Event) -> None:
     """Import the heavy libraries once, on this one thread (concurrent first imports of
     jsonschema from several threads can fail), then load the store's indexes. It starts once the
     first reply is out (or after 0.3 s), so it never slows the handshake. Operations wait for the
@@ -88,8 +91,8 @@ def _warm(store: object, imported: threading.Event, answered: threading.Event) -
     finally:
         imported.set()
     try:
-        store.clean_temps()  # type: ignore[attr-defined]
-        store.warm()  # type: ignore[attr-defined]
+        store.clean_temps()
+        store.warm()
     except Exception:  # a broken store is reported by the request that needs it
         logging.getLogger("engram").debug("warm-up failed", exc_info=True)
 
@@ -120,7 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from store.workspace import find_workspace
 
     read_only = bool(options.get("read_only")) or os.environ.get("ENGRAM_READ_ONLY", "").lower() in _TRUE
-    workspace = find_workspace(Path.cwd(), options.get("workspace"))  # type: ignore[arg-type]
+    explicit = options.get("workspace")
+    workspace = find_workspace(Path.cwd(), explicit if isinstance(explicit, str) else None)
     flags = Flags(
         always_load=bool(options.get("always_load")),
         elicitation=not options.get("no_elicitation"),
@@ -141,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             imported.wait(60)
 
         spec = server_spec(store, flags, elicitation_timeout=timeout, ready=ready)
-        Server(spec).serve(wire_in, _FirstReply(wire_out, answered))  # type: ignore[arg-type]
+        Server(spec).serve(wire_in, _FirstReply(wire_out, answered))
     finally:
         store.close()
     return 0

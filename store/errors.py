@@ -18,8 +18,9 @@
 * NotRegular (an OSError, not a StoreError): a path that is a FIFO, device, socket, folder or
   link, met by the file readers (store.fsutil); callers turn it into a Problem or an UnsafePath.
 
-Every StoreError is raised before anything is written, or by a write that changed nothing
-(the journal applies all of a write or none of it); the application says so (engram_mcp.outcome).
+A write's StoreError is raised before anything is written (`changed` False), or, rarely, after
+its journal began changing files (`changed` True: the next write or start completes it); the
+application says which (engram_mcp.outcome.store_failure).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from __future__ import annotations
 class StoreError(Exception):
     code: str = "ENGRAM_ERROR"
     """The stable ENGRAM_* code: a class attribute, set per instance only by TokenRefused."""
+    changed: bool = False
+    """Set by store.transaction when the error interrupted a write after its journal began
+    changing files (the journal completes it at the next write or start)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

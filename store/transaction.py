@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from store import secret
-from store.errors import ReadOnly, UnsafePath
+from store.errors import ReadOnly, StoreError, UnsafePath
 from store.fsutil import fsync_dir, read_regular, write_atomic
 from store.lock import workspace_lock
 from store.workspace import check_scope, ensure_gitignore, init_scope
@@ -102,8 +102,12 @@ def apply(store: Store, writes: Sequence[Write]) -> None:
     ]
     payload = orjson.dumps({"version": VERSION, "writes": entries})
     write_atomic(journal, secret.wrap(key, KIND, payload))
-    _apply(writes)
-    seal(store, [path for path, _ in writes])
+    try:
+        _apply(writes)
+        seal(store, [path for path, _ in writes])
+    except StoreError as exc:  # a seal refused (seals.log planted as a link): the files are in
+        exc.changed = True
+        raise
     journal.unlink()
 
 

@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from engram_mcp.cli import main
-from store import review, writer
+from store import commits, proposals, review
 from store.approvals import MAX_PROPOSALS
 from store.errors import Busy
 from store.memory import parse_memory
@@ -41,7 +41,7 @@ WRITER = textwrap.dedent(
     """
     import json, random, string, sys, time
     from pathlib import Path
-    from store import writer
+    from store import commits, proposals
     from store.errors import Busy
     from store.store import Store
 
@@ -59,9 +59,9 @@ WRITER = textwrap.dedent(
         title = " ".join(word() for _ in range(4))
         body = " ".join(word() for _ in range(14)) + "."
         try:
-            entries, redactions = writer.draft(store, [{"type": "fact", "title": title, "body": body}])
-            preview = writer.store_proposal(store, entries, redactions, "save")
-            report = writer.commit(store, preview.token, "all")
+            entries, redactions = proposals.draft(store, [{"type": "fact", "title": title, "body": body}])
+            preview = proposals.store_proposal(store, entries, redactions, "save")
+            report = commits.commit(store, preview.token, "all")
         except Busy as exc:
             busy.append(exc.message)
             continue
@@ -203,11 +203,11 @@ def test_lock_held_elsewhere_gives_busy_and_writes_nothing(
     workspace: Path, engram_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = Store(workspace)
-    entries, redactions = writer.draft(
+    entries, redactions = proposals.draft(
         store,
         [{"type": "fact", "title": "Quux widgets frobnicate nightly", "body": "Zorblax wobbegong glimmer."}],
     )
-    preview = writer.store_proposal(store, entries, redactions, "save")
+    preview = proposals.store_proposal(store, entries, redactions, "save")
     before = memory_state(workspace, engram_home)
 
     monkeypatch.setenv("ENGRAM_LOCK_TIMEOUT", "0.5")  # never wait out the real 5 s
@@ -222,7 +222,7 @@ def test_lock_held_elsewhere_gives_busy_and_writes_nothing(
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         started = time.monotonic()
         with pytest.raises(Busy) as info:
-            writer.commit(store, preview.token, "all")
+            commits.commit(store, preview.token, "all")
         assert time.monotonic() - started < 3
         assert info.value.code == "ENGRAM_BUSY"
         assert "nothing was changed" in info.value.message
@@ -246,5 +246,5 @@ def test_lock_held_elsewhere_gives_busy_and_writes_nothing(
             holder.stdout.close()
 
     # retrying is safe: the same token now commits
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert [w["id"] for w in report.written] == ["quux-widgets-frobnicate-nightly"]

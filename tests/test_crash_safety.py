@@ -134,7 +134,7 @@ COMMITTER = WORDS_SOURCE + textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from store import writer
+    from store import commits, proposals
     from store.store import Store
 
     workspace, k = Path(sys.argv[1]), int(sys.argv[2])
@@ -152,10 +152,10 @@ COMMITTER = WORDS_SOURCE + textwrap.dedent(
             }
             for side in ("a", "b")
         ]
-        entries, redactions = writer.draft(store, raw)
-        assert [e["verdict"]["kind"] for e in entries] == ["ADD", "ADD"], entries
-        preview = writer.store_proposal(store, entries, redactions, "save")
-        report = writer.commit(store, preview.token, "all")
+        entries, redactions = proposals.draft(store, raw)
+        assert [e.verdict.kind for e in entries] == ["ADD", "ADD"], entries
+        preview = proposals.store_proposal(store, entries, redactions, "save")
+        report = commits.commit(store, preview.token, "all")
         assert [w["id"] for w in report.written] == [f"pair-{k}-a", f"pair-{k}-b"], report
         k += 1
     """
@@ -484,7 +484,7 @@ KILLED_WRITER = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from store import catalog, notes, transaction, writer
+    from store import catalog, commits, notes, proposals, transaction
     from store.store import Store
 
     workspace, operation, point = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -499,8 +499,8 @@ KILLED_WRITER = textwrap.dedent(
         if operation == "update":
             raw = [{"type": "rule", "id": "use-uv-for-python", "title": "Use uv for Python environments",
                     "body": "Create and sync environments with uv, and pin the uv version in CI."}]
-        entries, redactions = writer.draft(store, raw)
-        preview = writer.store_proposal(store, entries, redactions, "save")
+        entries, redactions = proposals.draft(store, raw)
+        preview = proposals.store_proposal(store, entries, redactions, "save")
 
     def die(*_, **__):
         os.kill(os.getpid(), signal.SIGKILL)
@@ -519,7 +519,7 @@ KILLED_WRITER = textwrap.dedent(
     if operation == "note":
         notes.save_note(store, draft)
     else:
-        writer.commit(store, preview.token, "all")
+        commits.commit(store, preview.token, "all")
     print("survived", flush=True)
     """
 )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.cli import main
-from store import review, transaction, writer
+from store import commits, review, transaction
 from store.config import load_config
 from store.errors import StoreError
 from store.store import Store
@@ -148,7 +148,7 @@ def test_a_fifo_at_seals_log_refuses_a_commit_without_hanging(workspace: Path) -
     os.mkfifo(seals)
     try:
         with pytest.raises(StoreError) as caught:
-            in_thread(lambda: writer.commit(store, preview.token, "all"))
+            in_thread(lambda: commits.commit(store, preview.token, "all"))
         assert caught.value.code == "ENGRAM_UNSAFE_PATH"
         assert "remove .engram/seals.log" in caught.value.message.lower()
         in_thread(lambda: review.verify(Store(workspace)))
@@ -216,7 +216,7 @@ def test_a_hard_linked_seals_log_is_replaced_never_written_through(workspace: Pa
     seals = workspace / ".engram" / "seals.log"
     seals.unlink(missing_ok=True)
     os.link(profile, seals)
-    assert len(writer.commit(store, preview.token, "all").written) == 1
+    assert len(commits.commit(store, preview.token, "all").written) == 1
     assert profile.read_text() == "export PATH=/usr/bin\n"
     assert os.stat(profile).st_nlink == 1
     assert os.stat(seals).st_nlink == 1 and b"frobnicate" in seals.read_bytes()
@@ -231,7 +231,7 @@ def test_a_non_regular_index_is_reported_as_the_problem_not_as_hand_edits(worksp
     store = Store(workspace, clock=fixed())
     review.accept(store)  # the fixture's files, reviewed
     preview = propose(store, [candidate()])
-    writer.commit(store, preview.token, "all")
+    commits.commit(store, preview.token, "all")
     store.close()
     assert review.verify(Store(workspace))["ok"]
     index = workspace / ".engram" / "index.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from store import notes, review, writer
+from store import commits, notes, proposals, review
 from store.store import Store
 
 
@@ -24,8 +24,8 @@ def test_gc_and_promote_leave_verify_clean(workspace: Path) -> None:
     assert report["missing"] == [] and report["ok"] is True
 
     fresh = notes.save_note(store, notes.draft_note(store, "Webhook retries now back off up to 64 s"))
-    preview = notes.promote(store, fresh["id"], "fact")
-    writer.commit(store, preview.token, "all")
+    preview = proposals.promote(store, fresh["id"], "fact")
+    commits.commit(store, preview.token, "all")
     assert not (workspace / ".engram" / "working" / f"{fresh['id']}.md").exists()
     report = review.verify(Store(workspace))
     assert report["missing"] == [] and report["mismatched"] == [] and report["ok"] is True

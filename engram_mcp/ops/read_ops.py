@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from engram_mcp.outcome import Outcome, failure
+from engram_mcp.outcome import Outcome
 from store import review
-from store.errors import StoreError
 from store.store import Store
 
 MAX_REPORTED_PROBLEMS: Final = 10
@@ -34,15 +33,6 @@ def store_diagnostics(
     if notices:
         found.extend(n for n in store.notices() if n not in found)
     return tuple(found)
-
-
-def guarded(run: Any) -> Outcome:
-    """Turn the store's expected errors into error outcomes that say nothing was written."""
-    try:
-        outcome: Outcome = run()
-        return outcome
-    except StoreError as exc:
-        return failure(exc.code, exc.message)
 
 
 def search(store: Store, args: dict[str, Any]) -> Outcome:
