@@ -15,6 +15,8 @@
   - Busy              ENGRAM_BUSY        the workspace lock was not obtained in time; nothing changed
   - UnsafePath        ENGRAM_UNSAFE_PATH a link (or non-regular file) under `.engram/` leads outside its scope
 
+* Problem (a value, not an exception): a file engram could not use, reported by reads and verify.
+
 * NotRegular (an OSError, not a StoreError): a path that is a FIFO, device, socket, folder or
   link, met by the file readers (store.fsutil); callers turn it into a Problem or an UnsafePath.
 
@@ -24,6 +26,8 @@ application says which (engram_mcp.outcome.store_failure).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 class StoreError(Exception):
@@ -92,3 +96,12 @@ class UnsafePath(StoreError):
 
 class NotRegular(OSError):
     """A path that is a FIFO, device, socket, folder or symbolic link: never opened for reading."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A file engram could not use; `file` is scope-relative, never an absolute path."""
+
+    code: str
+    file: str
+    message: str

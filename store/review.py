@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from store import transaction
-from store.catalog import Catalog, Problem, Snapshot, memory_key
-from store.errors import Busy, UnsafePath
+from store.catalog import Catalog, Snapshot, memory_key
+from store.errors import Busy, Problem, UnsafePath
 from store.memory import Memory
 
 if TYPE_CHECKING:

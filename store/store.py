@@ -14,9 +14,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from store.catalog import Catalog, Problem, Snapshot, memory_key
+from store.catalog import Catalog, Snapshot, memory_key
 from store.config import Config, load_config
-from store.errors import NotFound, UnsafePath
+from store.errors import NotFound, Problem, UnsafePath
 from store.ids import check_id
 from store.load import LoadResult, Selected, single, tiered
 from store.memory import Memory

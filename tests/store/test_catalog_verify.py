@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 
 from store import review
-from store.catalog import INDEX_VERSION
+from store.index_file import INDEX_VERSION
 from store.store import Store
 from tests.store.helpers import write_memory
 
