@@ -249,7 +249,7 @@ def reindex_one(workspace: Path, repeat: int) -> list[float]:
 
 
 def commits_per_second(workspace: Path, count: int) -> float:
-    from store import writer
+    from store import commits, proposals
     from store.store import Store
 
     scratch = workspace.parent / f"{workspace.name}-commits"
@@ -260,10 +260,10 @@ def commits_per_second(workspace: Path, count: int) -> float:
     start = time.perf_counter()
     for n in range(count):
         words = " ".join(stores.queries(3 + n % 5))
-        entries, redactions = writer.draft(
+        entries, redactions = proposals.draft(
             store, [{"type": "fact", "title": f"Bench fact {n} {words}", "body": f"{words} {n}"}]
         )
-        writer.commit(store, writer.store_proposal(store, entries, redactions, "save").token, "all")
+        commits.commit(store, proposals.store_proposal(store, entries, redactions, "save").token, "all")
     elapsed = time.perf_counter() - start
     shutil.rmtree(scratch, ignore_errors=True)
     return round(count / elapsed, 1)

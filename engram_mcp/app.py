@@ -24,7 +24,7 @@ INSTRUCTIONS: Final = (
 assert len(INSTRUCTIONS) <= 512
 
 
-def unknown_tool(read_only: bool) -> object:
+def unknown_tool(read_only: bool) -> Callable[[str], str]:
     def hint(name: str) -> str:
         if read_only and name in WRITE_TOOLS:
             return f"Unknown tool: {name}: this server runs read-only (--read-only or ENGRAM_READ_ONLY=1)"
@@ -48,7 +48,7 @@ def server_spec(
         resources=resources(store),
         prompts=PROMPTS,
         tool_error=protocol_tool_error,
-        unknown_tool_hint=unknown_tool(flags.read_only),  # type: ignore[arg-type]
+        unknown_tool_hint=unknown_tool(flags.read_only),
         state_binding=str(store.workspace),
         elicitation=flags.elicitation,
         elicitation_timeout=elicitation_timeout,

@@ -21,27 +21,23 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import orjson
 
-from engram_mcp import __version__, cli_code, cli_memory, reads, writes
+from engram_mcp import __version__, cli_code, cli_hosts, cli_memory
 from engram_mcp.cli_base import CLI_COMMIT_HINT, Fixable, UsageError, checked, human, memory_id_arg
 from engram_mcp.hook import session_start
-from engram_mcp.hosts.doctor import doctor
-from engram_mcp.hosts.doctor import upgrade as upgrade_hosts
-from engram_mcp.hosts.link import Result
-from engram_mcp.hosts.link import link as link_host
-from engram_mcp.hosts.link import unlink as unlink_host
-from engram_mcp.hosts.targets import TARGETS
-from engram_mcp.outcome import Outcome, failure
-from engram_mcp.reads import guarded
-from engram_mcp.tools.reads import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
-from engram_mcp.tools.writes import NOTE_INPUT
+from engram_mcp.ops import read_ops, write_ops
+from engram_mcp.ops.previews import report_outcome, token_outcome
+from engram_mcp.outcome import Outcome, failure, guarded, store_failure
+from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
+from engram_mcp.tools.write_tools import NOTE_INPUT
 from engram_mcp.transcripts import session_candidates
-from store import mining, notes, writer
+from store import commits, mining, notes, proposals, review, transaction
 from store.errors import NoWorkspace, StoreError
 from store.store import Store
 from store.workspace import find_workspace
@@ -64,10 +60,10 @@ def _verify(args: argparse.Namespace, store: Store) -> Outcome:
     if args.accept:
         if store.read_only:
             raise UsageError("--accept writes the index; it is not allowed with ENGRAM_READ_ONLY")
-        before = store.verify()
+        before = review.verify(store)
         recorded = {key: before[key] for key in ("mismatched", "unindexed", "missing")}
-        store.accept()
-    outcome = reads.verify(store)
+        review.accept(store)
+    outcome = read_ops.verify(store)
     if not args.accept:
         return outcome
     names = {"mismatched": "edited", "unindexed": "added", "missing": "gone"}
@@ -87,11 +83,11 @@ def _search(args: argparse.Namespace, store: Store) -> Outcome:
         {"query": args.query, "limit": args.limit, "types": args.type or None, "scope": args.scope},
         {"query": "QUERY", "limit": "--limit", "types": "--type", "scope": "--scope"},
     )
-    return reads.search(store, arguments)
+    return read_ops.search(store, arguments)
 
 
 def _route(args: argparse.Namespace, store: Store) -> Outcome:
-    return reads.route(store, checked(ROUTE_INPUT, {"task": args.task}, {"task": "TASK"}))
+    return read_ops.route(store, checked(ROUTE_INPUT, {"task": args.task}, {"task": "TASK"}))
 
 
 def _load(args: argparse.Namespace, store: Store) -> Outcome:
@@ -115,7 +111,7 @@ def _load(args: argparse.Namespace, store: Store) -> Outcome:
             "objective": "--objective",
         },
     )
-    return reads.load(store, arguments)
+    return read_ops.load(store, arguments)
 
 
 def _read_text(source: str, flag: str = "--text") -> str:
@@ -138,7 +134,7 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
     if args.text is None and args.query_level is None:
         args.query_level = 1  # this session: the latest host session of this workspace
     if args.force:
-        writer.check_workspace(store)  # before mining: the write would be refused anyway
+        transaction.check_workspace(store)  # before mining: the write would be refused anyway
     if args.query_level is not None:
         if not 1 <= args.query_level <= 1000:
             raise UsageError("--query-level takes 1 to 1000 sessions")
@@ -151,22 +147,22 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
             "no explicit knowledge lines found" + (f" ({note})" if note else ""),
             written=False,
         )
-    entries, redactions = writer.draft(store, raw)
+    entries, redactions = proposals.draft(store, raw)
     if not args.force:
-        outcome = writes.token_outcome(
-            writer.store_proposal(store, entries, redactions, "save_session"), hint=CLI_COMMIT_HINT
+        outcome = token_outcome(
+            proposals.store_proposal(store, entries, redactions, "save_session"), hint=CLI_COMMIT_HINT
         )
         return Outcome(True, (note + "\n" if note else "") + outcome.text, outcome.data)
-    adds = [e for e in entries if e["verdict"]["kind"] == "ADD"]
-    rest = [dict(e, n=n) for n, e in enumerate((e for e in entries if e["verdict"]["kind"] != "ADD"), 1)]
-    outcome = writes.report_outcome(writer.apply_entries(store, adds) if adds else writer.CommitReport())
+    adds = [e for e in entries if e.verdict.kind == "ADD"]
+    rest = [replace(e, n=n) for n, e in enumerate((e for e in entries if e.verdict.kind != "ADD"), 1)]
+    outcome = report_outcome(commits.apply_entries(store, adds) if adds else commits.CommitReport())
     outcome = (
         Outcome(outcome.ok, (note + "\n" if note else "") + outcome.text, outcome.data) if note else outcome
     )
     if not rest:
         return outcome
-    deferred = writer.store_proposal(store, rest, redactions, "save_session")
-    review = writes.token_outcome(
+    deferred = proposals.store_proposal(store, rest, redactions, "save_session")
+    review = token_outcome(
         deferred, prefix="Deferred for review (related or duplicate):\n", hint=CLI_COMMIT_HINT
     )
     data = {**outcome.data, "review": review.data}
@@ -174,10 +170,10 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def _commit(args: argparse.Namespace, store: Store) -> Outcome:
-    approve = writer.parse_approve(args.approve)
+    approve = commits.parse_approve(args.approve)
     if approve != "all" and not isinstance(approve, list):
         raise UsageError(f'--approve takes "all" or candidate numbers like 1,3, not {args.approve[:40]!r}')
-    return writes.commit(store, args.token, approve)
+    return write_ops.commit(store, args.token, approve)
 
 
 def _note(args: argparse.Namespace, store: Store) -> Outcome:
@@ -194,77 +190,13 @@ def _note(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def _promote(args: argparse.Namespace, store: Store) -> Outcome:
-    return writes.token_outcome(notes.promote(store, args.id, args.type), hint=CLI_COMMIT_HINT)
+    return token_outcome(proposals.promote(store, args.id, args.type), hint=CLI_COMMIT_HINT)
 
 
 def _gc(args: argparse.Namespace, store: Store) -> Outcome:
     removed = notes.gc(store)
     text = f"Removed {len(removed)} expired note(s)" + (": " + ", ".join(removed) if removed else ".")
     return Outcome(True, text, {"removed": removed})
-
-
-def _results(results: list[Result], data_key: str = "results") -> Outcome:
-    lines = [
-        r.line() + (("\n" + r.diff.rstrip("\n")) if r.diff else "") + (f"\nnext: {r.step}" if r.step else "")
-        for r in results
-    ]
-    data = {
-        data_key: [
-            {"target": r.target, "file": r.file, "action": r.action, "message": r.message, "step": r.step}
-            for r in results
-        ]
-    }
-    failed = [r for r in results if r.failed]
-    if failed:
-        return Outcome(False, "\n".join(lines), data, tuple(("ENGRAM_HOST", r.line()) for r in failed))
-    return Outcome(True, "\n".join(lines) or "nothing to do", data)
-
-
-def _link(args: argparse.Namespace, store: Store) -> Outcome:
-    return _results(
-        link_host(
-            args.target,
-            store.workspace,
-            global_=args.global_,
-            force=args.force,
-            dry_run=args.dry_run,
-            no_hook=args.no_hook,
-        )
-    )
-
-
-def _unlink(args: argparse.Namespace, store: Store) -> Outcome:
-    return _results(
-        unlink_host(
-            args.target, store.workspace, global_=args.global_, force=args.force, dry_run=args.dry_run
-        )
-    )
-
-
-def _upgrade(args: argparse.Namespace, store: Store) -> Outcome:
-    return _results(upgrade_hosts(store.workspace, dry_run=args.dry_run))
-
-
-def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
-    linked, findings, steps = doctor(store.workspace)
-    lines = [f"linked: {line}" for line in linked] or [
-        "no host config has an engram entry yet (see `engram link`)"
-    ]
-    lines += [f.line() for f in (*findings, *steps)]
-    data = {
-        "ok": not findings,
-        "linked": linked,
-        "findings": [f.data() for f in findings],
-        "steps": [f.data() for f in steps],
-    }
-    memory_line, data["memory"] = cli_code.health_line(store)  # issue 13: stale, review, expired counts
-    lines.append(memory_line)
-    if findings:  # the command ran; its verdict (data.ok false) exits 1
-        return Outcome(
-            True, "\n".join(lines), data, tuple((f.code, f"{f.file}: {f.message}") for f in findings)
-        )
-    pending = f" ({len(steps)} host step(s) still to do, above)" if steps else ""
-    return Outcome(True, "\n".join([*lines, f"OK: nothing to fix{pending}."]), data)
 
 
 def _hook(args: argparse.Namespace, store: Store) -> Outcome:
@@ -302,17 +234,22 @@ def build_parser() -> argparse.ArgumentParser:
     inner = _global_flags(False)
 
     def command(
-        name: str, run: Command, help_text: str, aliases: Sequence[str] = ()
+        name: str, run: Command, help_text: str, aliases: Sequence[str] = (), *, writing: bool = False
     ) -> argparse.ArgumentParser:
+        """`writing`: the command writes the store, so its errors say whether anything was written."""
         p = sub.add_parser(
             name, help=help_text, description=help_text, parents=[inner], aliases=list(aliases)
         )
-        p.set_defaults(run=run, command=name)
+        p.set_defaults(run=run, command=name, writing=writing)
         return p
 
-    command("init", _init, "create .engram/ (memory/, working/, .gitignore) in the workspace")
-    command("status", lambda a, s: reads.status(s), "workspace, counts, role, pending proposals, index hash")
-    verify = command("verify", _verify, "check memory files against recorded hashes (exit 1 when not clean)")
+    command("init", _init, "create .engram/ (memory/, working/, .gitignore) in the workspace", writing=True)
+    command(
+        "status", lambda a, s: read_ops.status(s), "workspace, counts, role, pending proposals, index hash"
+    )
+    verify = command(
+        "verify", _verify, "check memory files against recorded hashes (exit 1 when not clean)", writing=True
+    )
     verify.add_argument("--accept", action="store_true", help="record the current files as reviewed first")
     search = command("search", _search, "BM25 search over titles, tags and bodies")
     search.add_argument("query")
@@ -331,7 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--objective", help="session objective (default $ENGRAM_SESSION_OBJECTIVE)")
     load.add_argument("--include-stale", action="store_true", help="give stale memories as bodies, not cards")
     session = command(
-        "save-session", _save_session, "propose knowledge lines from session text (alias: ss)", aliases=["ss"]
+        "save-session",
+        _save_session,
+        "propose knowledge lines from session text (alias: ss)",
+        aliases=["ss"],
+        writing=True,
     )
     session.add_argument("--text", metavar="FILE", help="the session text, or - for stdin")
     session.add_argument(
@@ -343,32 +284,19 @@ def build_parser() -> argparse.ArgumentParser:
     session.add_argument(
         "-f", "--force", action="store_true", help="write the ADDs now; defer the rest for review"
     )
-    commit = command("commit", _commit, "write the approved candidates of a proposal")
+    commit = command("commit", _commit, "write the approved candidates of a proposal", writing=True)
     commit.add_argument("token")
     commit.add_argument("--approve", default="all", help='"all" (default) or numbers like 1,3')
-    note = command("note", _note, "save a working note (expires after load.working_ttl_days)")
+    note = command("note", _note, "save a working note (expires after load.working_ttl_days)", writing=True)
     note.add_argument("text")
     note.add_argument("--objective", help="the session objective it belongs to")
     note.add_argument("--type", help="its durable type if promoted later")
-    promote = command("promote", _promote, "propose a working note as durable memory")
+    promote = command("promote", _promote, "propose a working note as durable memory", writing=True)
     promote.add_argument("id")
     promote.add_argument("--type", help="durable type (default: the note's, else fact)")
-    command("gc", _gc, "remove expired working notes")
+    command("gc", _gc, "remove expired working notes", writing=True)
     cli_memory.add_commands(command)
-    link = command("link", _link, "register engram-mcp with a host (workspace scope by default)")
-    link.add_argument("target", choices=TARGETS)
-    link.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
-    link.add_argument("--force", action="store_true", help="replace an `engram` entry that is not ours")
-    link.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
-    link.add_argument("--no-hook", action="store_true", help="claude: no SessionStart hook")
-    unlink = command("unlink", _unlink, "remove engram's entry from a host config")
-    unlink.add_argument("target", choices=TARGETS)
-    unlink.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
-    unlink.add_argument("--force", action="store_true", help="also remove an `engram` entry that is not ours")
-    unlink.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
-    upgrade = command("upgrade", _upgrade, "re-pin every engram entry to this installation")
-    upgrade.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
-    command("doctor", _doctor, "check every host config for engram (exit 1 when something needs fixing)")
+    cli_hosts.add_commands(command)  # link, unlink, upgrade, doctor
     cli_code.register(command, sub)  # stale, history, import, export (issue 13)
     hook = command("hook", _hook, "host hooks: `engram hook session-start` (Claude Code SessionStart)")
     hook.add_argument("event", choices=["session-start"])
@@ -433,16 +361,16 @@ def _main(argv: Sequence[str] | None) -> int:
         return _emit(args, failure(exc.code, exc.message.replace("the workspace ", f"{named} ", 1)))
     store = Store(workspace, read_only=read_only)
     try:
-        store.recover()
+        transaction.recover(store)
         store.clean_temps()
-        outcome = guarded(lambda: args.run(args, store))
+        outcome = guarded(lambda: args.run(args, store), writing=args.writing)
     except UsageError as exc:
         print(f"engram {args.command}: {human(str(exc))}", file=sys.stderr)
         return 2
     except Fixable as exc:
         outcome = failure(exc.code, exc.message)
     except StoreError as exc:  # e.g. the workspace lock is busy at start-up recovery
-        outcome = failure(exc.code, exc.message, written=False)
+        outcome = store_failure(exc, writing=True)
     finally:
         store.close()
     return _emit(args, outcome)

@@ -14,9 +14,10 @@ from typing import Any
 
 import orjson
 
-from engram_mcp import importers, writes
+from engram_mcp import importers
+from engram_mcp.ops.previews import token_outcome
 from engram_mcp.outcome import Outcome, failure
-from store import writer
+from store import proposals
 from store.history import history
 from store.staleness import describe, is_stale, key, marks_data
 from store.store import Store
@@ -158,26 +159,28 @@ def _import(args: argparse.Namespace, store: Store) -> Outcome:
             f"nothing to import from {found.where}" + (f" ({found.note})" if found.note else ""),
             written=False,
         )
-    entries, redactions = writer.draft(store, found.candidates)
-    preview = writer.store_proposal(store, entries, redactions, f"import:{args.source}")
+    entries, redactions = proposals.draft(store, found.candidates)
+    preview = proposals.store_proposal(store, entries, redactions, f"import:{args.source}")
     head = f"Imported from {found.where}: {len(entries)} candidate(s). Nothing is written until you commit.\n"
     if found.note:
         head += found.note + "\n"
-    outcome = writes.token_outcome(preview, prefix=head)
+    outcome = token_outcome(preview, prefix=head)
     return Outcome(True, outcome.text + "\nApprove with `engram commit TOKEN [--approve 1,3]`.", outcome.data)
 
 
-def register(command: Callable[[str, Command, str], argparse.ArgumentParser], sub: Any) -> None:
+def register(command: Callable[..., argparse.ArgumentParser], sub: Any) -> None:
     """Add the commands to engram's parser (`command` adds `--json`; `sub` is the subparsers)."""
     stale = command("stale", _stale, "memories whose code references broke, or are due for review")
     stale.add_argument("--expired", action="store_true", help="list memories past their valid_until instead")
     hist = command("history", _history, "a memory's supersede chain and its file's git log")
     hist.add_argument("id")
-    imp = command("import", _import, "propose knowledge from another host's files (writes nothing)")
+    imp = command(
+        "import", _import, "propose knowledge from another host's files (writes nothing)", writing=True
+    )
     imp.add_argument("source", choices=importers.SOURCES)
     imp.add_argument("path", nargs="?", help="the file or folder (default: where the host keeps it)")
     export = sub.add_parser(
         "export", help="every memory as JSON lines", description="every memory as JSON lines"
     )
     export.add_argument("--json", dest="jsonl", action="store_true", help="JSON lines (the only format)")
-    export.set_defaults(run=_export, json=False)
+    export.set_defaults(run=_export, json=False, writing=False)

@@ -20,12 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp import writes
 from engram_mcp.cli_base import Fixable, UsageError, checked, confirm, memory_id_arg
+from engram_mcp.ops.previews import preview_rows, preview_text, report_outcome
 from engram_mcp.outcome import Outcome
 from engram_mcp.schemas import MEMORY_TYPES, SCOPES
-from engram_mcp.tools.writes import CANDIDATE
-from store import curate, writer
+from engram_mcp.tools.write_tools import CANDIDATE
+from store import commits, curate, proposals, transaction
 from store.invisible import describe, first_invisible
 from store.memory import DURABLE_TYPES, STATUSES
 from store.redact import redact
@@ -106,15 +106,15 @@ def _add(args: argparse.Namespace, store: Store) -> Outcome:
         },
         _ADD_FLAGS,
     )
-    writer.check_workspace(store)
-    entries, redactions = writer.draft(store, [candidate])
-    rows = writes.preview_rows(entries)
+    transaction.check_workspace(store)
+    entries, redactions = proposals.draft(store, [candidate])
+    rows = preview_rows(entries)
     if not args.yes and sys.stdin.isatty():
-        print(writes.preview_text(entries, redactions), file=sys.stderr)
+        print(preview_text(entries, redactions), file=sys.stderr)
     if not confirm("Save this memory?", yes=args.yes, action="save it"):
         data = {"candidates": rows, "redactions": redactions, "written": [], "deferred": []}
         return Outcome(True, "Nothing was saved.", data)
-    outcome = writes.report_outcome(writer.apply_entries(store, entries))
+    outcome = report_outcome(commits.apply_entries(store, entries))
     outcome.data.update(candidates=rows, redactions=redactions)
     return outcome
 
@@ -204,7 +204,7 @@ def _forget(args: argparse.Namespace, store: Store) -> Outcome:
     memory_id = memory_id_arg("ID", args.id)
     if args.delete:
         memory = curate.find(store, memory_id)
-        writer.check_workspace(store)
+        transaction.check_workspace(store)
         if not confirm(f"Delete {memory.id} ({memory.title}) for good?", yes=args.yes, action="delete it"):
             return Outcome(True, "Nothing was deleted.", {"id": memory.id, "changed": False})
         change = curate.delete(store, memory_id)
@@ -231,7 +231,7 @@ def _restore(args: argparse.Namespace, store: Store) -> Outcome:
 def _edit(args: argparse.Namespace, store: Store) -> Outcome:
     memory = curate.find(store, memory_id_arg("ID", args.id))
     original, _, _ = curate.read_file(store, memory)
-    writer.check_workspace(store)
+    transaction.check_workspace(store)
     with tempfile.TemporaryDirectory(prefix="engram-edit-") as folder:
         path = Path(folder) / f"{memory.id}.md"
         path.write_bytes(original)
@@ -271,11 +271,11 @@ def _pending(args: argparse.Namespace, store: Store) -> Outcome:
             "longer works.",
             {"cancelled": _proposal(gone)},
         )
-    proposals = curate.pending(store)
-    if not proposals:
+    waiting = curate.pending(store)
+    if not waiting:
         return Outcome(True, "No proposal is waiting for approval.", {"proposals": []})
     lines = []
-    for p in proposals:
+    for p in waiting:
         lines.append(
             f"{p.n}. {p.ref} from {p.origin or 'a proposal'}: {len(p.candidates)} candidate(s), "
             f"expires {p.expires}"
@@ -285,7 +285,7 @@ def _pending(args: argparse.Namespace, store: Store) -> Outcome:
         "Commit one with `engram commit TOKEN` (its token was printed when it was proposed), or "
         "cancel it with `engram pending --cancel N`."
     )
-    return Outcome(True, "\n".join(lines), {"proposals": [_proposal(p) for p in proposals]})
+    return Outcome(True, "\n".join(lines), {"proposals": [_proposal(p) for p in waiting]})
 
 
 def _proposal(p: curate.Proposal) -> dict[str, Any]:
@@ -301,7 +301,9 @@ def _proposal(p: curate.Proposal) -> dict[str, Any]:
 
 def add_commands(command: Register) -> None:
     """Register the commands for people with `cli.build_parser`'s `command` helper."""
-    add = command("add", _add, "save a typed memory (shows the verdict and asks y/N on a terminal)")
+    add = command(
+        "add", _add, "save a typed memory (shows the verdict and asks y/N on a terminal)", writing=True
+    )
     add.add_argument(
         "type", choices=DURABLE_TYPES, metavar="TYPE", help=f"one of: {', '.join(DURABLE_TYPES)}"
     )
@@ -330,15 +332,21 @@ def add_commands(command: Register) -> None:
     listing.add_argument("--status", choices=[*STATUSES, "all"], default="active", help="default: active")
     show = command("show", _show, "print a memory's file: front matter and body")
     show.add_argument("id", metavar="ID")
-    edit = command("edit", _edit, "edit a memory in $EDITOR; the result is validated before it is written")
+    edit = command(
+        "edit", _edit, "edit a memory in $EDITOR; the result is validated before it is written", writing=True
+    )
     edit.add_argument("id", metavar="ID")
-    forget = command("forget", _forget, "retire a memory (kept, left out of reads), or --delete its file")
+    forget = command(
+        "forget", _forget, "retire a memory (kept, left out of reads), or --delete its file", writing=True
+    )
     forget.add_argument("id", metavar="ID")
     forget.add_argument("--delete", action="store_true", help="remove the file (asks first; --yes skips)")
     forget.add_argument("-y", "--yes", action="store_true", help="delete without asking")
-    restore = command("restore", _restore, "bring a retired memory back")
+    restore = command("restore", _restore, "bring a retired memory back", writing=True)
     restore.add_argument("id", metavar="ID")
-    pending = command("pending", _pending, "list the proposals waiting for approval")
+    pending = command(
+        "pending", _pending, "list the proposals waiting for approval (or cancel one)", writing=True
+    )
     pending.add_argument(
         "--cancel", metavar="N|TOKEN", help="cancel one (its number in the list, or its token)"
     )

@@ -6,10 +6,12 @@ means `isError: true` on the wire and exit code 1 in the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from protocol.spec import ToolResult
+from store.errors import StoreError
 
 CONTRACT_VERSION: Final = 1
 
@@ -38,6 +40,20 @@ def failure(code: str, message: str, *, written: bool | None = None) -> Outcome:
     if written is False and "nothing was" not in message.lower():
         message = message.rstrip(". ") + ". Nothing was written."
     return Outcome(ok=False, text=f"{code}: {message}", diagnostics=((code, message),))
+
+
+def store_failure(exc: StoreError, *, writing: bool) -> Outcome:
+    """The one StoreError → Outcome adapter. A write's error says nothing was written, unless
+    the write had begun changing files (`exc.changed`: its journal completes it)."""
+    return failure(exc.code, exc.message, written=False if writing and not exc.changed else None)
+
+
+def guarded(run: Callable[[], Outcome], *, writing: bool) -> Outcome:
+    """`run()`, with the store's expected errors as error outcomes (`store_failure`)."""
+    try:
+        return run()
+    except StoreError as exc:
+        return store_failure(exc, writing=writing)
 
 
 def protocol_tool_error(code: str, message: str) -> ToolResult:

@@ -140,13 +140,15 @@ def _serve(argv: Sequence[str] | None) -> int:
     from engram_mcp.tools.base import Flags
     from protocol.server import Server
     from protocol.stdio import claim_stdio
+    from store import transaction
     from store.errors import StoreError
     from store.store import Store
     from store.workspace import find_workspace
 
     read_only = bool(options.get("read_only")) or os.environ.get("ENGRAM_READ_ONLY", "").lower() in _TRUE
     try:
-        workspace = find_workspace(Path.cwd(), options.get("workspace"))  # type: ignore[arg-type]
+        explicit = options.get("workspace")
+        workspace = find_workspace(Path.cwd(), explicit if isinstance(explicit, str) else None)
     except StoreError as exc:  # a --workspace folder that does not exist is never created
         print(
             f"engram-mcp: {exc.code}: {exc.message.replace('the workspace ', '--workspace ', 1)}",
@@ -160,7 +162,7 @@ def _serve(argv: Sequence[str] | None) -> int:
     )
     store = Store(workspace, read_only=read_only)
     try:
-        store.recover()
+        transaction.recover(store)
     except StoreError as exc:
         log.warning("%s: %s", exc.code, exc.message)
     wire_in, wire_out = claim_stdio()

@@ -53,7 +53,7 @@ from protocol.errors import (
 )
 from protocol.methods import Methods, capabilities, decorate_modern, discover_result
 from protocol.spec import CallContext, Elicit, ElicitAnswer, ServerSpec
-from protocol.stdio import MAX_LINE_BYTES, OVERSIZED, Writer, read_lines
+from protocol.stdio import MAX_LINE_BYTES, OVERSIZED, ByteSink, Writer, read_lines
 
 log = logging.getLogger("engram.protocol")
 
@@ -135,7 +135,7 @@ class Server:
         self._prepared = False
 
     # --- loop ------------------------------------------------------------------------------
-    def serve(self, wire_in: IO[bytes], wire_out: IO[bytes]) -> None:
+    def serve(self, wire_in: IO[bytes], wire_out: ByteSink) -> None:
         """Read until EOF, then finish in-flight work and return."""
         self._writer = Writer(wire_out)
         try:

@@ -6,7 +6,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Protocol
 
 import orjson
 
@@ -40,10 +40,18 @@ def read_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes
         yield OVERSIZED
 
 
+class ByteSink(Protocol):
+    """What the wire is written to: a binary stream, or anything that writes and flushes bytes."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 class Writer:
     """Serialises messages to the wire, one line each, from any thread."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: ByteSink) -> None:
         self._stream = stream
         self._lock = threading.Lock()
 

@@ -26,7 +26,7 @@ from typing import Any, Final
 import orjson
 
 from store import secret
-from store.errors import StoreError
+from store.errors import TokenRefused
 from store.fsutil import read_regular
 
 TOKEN_TTL_SECONDS: Final = 30 * 60
@@ -39,14 +39,6 @@ _READ_LIMIT: Final = 8 * MAX_BYTES
 """A larger file is not engram's: it is read as empty (and replaced at the next write)."""
 _PREFIX: Final = "engram-"
 _KIND: Final = "proposal"
-
-
-class TokenRefused(StoreError):
-    """A commit refused before anything was written; `code` says which refusal."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code  # type: ignore[misc]
 
 
 def fingerprint(workspace: Path) -> str:

@@ -1,4 +1,4 @@
-"""The in-process view of one scope's memory files, refreshed incrementally, and `index.json`.
+"""The in-process view of one scope's memory files, refreshed incrementally.
 
 A refresh re-parses only files whose mtime or size changed, so a hand edit is picked up by the
 next read without a restart. Cost stays low on large stores:
@@ -17,22 +17,15 @@ next read without a restart. Cost stays low on large stores:
   when the store closes (and, for a small store, on its first refresh), never on the path of
   a read; engram's own writes append their seals to `seals.log` meanwhile.
 
-`index.json` also holds a `sealed` hash per memory: the hash engram itself last wrote or a
-human accepted with `engram verify --accept`; `verify` compares the two to report hand edits.
-The index is derived data: missing or corrupt, it is rebuilt from the files.
-
-A repository is untrusted input (SPEC §2): `index.json` carries a tag and every `seals.log`
-line its own, both keyed by the per-user secret (store.secret). An index without a valid tag is
-discarded — its records and seals vouch for nothing — and rebuilt, with a notice; a seal line
-without one is ignored. So a pull request that adds a memory plus a seal for it is still
-reported by verify as added by hand. Memory files are opened only when they are regular files
-(never a FIFO, never through a link), and a memory folder that is a link leading outside its
-scope is not read at all (ENGRAM_UNSAFE_PATH).
+`index.json` and `seals.log` (what verify compares the files with, and what a new process
+starts from) are read and written by store.index_file. A repository is untrusted input (SPEC
+§2): memory files are opened only when they are regular files (never a FIFO, never through a
+link), and a memory folder that is a link leading outside its scope is not read at all
+(ENGRAM_UNSAFE_PATH).
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import stat as stat_mode
 import threading
@@ -42,21 +35,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
-
-from store import secret
-from store.errors import Busy, CorruptMemory, UnsafePath
-from store.fsutil import NotRegular, open_regular, read_regular, workspace_lock, write_atomic
+from store.errors import Busy, CorruptMemory, NotRegular, Problem, UnsafePath
+from store.fsutil import read_regular
 from store.ids import is_valid_id
-from store.lock import default_timeout
+from store.index_file import IndexFile
+from store.lock import default_timeout, workspace_lock
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory
 from store.progress import Progress
 from store.workspace import ScopeDir, check_scope, unsafe
 
-INDEX_VERSION: Final = 3
-INDEX_KIND: Final = "index"
-SEAL_KIND: Final = "seal"
-MAX_INDEX_BYTES: Final = 1 << 30
 _NOT_REGULAR: Final = "not a regular file (a FIFO, device or folder); skipped, never opened"
 TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))
 SMALL_STORE: Final = 1000
@@ -73,15 +60,6 @@ then only catches what a notification could miss, such as an overflowed event qu
 def sweep_pause(took: float, *, watched: bool) -> float:
     """Seconds to wait before the next background sweep, after one that took `took` seconds."""
     return max(WATCHED_SWEEP_SECONDS if watched else SWEEP_SECONDS, took / SWEEP_SHARE)
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """A file engram could not use; `file` is scope-relative, never an absolute path."""
-
-    code: str
-    file: str
-    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +100,7 @@ class Catalog:
     ) -> None:
         self.scope = scope
         self._persist = persist
-        self._key = key
-        self._notice = notice
+        self._file = IndexFile(scope, key=key, notice=notice)
         self._tiers = [(tier, getattr(scope, attr)) for tier, attr in TIERS]
         """(tier, folder): the same Path objects throughout, so `is` can compare them."""
         self._entries: dict[str, _Entry] = {}
@@ -476,84 +453,11 @@ class Catalog:
 
     def read_index(self) -> tuple[dict[str, Any], Problem | None]:
         """The stored index records by key (seals.log folded in), and a problem when it was
-        unusable or untrusted (no valid tag of this user's engram): then it is discarded — its
-        records and seals count for nothing — and the next flush rebuilds it from the files."""
-        path = self.scope.index_path
-        memories: dict[str, Any] = {}
-        problem: Problem | None = None
-        shown = self.scope.display(path)
-        try:
-            raw = read_regular(path, MAX_INDEX_BYTES)
-            payload = secret.unwrap(self._key(), INDEX_KIND, raw)
-            if payload is None:
-                problem = Problem("ENGRAM_UNTRUSTED", shown, _UNTRUSTED)
-            else:
-                data = orjson.loads(payload)
-                found = data.get("memories") if isinstance(data, dict) else None
-                if isinstance(found, dict) and data.get("version") == INDEX_VERSION:
-                    memories = found
-                else:
-                    problem = Problem("ENGRAM_CORRUPT", shown, "unknown format; rebuilt from the files")
-        except FileNotFoundError:
-            pass
-        except NotRegular as exc:
-            if exc.errno == errno.EFBIG:
-                problem = Problem("ENGRAM_CORRUPT", shown, "unreadable; rebuilt from the files")
-            else:
-                problem = Problem("ENGRAM_UNSAFE_PATH", shown, _damaged_index(shown))
-        except (OSError, orjson.JSONDecodeError):
-            problem = Problem("ENGRAM_CORRUPT", shown, "unreadable; rebuilt from the files")
+        unusable or untrusted: then the next flush rebuilds it from the files."""
+        memories, problem = self._file.read()
         if problem is not None:
-            self._notice(problem.code, f"{problem.file}: {problem.message}")
             self._dirty = True
-        for key, sealed in self._read_seals():  # seals appended since index.json was written
-            record = memories.get(key)
-            if sealed is None:  # engram itself removed the file: nothing to report as missing
-                memories.pop(key, None)
-                continue
-            memories[key] = {**record, "sealed": sealed} if isinstance(record, dict) else {"sealed": sealed}
         return memories, problem
-
-    @property
-    def _seals_path(self) -> Path:
-        return self.scope.seals_path
-
-    def _read_seals(self) -> list[tuple[str, str | None]]:
-        """Seals engram appended since the last index; a line without a valid tag of this user's
-        engram (planted, or from elsewhere) is ignored, with a notice."""
-        try:
-            lines = read_regular(self._seals_path, MAX_INDEX_BYTES).splitlines()
-        except FileNotFoundError:
-            return []
-        except OSError:
-            self._notice("ENGRAM_UNTRUSTED", f"{self.scope.display(self._seals_path)}: {_UNUSABLE_SEALS}")
-            return []
-        seals = []
-        refused = 0
-        key = self._key() if lines else b""
-        for line in lines:
-            try:
-                parsed = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue  # a torn last line from a crash: that seal is simply not recorded
-            if not isinstance(parsed, list) or len(parsed) != 3:
-                refused += 1
-                continue
-            name, sealed, found = parsed
-            if not isinstance(name, str) or not (sealed is None or isinstance(sealed, str)):
-                refused += 1
-                continue
-            if not secret.valid(key, SEAL_KIND, _seal_bytes(self.scope.scope, name, sealed), found):
-                refused += 1
-                continue
-            seals.append((name, sealed))
-        if refused:
-            self._notice(
-                "ENGRAM_UNTRUSTED",
-                f"{self.scope.display(self._seals_path)}: {refused} line(s) not written by this user's "
-                "engram were ignored (they vouch for nothing in verify)",
-            )
-        return seals
 
     def flush(self, seal: set[str] | None = None, accept_all: bool = False) -> None:
         """Write index.json: every current record, keeping stored seals (and setting `seal`).
@@ -602,9 +506,7 @@ class Catalog:
                     for key, previous in stored.items():  # keep tombstones until accepted
                         if key not in records and isinstance(previous, dict) and previous.get("sealed"):
                             records[key] = {"sealed": previous["sealed"], "gone": True}
-                body = orjson.dumps({"version": INDEX_VERSION, "memories": records})
-                write_atomic(self.scope.index_path, secret.wrap(self._key(), INDEX_KIND, body))
-                self._seals_path.unlink(missing_ok=True)  # now folded into index.json
+                self._file.write(records)
         except (Busy, OSError):
             with self._lock:
                 self._dirty = True  # derived data: a later flush writes it
@@ -626,95 +528,4 @@ class Catalog:
             self._dirty = True
         if not keys or not self._persist or not self.scope.root.is_dir():
             return
-        secret_key = self._key()
-        lines = b"".join(
-            orjson.dumps(
-                [key, hashes.get(key), _seal_tag(secret_key, self.scope.scope, key, hashes.get(key))]
-            )
-            + b"\n"
-            for key in sorted(keys)
-        )
-        self._append_seals(lines, secret_key)
-
-    def _append_seals(self, lines: bytes, secret_key: bytes) -> None:
-        """Append to `seals.log`: never through a link, never blocking (a FIFO), never into an
-        inode shared with a file elsewhere. A hard link (st_nlink > 1, e.g. to `~/.profile`) is
-        untrusted: the file is replaced by rename with a fresh one holding this user's valid seal
-        lines plus the new ones, so the other file is never written; a notice says so."""
-        shown = self.scope.display(self._seals_path)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-        try:
-            fd = open_regular(self._seals_path, flags=flags)
-        except NotRegular:
-            raise UnsafePath(
-                f"{shown} is not a regular file (a link, folder or FIFO); remove {shown} (engram rebuilds it)"
-            ) from None
-        except OSError as exc:
-            raise UnsafePath(
-                f"{shown} cannot be appended to ({exc.strerror}); remove {shown} (engram rebuilds it)"
-            ) from None
-        try:
-            if os.fstat(fd).st_nlink > 1:
-                os.close(fd)
-                fd = -1
-                kept = self._valid_seal_lines(secret_key)
-                write_atomic(self._seals_path, kept + lines)
-                self._notice(
-                    "ENGRAM_UNTRUSTED",
-                    f"{shown} was a hard link shared with another file; engram replaced it with a fresh "
-                    "file and never wrote into the other one",
-                )
-                return
-            os.write(fd, lines)
-            os.fsync(fd)
-        finally:
-            if fd >= 0:
-                os.close(fd)
-
-    def _valid_seal_lines(self, secret_key: bytes) -> bytes:
-        """The lines of `seals.log` that carry a valid tag of this user's engram (nothing else
-        of a file it may share with another is copied)."""
-        try:
-            raw = read_regular(self._seals_path, MAX_INDEX_BYTES)
-        except OSError:
-            return b""
-        kept = []
-        for line in raw.splitlines():
-            try:
-                name, sealed, found = orjson.loads(line)
-            except (orjson.JSONDecodeError, TypeError, ValueError):
-                continue
-            typed = isinstance(name, str) and (sealed is None or isinstance(sealed, str))
-            if typed and secret.valid(
-                secret_key, SEAL_KIND, _seal_bytes(self.scope.scope, name, sealed), found
-            ):
-                kept.append(line + b"\n")
-        return b"".join(kept)
-
-
-_UNTRUSTED: Final = (
-    "carries no valid tag of this user's engram (it may have come with a clone, or from an older "
-    "engram); discarded and rebuilt from the files. Review with `engram verify`, then "
-    "`engram verify --accept` records the files as reviewed"
-)
-
-
-def _damaged_index(shown: str) -> str:
-    """A damaged index (not a regular file) is reported as the problem: engram cannot tell which
-    memories it wrote, and it never blames the user for them (verify lists none as added by hand)."""
-    return (
-        "is not a regular file (a folder, FIFO or device): engram cannot tell which memory files it "
-        f"wrote itself. Remove {shown} (engram rebuilds it), review the memory files, then "
-        "`engram verify --accept`"
-    )
-
-
-_UNUSABLE_SEALS: Final = "is not a regular file; ignored (it vouches for nothing in verify)"
-
-
-def _seal_bytes(scope: str, key: str, sealed: str | None) -> bytes:
-    return orjson.dumps([scope, key, sealed])
-
-
-def _seal_tag(secret_key: bytes, scope: str, key: str, sealed: str | None) -> str:
-    return secret.tag(secret_key, SEAL_KIND, _seal_bytes(scope, key, sealed))
+        self._file.append_seals(keys, hashes)

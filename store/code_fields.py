@@ -1,13 +1,14 @@
 """The proposal fields of issue 13 — `refs`, `valid_until`, `review_after` — from input to file.
 
-One place for what a candidate carries beyond the seed fields, so the writer calls it in a
-line each:
+One place for what a candidate carries beyond the seed fields, so store.candidates and
+store.proposals call it in a line each (a pending proposal keeps them as `ProposalEntry` fields,
+store.entries):
 
 * `code_fields(n, item)`: validated, redacted values from tool or CLI input (`refs` given,
   even empty, is kept as given; absent, it is extracted at proposal time by `with_refs`);
 * `with_refs(workspace, candidates)`: the extracted references (store.refs.extract);
-* `entry_fields` / `stored_fields`: to and from a pending proposal's entry;
-* `with_code_meta(meta, candidate)`: into the front matter written;
+* `with_code_meta(meta, candidate)`: into the front matter written (`code_values`: the set
+  ones, as the front matter and a pending entry, store.entries, hold them);
 * `shown_code_fields(meta)`: into the fields the preview shows and the commit re-checks (only
   the ones present, so a proposal without them looks as it always did).
 """
@@ -19,10 +20,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from store.errors import InvalidCandidate
 from store.redact import redact_all
 from store.refs import MAX_REFS, extract, invalid_refs, listing
 from store.validity import is_date
-from store.verdicts import Candidate, InvalidCandidate
+from store.verdicts import Candidate
 
 
 def code_fields(n: int, item: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
@@ -70,35 +72,23 @@ def with_refs(workspace: Path, candidates: Sequence[Candidate]) -> list[Candidat
     return out
 
 
-def entry_fields(candidate: Candidate) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    if candidate.refs:
-        found["refs"] = list(candidate.refs)
-    if candidate.valid_until:
-        found["valid_until"] = candidate.valid_until
-    if candidate.review_after:
-        found["review_after"] = candidate.review_after
-    return found
-
-
-def stored_fields(entry: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "refs": tuple(str(r) for r in entry.get("refs", ())),
-        "valid_until": str(entry.get("valid_until", "")),
-        "review_after": str(entry.get("review_after", "")),
-    }
-
-
 def with_code_meta(meta: dict[str, Any], candidate: Candidate) -> dict[str, Any]:
     """The front matter with the candidate's refs and dates (an UPDATE keeps the target's
     when the candidate brings none)."""
-    if candidate.refs:
-        meta["refs"] = list(candidate.refs)
-    if candidate.valid_until:
-        meta["valid_until"] = candidate.valid_until
-    if candidate.review_after:
-        meta["review_after"] = candidate.review_after
+    meta.update(code_values(candidate.refs or (), candidate.valid_until, candidate.review_after))
     return meta
+
+
+def code_values(refs: Sequence[str], valid_until: str, review_after: str) -> dict[str, Any]:
+    """The ones that are set, as front matter and a pending proposal's entry hold them."""
+    found: dict[str, Any] = {}
+    if refs:
+        found["refs"] = list(refs)
+    if valid_until:
+        found["valid_until"] = valid_until
+    if review_after:
+        found["review_after"] = review_after
+    return found
 
 
 def shown_code_fields(meta: Mapping[str, Any]) -> dict[str, Any]:

@@ -159,7 +159,8 @@ def read_config_file(path: Path, label: str, *, base: Path | None = None) -> tup
                 "ENGRAM_UNSAFE_PATH",
             )
         ]
-    from store.fsutil import NotRegular, read_regular
+    from store.errors import NotRegular
+    from store.fsutil import read_regular
 
     try:
         raw = read_regular(path, MAX_CONFIG_BYTES, follow=True)

@@ -2,7 +2,7 @@
 file, and list or cancel pending proposals.
 
 The CLI is the human's terminal, so running one of these is the approval. Each still goes through
-the write path (store.writer.write_lock): the workspace lock (and the user scope's, in the
+the write path (store.transaction.write_lock): the workspace lock (and the user scope's, in the
 writers' order), the file re-read under the lock, one journal, then a seal, so `engram verify`
 stays clean afterwards: engram recorded the change itself, as it does for a commit.
 
@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from store import transaction
 from store.approvals import Pending, token_hash
 from store.errors import CorruptMemory, NotFound, StoreError
 from store.fsutil import read_regular
 from store.ids import check_id
-from store.memory import MAX_FILE_BYTES, Memory, parse_memory, render_checked, split_front_matter
-from store.writer import iso, write_lock
+from store.memory import MAX_FILE_BYTES, Memory, iso, parse_memory, render_checked, split_front_matter
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -110,7 +110,7 @@ def set_status(store: Store, memory_id: object, status: str) -> Change:
     (it expires; `forget --delete` removes it)."""
     wanted = check_id(memory_id)
     find(store, wanted)
-    with write_lock(store, BOTH_SCOPES):
+    with transaction.write_lock(store, BOTH_SCOPES):
         memory = _locked_memory(store, wanted)
         path = _file_of(store, memory)
         shown = _display(store, memory, path)
@@ -139,7 +139,7 @@ def set_status(store: Store, memory_id: object, status: str) -> Change:
                 f"{shown} would not load back ({exc.message}); fix it with `engram edit {wanted}`. "
                 "Nothing was written"
             ) from None
-        store.apply([(path, data)])
+        transaction.apply(store, [(path, data)])
     return Change(wanted, memory.scope, shown, status, True)
 
 
@@ -147,10 +147,10 @@ def delete(store: Store, memory_id: object) -> Change:
     """Remove a memory's file (a durable memory of any status, or a working note)."""
     wanted = check_id(memory_id)
     find(store, wanted)
-    with write_lock(store, BOTH_SCOPES):
+    with transaction.write_lock(store, BOTH_SCOPES):
         memory = _locked_memory(store, wanted)
         path = _file_of(store, memory)
-        store.apply([(path, None)])
+        transaction.apply(store, [(path, None)])
     return Change(wanted, memory.scope, _display(store, memory, path), "deleted", True)
 
 
@@ -166,7 +166,7 @@ def replace(store: Store, memory_id: object, original: bytes, edited: bytes) -> 
         parse_memory(edited, file_id=wanted, scope=memory.scope, tier=memory.tier)
     except CorruptMemory as exc:
         raise CorruptMemory(f"the edited file would not load: {exc.message}; nothing was written") from None
-    with write_lock(store, BOTH_SCOPES):
+    with transaction.write_lock(store, BOTH_SCOPES):
         memory = _locked_memory(store, wanted)
         path = _file_of(store, memory)
         current, _, _ = read_file(store, memory)
@@ -177,7 +177,7 @@ def replace(store: Store, memory_id: object, original: bytes, edited: bytes) -> 
             )
         changed = edited != original
         if changed:
-            store.apply([(path, edited)])
+            transaction.apply(store, [(path, edited)])
     status = split_front_matter(edited.decode("utf-8"))[0].get("status", "active")
     return Change(wanted, memory.scope, _display(store, memory, path), str(status), changed)
 
@@ -226,7 +226,7 @@ def pending(store: Store) -> list[Proposal]:
 def cancel(store: Store, which: str) -> Proposal:
     """Cancel a waiting proposal named by its place in `pending` (N), its token, or its `ref`;
     its token then fails with ENGRAM_DECLINED. NotFound when nothing waiting matches."""
-    with write_lock(store, memories=False):
+    with transaction.write_lock(store, memories=False):
         now = store.now()
         book = Pending.read(store.project.pending_path, store.key)
         waiting = book.open(now)
@@ -248,5 +248,5 @@ def cancel(store: Store, which: str) -> Proposal:
             )
         listed = pending(store)[chosen[0] - 1]
         book.set_status(chosen[1], "cancelled")
-        store.apply([(store.project.pending_path, book.render(now))])
+        transaction.apply(store, [(store.project.pending_path, book.render(now))])
     return listed

@@ -2,6 +2,13 @@
 
 * StoreError          base; `code` is the stable ENGRAM_* code, the message says how to fix it
   - InvalidId         ENGRAM_VALIDATION  not a memory id; refused before any path is built
+  - InvalidCandidate  ENGRAM_VALIDATION  a proposed memory engram would not write (a field, an id)
+  - InvalidSelection  ENGRAM_VALIDATION  `approve` names no candidate of the proposal
+  - InvalidNote       ENGRAM_VALIDATION  a working note engram would not write (an invisible character)
+  - Refused           ENGRAM_REFUSED     a note that is empty or reads like an instruction
+  - TokenRefused      ENGRAM_TOKEN_*     a commit refused before anything was written; the code
+                      (ENGRAM_INTEGRITY, ENGRAM_DECLINED too) says which refusal
+  - ReadOnly          ENGRAM_READ_ONLY   a write asked of a read-only store
   - NotFound          ENGRAM_NOT_FOUND   no memory with that id
   - CorruptMemory     ENGRAM_CORRUPT     a file's front matter is unreadable; the file is untouched
     - Conflict        ENGRAM_CONFLICT    a memory file holds git conflict markers; never half-read
@@ -9,15 +16,28 @@
   - Busy              ENGRAM_BUSY        the workspace lock was not obtained in time; nothing changed
   - UnsafePath        ENGRAM_UNSAFE_PATH a link (or non-regular file) under `.engram/` leads outside its scope
   - NoWorkspace       ENGRAM_NO_WORKSPACE a write outside an initialised workspace or a git root; nothing created
+
+* Problem (a value, not an exception): a file engram could not use, reported by reads and verify.
+
+* NotRegular (an OSError, not a StoreError): a path that is a FIFO, device, socket, folder or
+  link, met by the file readers (store.fsutil); callers turn it into a Problem or an UnsafePath.
+
+A write's StoreError is raised before anything is written (`changed` False), or, rarely, after
+its journal began changing files (`changed` True: the next write or start completes it); the
+application says which (engram_mcp.outcome.store_failure).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from dataclasses import dataclass
 
 
 class StoreError(Exception):
-    code: ClassVar[str] = "ENGRAM_ERROR"
+    code: str = "ENGRAM_ERROR"
+    """The stable ENGRAM_* code: a class attribute, set per instance only by TokenRefused."""
+    changed: bool = False
+    """Set by store.transaction when the error interrupted a write after its journal began
+    changing files (the journal completes it at the next write or start)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -26,6 +46,34 @@ class StoreError(Exception):
 
 class InvalidId(StoreError):
     code = "ENGRAM_VALIDATION"
+
+
+class InvalidCandidate(StoreError):
+    code = "ENGRAM_VALIDATION"
+
+
+class InvalidSelection(StoreError):
+    code = "ENGRAM_VALIDATION"
+
+
+class InvalidNote(StoreError):
+    code = "ENGRAM_VALIDATION"
+
+
+class Refused(StoreError):
+    code = "ENGRAM_REFUSED"
+
+
+class TokenRefused(StoreError):
+    """A commit refused before anything was written; `code` says which refusal."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ReadOnly(StoreError):
+    code = "ENGRAM_READ_ONLY"
 
 
 class NotFound(StoreError):
@@ -54,3 +102,16 @@ class UnsafePath(StoreError):
 
 class NoWorkspace(StoreError):
     code = "ENGRAM_NO_WORKSPACE"
+
+
+class NotRegular(OSError):
+    """A path that is a FIFO, device, socket, folder or symbolic link: never opened for reading."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A file engram could not use; `file` is scope-relative, never an absolute path."""
+
+    code: str
+    file: str
+    message: str

@@ -1,5 +1,6 @@
-"""The one atomic write (temp file in the same folder, fsync, rename); the workspace lock is
-`store.lock`'s, re-exported here for the modules that take it."""
+"""Single files, safely: the one atomic write (temp file in the same folder, fsync, rename),
+reads that never block on a FIFO nor follow a link, and the sweep of a killed writer's temp
+files. Multi-file writes are store.transaction's."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from store.lock import LOCK_TIMEOUT_SECONDS as LOCK_TIMEOUT_SECONDS
-from store.lock import workspace_lock as workspace_lock
+from store.errors import NotRegular
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: bool = True) -> str:
@@ -37,10 +37,6 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: 
     if sync_dir:
         fsync_dir(path.parent)
     return hashlib.sha256(data).hexdigest()
-
-
-class NotRegular(OSError):
-    """A path that is a FIFO, device, socket, folder or symbolic link: never opened for reading."""
 
 
 def open_regular(path: Path, *, follow: bool = False, flags: int = os.O_RDONLY) -> int:

@@ -13,6 +13,7 @@ import re
 import sys
 import threading
 from collections import OrderedDict
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import orjson
@@ -418,6 +419,11 @@ _Dumper.add_representer(
     dict,
     lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=False),
 )
+
+
+def iso(moment: float) -> str:
+    """A front-matter timestamp (`created`, `updated`): UTC, to the second."""
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def render_memory(meta: dict[str, Any], body: str) -> bytes:

@@ -7,27 +7,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from store import journal
-from store.errors import CorruptMemory, StoreError
-from store.ids import check_id, slugify, unique_id
+from store.errors import CorruptMemory, InvalidNote, Refused
+from store.ids import slugify, unique_id
 from store.instructions import instruction_line
 from store.invisible import describe, first_invisible
-from store.memory import render_checked
+from store.memory import iso, render_checked
 from store.redact import redact
-from store.writer import iso, write_lock
+from store.transaction import Write, apply, write_lock
 
 if TYPE_CHECKING:
     from store.store import Store
 
 MAX_TITLE: Final = 80
-
-
-class Refused(StoreError):
-    code = "ENGRAM_REFUSED"
-
-
-class InvalidNote(StoreError):
-    code = "ENGRAM_VALIDATION"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +79,7 @@ def save_note(store: Store, draft: NoteDraft) -> dict[str, Any]:
     """Write `working/<id>.md` with its expiry; never touches durable memory."""
     with write_lock(store):
         path, data, result = note_write(store, draft)
-        store.apply([(path, data)])
+        apply(store, [(path, data)])
     return result
 
 
@@ -140,41 +131,7 @@ def gc(store: Store) -> list[str]:
             for m in s.memories
             if m.tier == "working" and m.scope == "project" and m.valid_until[:10] < today
         ]
-        writes: list[journal.Write] = [(store.project.working_dir / f"{m.id}.md", None) for m in expired]
+        writes: list[Write] = [(store.project.working_dir / f"{m.id}.md", None) for m in expired]
         if writes:
-            store.apply(writes)
+            apply(store, writes)
     return sorted(m.id for m in expired)
-
-
-def draft_from_record(draft: dict[str, Any]) -> NoteDraft:
-    """A NoteDraft from its pending-proposal form (token path)."""
-    return NoteDraft(
-        id=check_id(draft["id"]),
-        title=draft["title"],
-        text=draft["text"],
-        objective=draft["objective"],
-        kind=draft.get("kind"),
-        scope=draft.get("scope", "project"),
-        redactions=draft.get("redactions", 0),
-    )
-
-
-def promote(store: Store, note_id: object, kind: str | None = None) -> Any:
-    """Propose a live note as durable memory (through the usual verdicts); returns the Preview."""
-    from store import writer
-    from store.errors import NotFound
-    from store.ids import check_id
-    from store.memory import DURABLE_TYPES
-
-    wanted = check_id(note_id)
-    note = store.view().notes.get(wanted)
-    if note is None:
-        raise NotFound(
-            f"no live working note {wanted!r}: `engram status` counts notes; expired ones are gone"
-        )
-    chosen = kind or str(note.meta.get("kind") or "fact")
-    if chosen not in DURABLE_TYPES:
-        chosen = "fact"
-    raw = [{"type": chosen, "title": note.title, "body": note.body, "tags": note.tags, "scope": note.scope}]
-    entries, redactions = writer.draft(store, raw, notes=[note.id])
-    return writer.store_proposal(store, entries, redactions, "promote")

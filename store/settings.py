@@ -16,7 +16,7 @@ import orjson
 from store.config import Config, load_config, read_config_file
 from store.errors import ConfigError
 from store.ids import check_role
-from store.writer import write_lock
+from store.transaction import apply, write_lock
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -39,7 +39,7 @@ def _update(store: Store, key: str, change: Change) -> Any:
             current.pop(key, None)
         else:
             current[key] = value
-        store.apply([(path, orjson.dumps(current, option=orjson.OPT_INDENT_2) + b"\n")])
+        apply(store, [(path, orjson.dumps(current, option=orjson.OPT_INDENT_2) + b"\n")])
     return report
 
 

@@ -1,4 +1,6 @@
-"""The store's read path as one object: both scopes, config, search, route, load, verify, status."""
+"""The store's read path as one object: both scopes, config, search, route, load, status.
+
+Writes go through store.transaction; verify and accept are store.review's."""
 
 from __future__ import annotations
 
@@ -6,17 +8,16 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from store import journal, staleness
-from store.catalog import Catalog, Problem, Snapshot, memory_key
+from store import staleness
+from store.catalog import Catalog, Snapshot, memory_key
 from store.config import Config, load_config
-from store.errors import Busy, NotFound, UnsafePath
+from store.errors import NotFound, Problem, UnsafePath
 from store.ids import check_id
 from store.load import LoadResult, Selected, single, tiered
 from store.memory import Memory
@@ -66,13 +67,6 @@ class SearchResult:
     diagnostics: tuple[tuple[str, str], ...] = ()
 
 
-def display_id(memory: Memory) -> str:
-    """How a memory is named in reports: its id; user-scope and notes carry a prefix."""
-    if memory.tier == "working":
-        return f"note:{memory.id}"
-    return memory.id if memory.scope == "project" else f"user:{memory.id}"
-
-
 class Store:
     def __init__(
         self,
@@ -111,7 +105,8 @@ class Store:
         self._index_hash: tuple[tuple[Any, ...], str] = ((), "")
         self._pool: tuple[tuple[Any, ...], list[Memory]] = ((), [])
         self.recovered = 0
-        """Files rewritten by `recover` from an interrupted commit's journal (verify reports it)."""
+        """Files rewritten by `transaction.recover` from an interrupted commit's journal (verify
+        reports it)."""
         self._config_lock = threading.Lock()
         self._config_key: tuple[Any, ...] = ()
         self._config = Config()
@@ -125,6 +120,11 @@ class Store:
                 self.notice("ENGRAM_UNTRUSTED", self._secret.notice)
         return self._secret.key
 
+    @property
+    def catalogs(self) -> tuple[Catalog, ...]:
+        """Each scope's file cache, project first: the writer takes in and seals its own writes."""
+        return self._catalogs
+
     def notice(self, code: str, message: str) -> None:
         """Remember something engram discarded or repaired, for status and verify to report."""
         self._notices.setdefault(f"{code}:{message}", (code, message))
@@ -132,13 +132,6 @@ class Store:
     def notices(self) -> tuple[tuple[str, str], ...]:
         """(code, message) of every untrusted or unusable state file met by this process."""
         return tuple(self._notices.values())
-
-    def roots(self) -> dict[str, Path]:
-        return {"project": self.project.root, "user": self.user.root}
-
-    def apply(self, writes: Sequence[journal.Write]) -> None:
-        """Write files all or nothing through the journal and seal them (caller holds the lock)."""
-        journal.run(self.journal_path, writes, roots=self.roots(), key=self.key(), seal=self.seal_paths)
 
     # --- state -----------------------------------------------------------------------------
     def config(self) -> Config:
@@ -205,10 +198,6 @@ class Store:
         if self._vectors_on():
             self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
 
-    @property
-    def journal_path(self) -> Path:
-        return self.project.journal_path
-
     def clean_temps(self) -> None:
         """Remove temp files a killed writer left behind (a listing: servers do it off the
         request path, the CLI at start)."""
@@ -219,35 +208,6 @@ class Store:
         for scope in (self.project, self.user):
             for folder in (scope.root, scope.memory_dir, scope.working_dir):
                 clean_stale_temps(folder)
-
-    def recover(self) -> None:
-        """At start: finish a commit a crash interrupted (every write does it too). A scope that
-        leads outside itself is left alone (its writes are refused with ENGRAM_UNSAFE_PATH)."""
-        if self.read_only or not os.path.lexists(self.journal_path):
-            return
-        from store.fsutil import workspace_lock
-        from store.workspace import check_scope
-
-        try:
-            check_scope(self.project)
-        except UnsafePath as exc:
-            self.notice(exc.code, exc.message)
-            return
-        with workspace_lock(self.project.lock_path):
-            self.recover_locked()
-
-    def recover_locked(self) -> None:
-        """Roll an interrupted commit forward (the caller holds the lock) and record the files
-        it rewrote as engram's own, so verify does not report them as hand edits. A journal
-        that is not this user's engram's, or names a path outside its scope, is discarded."""
-        if not os.path.lexists(self.journal_path):
-            return
-        paths, notice = journal.recover(
-            self.journal_path, roots=self.roots(), key=self.key(), seal=self.seal_paths
-        )
-        if notice:
-            self.notice("ENGRAM_UNTRUSTED", f"{self.project.label}/{notice}")
-        self.recovered += len(paths)
 
     def similar_pool(self, candidate: Candidate, view: View | None = None) -> list[Memory]:
         """The active durable memories a verdict compares `candidate` with: the POOL best BM25
@@ -262,21 +222,6 @@ class Store:
         ranked = [h.memory for h in self._search.search(text, 100) if eligible(h.memory)][:POOL]
         holding = [m for m in self._search.containing(text) if eligible(m)][:POOL]
         return list({(m.scope, m.id): m for m in [*ranked, *holding]}.values())
-
-    def seal_paths(self, paths: Sequence[Path]) -> None:
-        """Record the files engram itself just wrote as reviewed, so verify stays clean."""
-        for catalog in self._catalogs:
-            keys = set()
-            for path in paths:
-                for tier, folder in (
-                    ("durable", catalog.scope.memory_dir),
-                    ("working", catalog.scope.working_dir),
-                ):
-                    if path.parent == folder:
-                        keys.add(f"{tier}/{path.stem}")
-            if keys:
-                catalog.note_written(list(paths))
-                catalog.seal(keys)
 
     def init(self) -> list[str]:
         return init_scope(self.project)
@@ -553,110 +498,6 @@ class Store:
             lines = sorted(f"{m.scope}/{memory_key(m)}:{m.hash}" for s in view.snapshots for m in s.memories)
             self._index_hash = (view.key, hashlib.sha256("\n".join(lines).encode()).hexdigest())
         return self._index_hash[1]
-
-    def verify(self) -> dict[str, Any]:
-        """Files against what engram recorded: hand edits, vanished and unrecorded files.
-
-        Lock-free first, as reads are. A commit of another process in flight can make a clean
-        store look otherwise for an instant (its file renamed in, its seal not yet appended, or
-        the other way round between this look at the files and the read of the seals), so a
-        result that is not clean is confirmed under the workspace lock, every folder listed and
-        every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
-        reported as the user's). When the lock is busy or the store is read-only, the lock-free
-        result stands."""
-        self.note_state_files()
-        view = self.view()
-        report = self._verify(self._catalogs, view.snapshots)
-        if report["ok"] or self.read_only:
-            return report
-        try:
-            with self._scope_locks():
-                if self.journal_path.exists():
-                    self.recover_locked()
-                for catalog in self._catalogs:
-                    catalog.relist()
-                return self._verify(self._catalogs, self.view(sweep=True).snapshots)
-        except (Busy, UnsafePath):  # a lock file that is no regular file: the lock-free result stands
-            return report
-
-    def _verify(self, catalogs: Sequence[Catalog], snapshots: Sequence[Snapshot]) -> dict[str, Any]:
-        mismatched: list[str] = []
-        missing: list[str] = []
-        unindexed: list[str] = []
-        repaired: list[Problem] = []
-        damaged_index: list[Problem] = []
-        checked = 0
-        for catalog, snapshot in zip(catalogs, snapshots, strict=True):
-            stored, problem = catalog.read_index()
-            damaged = problem is not None and problem.code == "ENGRAM_UNSAFE_PATH"
-            if damaged:  # no record of engram's own writes can be read: the index is the problem
-                assert problem is not None
-                damaged_index.append(problem)
-            elif problem is not None:
-                repaired.append(problem)
-            present = {memory_key(m): m for m in snapshot.memories}
-            checked += len(present)
-            for key, memory in present.items():
-                sealed = stored.get(key, {}).get("sealed") if isinstance(stored.get(key), dict) else None
-                if sealed is None:
-                    if not damaged:  # never blamed on the user while the index cannot be read
-                        unindexed.append(display_id(memory))
-                elif sealed != memory.hash:
-                    mismatched.append(display_id(memory))
-            for key, record in stored.items():
-                if key not in present and isinstance(record, dict) and record.get("sealed"):
-                    prefix = "" if catalog.scope.scope == "project" else "user:"
-                    missing.append(
-                        prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1]
-                    )
-        problems = [p for s in snapshots for p in s.problems] + damaged_index
-        return {
-            "ok": not mismatched and not missing and not unindexed and not problems,
-            "checked": checked,
-            "mismatched": sorted(mismatched),
-            "missing": sorted(missing),
-            "unindexed": sorted(unindexed),
-            "pending": self.pending_count(),
-            "problems": problems,
-            "repaired": list(
-                dict.fromkeys(
-                    [f"{p.file}: {p.message}" for p in repaired]
-                    + [message for code, message in self.notices() if code == "ENGRAM_UNTRUSTED"]
-                )
-            )
-            + (
-                [f"completed an interrupted commit from its journal ({self.recovered} files)"]
-                if self.recovered
-                else []
-            ),
-        }
-
-    @contextmanager
-    def _scope_locks(self) -> Iterator[None]:
-        """The workspace lock, and the user scope's, of the scopes that exist (writers' order)."""
-        from store.fsutil import workspace_lock
-
-        with ExitStack() as stack:
-            for catalog in self._catalogs:
-                if catalog.scope.root.is_dir():
-                    stack.enter_context(workspace_lock(catalog.scope.lock_path))
-            yield
-
-    def accept(self) -> None:
-        """Record the current files as reviewed (`engram verify --accept`).
-
-        Under the workspace lock (and the user scope's, in the writers' order), an interrupted
-        commit rolled forward first, and from every folder listed and every file stat'ed again
-        after the lock is taken: a commit racing it lands wholly before (and is accepted with
-        the rest) or wholly after (and seals itself), never in between (issue 9: a commit was
-        then reported as "added by hand")."""
-        with self._scope_locks():
-            if self.journal_path.exists():
-                self.recover_locked()
-            for catalog in self._catalogs:
-                catalog.relist()
-                catalog.refresh(force=True)
-                catalog.seal()
 
     def pending_count(self) -> int:
         """Proposals still waiting for approval (not used, declined or expired)."""

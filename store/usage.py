@@ -17,7 +17,8 @@ import orjson
 
 from store import secret
 from store.errors import Busy, UnsafePath
-from store.fsutil import read_regular, workspace_lock, write_atomic
+from store.fsutil import read_regular, write_atomic
+from store.lock import workspace_lock
 from store.workspace import ScopeDir, check_scope
 
 FLUSH_INTERVAL_SECONDS: Final = 1.0

@@ -43,17 +43,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from store.errors import StoreError
+from store.errors import InvalidCandidate
 from store.ids import slugify, unique_id
 from store.memory import Memory
 from store.tokenize import identifiers, stem, tokenize
 
 POOL: Final = 20
 SHOWN: Final = 3
-
-
-class InvalidCandidate(StoreError):
-    code = "ENGRAM_VALIDATION"
 
 
 @dataclass(frozen=True, slots=True)

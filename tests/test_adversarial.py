@@ -26,8 +26,8 @@ import orjson
 import pytest
 
 from store import approvals
-from store.approvals import Pending, TokenRefused
-from store.errors import InvalidId, StoreError
+from store.approvals import Pending
+from store.errors import InvalidId, StoreError, TokenRefused
 from store.memory import render_memory
 from store.store import Store
 from tests.wire import WireSession

@@ -1,24 +1,109 @@
-"""Layering (SPEC §1): protocol and store import neither each other nor engram_mcp."""
+"""Layering (SPEC §1, CONTRIBUTING.md): which component may import which, and no import cycles.
+
+Every import counts, wherever it is written: at the top, inside a function (a lazy import is
+still an import), or under `if TYPE_CHECKING:`.
+"""
 
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("engram_mcp", "protocol", "store")
 FORBIDDEN = {"protocol": {"store", "engram_mcp", "mcp"}, "store": {"protocol", "engram_mcp", "mcp"}}
+HOSTS = "engram_mcp.hosts"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+@functools.cache
+def _imported(path: Path) -> tuple[str, ...]:
+    """Every module name an import statement in `path` names (relative imports resolved)."""
+    return tuple(_names(path))
+
+
+def _names(path: Path) -> Iterator[str]:
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            yield base
+            yield from (f"{base}.{alias.name}" for alias in node.names)
 
 
 def _imports(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
-    return found
+    """The top-level packages `path` imports."""
+    return {name.split(".")[0] for name in _imported(path) if name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the modules of this project it imports (only names that are modules)."""
+    return {
+        name: {target for target in _imported(path) if target in MODULES and target != name}
+        for name, path in MODULES.items()
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_import_cycles_in_store_protocol_or_engram_mcp() -> None:
+    """engram's own rule: two modules that need each other share a third module instead."""
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_finder_sees_a_lazy_cycle() -> None:
+    """The check itself: a cycle closed by a function-level import is reported."""
+    graph = {"store.a": {"store.b"}, "store.b": {"store.c"}, "store.c": {"store.a"}, "store.d": {"store.a"}}
+    assert cycles(graph) == [["store.a", "store.b", "store.c"]]
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
@@ -32,11 +117,27 @@ def test_package_imports_nothing_above_or_beside_it(package: str) -> None:
     assert offenders == {}
 
 
+def test_hosts_is_a_component_of_its_own() -> None:
+    """engram's own rule: host-config linking (used by the CLI) imports neither the protocol nor
+    the server, app, tools or ops modules; it may use store's atomic writes."""
+    offenders = {
+        name: sorted(
+            target
+            for target in _imported(path)
+            if target.split(".")[0] == "protocol"
+            or (target.startswith("engram_mcp") and not target.startswith(HOSTS) and target != "engram_mcp")
+        )
+        for name, path in MODULES.items()
+        if name.startswith(HOSTS)
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
 def test_no_runtime_module_imports_the_mcp_sdk() -> None:
     """Spec-mandated: the MCP SDK is a test dependency only."""
     offenders = [
         str(p.relative_to(ROOT))
-        for package in ("engram_mcp", "protocol", "store")
+        for package in PACKAGES
         for p in (ROOT / package).rglob("*.py")
         if "mcp" in _imports(p)
     ]

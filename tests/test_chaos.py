@@ -39,6 +39,7 @@ from typing import Any
 import orjson
 import pytest
 
+from store import review, transaction
 from store.memory import parse_memory
 from store.store import Store
 from tests.wire import WireSession
@@ -265,7 +266,7 @@ def run_once(root: Path, seed: int) -> str:
     shutil.copytree(FIXTURES / "home", home)
     env = {**os.environ, "ENGRAM_HOME": str(home), "HOME": str(root)}
     env.pop("ENGRAM_LOCK_TIMEOUT", None)  # the default timeout users get
-    Store(workspace, env=env).accept()
+    review.accept(Store(workspace, env=env))
     engram = workspace / ".engram"
     fixture_durable = {p.stem for p in (engram / "memory").glob("*.md")}
 
@@ -309,7 +310,7 @@ def run_once(root: Path, seed: int) -> str:
     kills = sum(a.kills for a in actors)
 
     # recovery: what a fresh start does (rolls an interrupted commit forward)
-    Store(workspace, env=env).recover()
+    transaction.recover(Store(workspace, env=env))
 
     # every file parses; derived files are whole
     memories = {
@@ -341,7 +342,7 @@ def run_once(root: Path, seed: int) -> str:
     assert set(memories) >= fixture_durable
 
     # verify is clean: engram's own writes are never blamed on the user
-    report = Store(workspace, env=env).verify()
+    report = review.verify(Store(workspace, env=env))
     assert (report["mismatched"], report["missing"], report["unindexed"]) == ([], [], []), report
     assert report["problems"] == [], report["problems"]
     proc = subprocess.run(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from engram_mcp.cli import main
-from engram_mcp.tools.writes import COMMIT_INPUT
+from engram_mcp.tools.write_tools import COMMIT_INPUT
 from protocol.validation import compile_validator
 from store.store import Store
 from store.workspace import find_workspace

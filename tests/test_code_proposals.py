@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp import reads, writes
-from store import writer
+from engram_mcp.ops import read_ops
+from engram_mcp.ops.previews import token_outcome
+from engram_mcp.outcome import Outcome
+from store import commits, proposals
 from store.errors import StoreError
 from store.memory import split_front_matter
 from store.store import Store
@@ -22,15 +24,15 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def _propose(store: Store, **candidate: object) -> writes.Outcome:
+def _propose(store: Store, **candidate: object) -> Outcome:
     item = {
         "type": "fact",
         "title": "The inverted index",
         "body": "InvertedIndex in store/bm25.py maps terms.",
     }
     item.update(candidate)
-    entries, redactions = writer.draft(store, [item])
-    return writes.token_outcome(writer.store_proposal(store, entries, redactions, "save"))
+    entries, redactions = proposals.draft(store, [item])
+    return token_outcome(proposals.store_proposal(store, entries, redactions, "save"))
 
 
 def _file(root: Path, memory_id: str) -> dict[str, object]:
@@ -44,7 +46,7 @@ def test_references_named_in_the_text_are_proposed_shown_and_written(repo: Path)
     preview = _propose(store)
     assert preview.data["candidates"][0]["refs"] == ["store/bm25.py#InvertedIndex"]
     assert "   refs: store/bm25.py#InvertedIndex" in preview.text
-    writer.commit(store, preview.data["approval_token"], "all")
+    commits.commit(store, preview.data["approval_token"], "all")
     assert _file(repo, "the-inverted-index")["refs"] == ["store/bm25.py#InvertedIndex"]
 
 
@@ -55,14 +57,16 @@ def test_the_human_drops_or_changes_references_by_giving_refs(repo: Path) -> Non
     assert "refs" not in none.data["candidates"][0]
     assert "refs:" not in none.text
     chosen = _propose(store, refs=["store/bm25.py"], title="Another title about ranking")
-    writer.commit(store, chosen.data["approval_token"], "all")
+    commits.commit(store, chosen.data["approval_token"], "all")
     assert _file(repo, "another-title-about-ranking")["refs"] == ["store/bm25.py"]
 
 
 def test_a_reference_outside_the_workspace_is_refused_before_any_preview(repo: Path) -> None:
     """Spec-mandated (a repository is untrusted input): refs never leave the workspace."""
     with pytest.raises(StoreError, match="not a path inside the workspace"):
-        writer.draft(Store(repo), [{"type": "fact", "title": "t", "body": "b", "refs": ["../../etc/passwd"]}])
+        proposals.draft(
+            Store(repo), [{"type": "fact", "title": "t", "body": "b", "refs": ["../../etc/passwd"]}]
+        )
 
 
 def test_valid_until_and_review_after_are_shown_and_written(repo: Path) -> None:
@@ -72,7 +76,7 @@ def test_valid_until_and_review_after_are_shown_and_written(repo: Path) -> None:
     row = preview.data["candidates"][0]
     assert (row["valid_until"], row["review_after"]) == ("2030-01-31", "2029-06-01")
     assert "valid until 2030-01-31 · review after 2029-06-01" in preview.text
-    writer.commit(store, preview.data["approval_token"], "all")
+    commits.commit(store, preview.data["approval_token"], "all")
     meta = _file(repo, "the-inverted-index")
     assert (meta["valid_until"], meta["review_after"]) == ("2030-01-31", "2029-06-01")
 
@@ -80,7 +84,7 @@ def test_valid_until_and_review_after_are_shown_and_written(repo: Path) -> None:
 def test_a_date_that_is_not_a_date_is_refused(repo: Path) -> None:
     """engram's choice: valid time is a YYYY-MM-DD date or nothing."""
     with pytest.raises(StoreError, match="valid_until must be a date"):
-        writer.draft(Store(repo), [{"type": "fact", "title": "t", "body": "b", "valid_until": "soon"}])
+        proposals.draft(Store(repo), [{"type": "fact", "title": "t", "body": "b", "valid_until": "soon"}])
 
 
 def test_an_expired_memory_is_left_out_of_reads_but_kept_and_listed(
@@ -102,8 +106,8 @@ def test_an_expired_memory_is_left_out_of_reads_but_kept_and_listed(
     )
     memory(repo, "new-fact", "Another fact", "Still valid.", valid_until="2999-01-01", always=True)
     store = Store(repo)
-    assert [e["id"] for e in reads.search(store, {"query": "dev server port"}).data["entries"]] == []
-    assert reads.load(store, {"query": ""}).data["selected_keys"] == ["new-fact"]
+    assert [e["id"] for e in read_ops.search(store, {"query": "dev server port"}).data["entries"]] == []
+    assert read_ops.load(store, {"query": ""}).data["selected_keys"] == ["new-fact"]
     assert store.status()["counts"]["project"] == 1
     assert (repo / ".engram" / "memory" / "old-port.md").exists()
     monkeypatch.chdir(repo)
@@ -122,13 +126,13 @@ def test_review_after_flags_a_memory_that_still_loads(repo: Path) -> None:
         repo, "check-me", "A fact to recheck", "Recheck this fact.", review_after="2020-01-01", always=True
     )
     store = Store(repo)
-    load = reads.load(store, {"query": ""})
+    load = read_ops.load(store, {"query": ""})
     assert load.data["body_keys"] == ["check-me"]
     assert load.data["marks"] == {
         "check-me": [{"kind": "review", "reason": "review after 2020-01-01 has passed"}]
     }
     assert "Marked review: review after 2020-01-01 has passed" in load.text
-    entry = reads.search(store, {"query": "recheck fact"}).data["entries"][0]
+    entry = read_ops.search(store, {"query": "recheck fact"}).data["entries"][0]
     assert entry["marks"][0]["kind"] == "review"
 
 
@@ -183,7 +187,7 @@ def test_a_memory_file_holding_conflict_markers_is_engram_conflict_and_not_loade
     memory(root, "fine", "A fine memory", "fine body")
     store = Store(root)
     assert list(store.view().durable) == ["fine"]
-    outcome = reads.search(store, {"query": "merged memory"})
+    outcome = read_ops.search(store, {"query": "merged memory"})
     conflicts = [d for d in outcome.diagnostics if d[0] == "ENGRAM_CONFLICT"]
     assert conflicts and conflicts[0][1].startswith(".engram/memory/merged.md: holds git conflict markers")
     assert "remove the markers" in conflicts[0][1]

@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from engram_mcp import reads
 from engram_mcp.cli import main
 from engram_mcp.hook import session_start
+from engram_mcp.ops import read_ops
 from store.store import Store
 from tests.gitrepo import commit_all, init, memory, write
 
@@ -105,18 +105,18 @@ def test_rename_and_deleted_function_mark_exactly_three_memories_everywhere(
     assert store.marks(store.view().durable.values()) == {}
     _break(repo)
 
-    search = reads.search(store, {"query": "index bm25 flush refresh fact ranking", "limit": 10})
+    search = read_ops.search(store, {"query": "index bm25 flush refresh fact ranking", "limit": 10})
     assert _stale_of(search.data["entries"]) == EXPECTED
     assert "stale: store/bm25.py renamed or deleted" in search.text
 
-    load = reads.load(store, {"query": ""})
+    load = read_ops.load(store, {"query": ""})
     assert {k: [m["reason"] for m in v] for k, v in load.data["marks"].items()} == EXPECTED
     assert set(EXPECTED) <= set(load.data["card_ids"])
     assert not set(EXPECTED) & set(load.data["body_keys"])
     assert {"refresh-index", "plain-fact"} <= set(load.data["body_keys"])
     assert "(flush-index) — stale: flush no longer defined in store/catalog.py" in load.text
 
-    route = reads.route(store, {"task": "flush the inverted index"})
+    route = read_ops.route(store, {"task": "flush the inverted index"})
     assert set(_stale_of(route.data["entries"])) <= set(EXPECTED)
 
     stale = _cli(capsys, "stale")
@@ -130,9 +130,9 @@ def test_rename_and_deleted_function_mark_exactly_three_memories_everywhere(
     assert "(refresh-index)" not in hooked.split("Cards")[-1]
 
     _restore(repo)
-    assert reads.search(store, {"query": "index bm25 flush refresh fact"}).data["entries"]
-    assert _stale_of(reads.search(store, {"query": "index bm25 flush refresh fact"}).data["entries"]) == {}
-    assert "marks" not in reads.load(store, {"query": ""}).data
+    assert read_ops.search(store, {"query": "index bm25 flush refresh fact"}).data["entries"]
+    assert _stale_of(read_ops.search(store, {"query": "index bm25 flush refresh fact"}).data["entries"]) == {}
+    assert "marks" not in read_ops.load(store, {"query": ""}).data
     assert _cli(capsys, "stale")["data"]["stale"] == []  # type: ignore[index]
 
 
@@ -140,10 +140,10 @@ def test_load_by_id_or_with_include_stale_gives_the_body_with_its_reason(repo: P
     """Issue 13: a stale memory's body is given only when asked, and still says why."""
     _break(repo)
     store = Store(repo)
-    by_id = reads.load(store, {"id": "flush-index"})
+    by_id = read_ops.load(store, {"id": "flush-index"})
     assert by_id.data["body_keys"] == ["flush-index"]
     assert "Marked stale: flush no longer defined in store/catalog.py" in by_id.text
-    everything = reads.load(store, {"query": "", "include_stale": True})
+    everything = read_ops.load(store, {"query": "", "include_stale": True})
     assert set(EXPECTED) <= set(everything.data["body_keys"])
 
 

@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from engram_mcp.cli import main
-from store import writer
+from store import commits, proposals, review
 from store.approvals import MAX_PROPOSALS
 from store.errors import Busy
 from store.memory import parse_memory
@@ -41,7 +41,7 @@ WRITER = textwrap.dedent(
     """
     import json, random, string, sys, time
     from pathlib import Path
-    from store import writer
+    from store import commits, proposals
     from store.errors import Busy
     from store.store import Store
 
@@ -59,9 +59,9 @@ WRITER = textwrap.dedent(
         title = " ".join(word() for _ in range(4))
         body = " ".join(word() for _ in range(14)) + "."
         try:
-            entries, redactions = writer.draft(store, [{"type": "fact", "title": title, "body": body}])
-            preview = writer.store_proposal(store, entries, redactions, "save")
-            report = writer.commit(store, preview.token, "all")
+            entries, redactions = proposals.draft(store, [{"type": "fact", "title": title, "body": body}])
+            preview = proposals.store_proposal(store, entries, redactions, "save")
+            report = commits.commit(store, preview.token, "all")
         except Busy as exc:
             busy.append(exc.message)
             continue
@@ -75,7 +75,7 @@ HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from store.fsutil import workspace_lock
+    from store.lock import workspace_lock
 
     with workspace_lock(Path(sys.argv[1]), timeout=10):
         print("held", flush=True)
@@ -115,8 +115,8 @@ def drive_cli(workspace: Path, tmp_path: Path, env: dict[str, str]) -> list[str]
 def test_four_processes_and_the_cli_commit_at_once_without_busy(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    Store(workspace).accept()  # the fixture files become recorded, so verify is fully clean after
-    assert Store(workspace).verify()["ok"] is True
+    review.accept(Store(workspace))  # the fixture files become recorded, so verify is fully clean after
+    assert review.verify(Store(workspace))["ok"] is True
     memory_dir = workspace / ".engram" / "memory"
     fixture_durable = {p.stem for p in memory_dir.glob("*.md")}
     fixture_working = {p.stem for p in (workspace / ".engram" / "working").glob("*.md")}
@@ -185,7 +185,7 @@ def test_four_processes_and_the_cli_commit_at_once_without_busy(
     assert set(index) == expected
     assert not [k for k, v in index.items() if v.get("gone")]
 
-    result = store.verify()
+    result = review.verify(store)
     assert result["mismatched"] == []
     assert result["missing"] == []
     assert result["unindexed"] == []
@@ -203,11 +203,11 @@ def test_lock_held_elsewhere_gives_busy_and_writes_nothing(
     workspace: Path, engram_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = Store(workspace)
-    entries, redactions = writer.draft(
+    entries, redactions = proposals.draft(
         store,
         [{"type": "fact", "title": "Quux widgets frobnicate nightly", "body": "Zorblax wobbegong glimmer."}],
     )
-    preview = writer.store_proposal(store, entries, redactions, "save")
+    preview = proposals.store_proposal(store, entries, redactions, "save")
     before = memory_state(workspace, engram_home)
 
     monkeypatch.setenv("ENGRAM_LOCK_TIMEOUT", "0.5")  # never wait out the real 5 s
@@ -222,7 +222,7 @@ def test_lock_held_elsewhere_gives_busy_and_writes_nothing(
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         started = time.monotonic()
         with pytest.raises(Busy) as info:
-            writer.commit(store, preview.token, "all")
+            commits.commit(store, preview.token, "all")
         assert time.monotonic() - started < 3
         assert info.value.code == "ENGRAM_BUSY"
         assert "nothing was changed" in info.value.message
@@ -246,5 +246,5 @@ def test_lock_held_elsewhere_gives_busy_and_writes_nothing(
             holder.stdout.close()
 
     # retrying is safe: the same token now commits
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert [w["id"] for w in report.written] == ["quux-widgets-frobnicate-nightly"]

@@ -26,6 +26,7 @@ import pytest
 
 from engram_mcp.cli import main
 from engram_mcp.hosts import jsonc
+from store import review, transaction
 from store.memory import parse_memory
 from store.store import Store
 
@@ -134,7 +135,7 @@ COMMITTER = WORDS_SOURCE + textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from store import writer
+    from store import commits, proposals
     from store.store import Store
 
     workspace, k = Path(sys.argv[1]), int(sys.argv[2])
@@ -152,10 +153,10 @@ COMMITTER = WORDS_SOURCE + textwrap.dedent(
             }
             for side in ("a", "b")
         ]
-        entries, redactions = writer.draft(store, raw)
-        assert [e["verdict"]["kind"] for e in entries] == ["ADD", "ADD"], entries
-        preview = writer.store_proposal(store, entries, redactions, "save")
-        report = writer.commit(store, preview.token, "all")
+        entries, redactions = proposals.draft(store, raw)
+        assert [e.verdict.kind for e in entries] == ["ADD", "ADD"], entries
+        preview = proposals.store_proposal(store, entries, redactions, "save")
+        report = commits.commit(store, preview.token, "all")
         assert [w["id"] for w in report.written] == [f"pair-{k}-a", f"pair-{k}-b"], report
         k += 1
     """
@@ -170,7 +171,7 @@ def test_commits_killed_at_random_are_all_or_nothing(
     root = workspace / ".engram"
     memory_dir = root / "memory"
     fixture_ids = {p.stem for p in memory_dir.glob("*.md")}
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     monkeypatch.chdir(workspace)
 
     next_k = 0
@@ -195,7 +196,7 @@ def test_commits_killed_at_random_are_all_or_nothing(
         assert_derived_files_readable(root)
         had_journal = (root / "journal.json").exists()
 
-        Store(workspace).recover()
+        transaction.recover(Store(workspace))
         assert not (root / "journal.json").exists()
         memories = assert_memory_files_parse(memory_dir, "durable")
         rolled_forward += had_journal
@@ -367,7 +368,7 @@ def test_damaged_index_files_are_tolerated(
 ) -> None:
     root = workspace / ".engram"
     store = Store(workspace)
-    store.accept()
+    review.accept(store)
     store.search("uv")
     store.close()
     index, search_idx = root / "index.json", root / "search.idx"
@@ -390,7 +391,7 @@ def test_damaged_index_files_are_tolerated(
         path.write_bytes(b"\x00garbage{")
     store = Store(workspace)
     try:
-        report = store.verify()
+        report = review.verify(store)
         assert report["mismatched"] == [] and report["missing"] == []
     finally:
         store.close()
@@ -494,7 +495,7 @@ KILLED_WRITER = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from store import catalog, journal, notes, writer
+    from store import catalog, commits, notes, proposals, transaction
     from store.store import Store
 
     workspace, operation, point = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -509,8 +510,8 @@ KILLED_WRITER = textwrap.dedent(
         if operation == "update":
             raw = [{"type": "rule", "id": "use-uv-for-python", "title": "Use uv for Python environments",
                     "body": "Create and sync environments with uv, and pin the uv version in CI."}]
-        entries, redactions = writer.draft(store, raw)
-        preview = writer.store_proposal(store, entries, redactions, "save")
+        entries, redactions = proposals.draft(store, raw)
+        preview = proposals.store_proposal(store, entries, redactions, "save")
 
     def die(*_, **__):
         os.kill(os.getpid(), signal.SIGKILL)
@@ -518,18 +519,18 @@ KILLED_WRITER = textwrap.dedent(
     if point == "seal":  # every file renamed into place, nothing sealed yet
         catalog.Catalog.seal = die
     else:  # the n-th atomic write of the operation (the journal's own is the first)
-        real, calls = journal.write_atomic, [0]
+        real, calls = transaction.write_atomic, [0]
         def counting(*args, **kwargs):
             calls[0] += 1
             if calls[0] > int(point):
                 die()
             return real(*args, **kwargs)
-        journal.write_atomic = counting
+        transaction.write_atomic = counting
     print("ready", flush=True)
     if operation == "note":
         notes.save_note(store, draft)
     else:
-        writer.commit(store, preview.token, "all")
+        commits.commit(store, preview.token, "all")
     print("survived", flush=True)
     """
 )
@@ -551,7 +552,7 @@ def test_a_kill_between_writing_a_memory_and_sealing_it_leaves_verify_clean(
     workspace: Path, operation: str, point: str
 ) -> None:
     """SIGKILL at a chosen instant of a write; after recovery verify blames nobody."""
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     proc = subprocess.run(
         [sys.executable, "-c", KILLED_WRITER, str(workspace), operation, point],
         cwd=REPO,
@@ -563,8 +564,8 @@ def test_a_kill_between_writing_a_memory_and_sealing_it_leaves_verify_clean(
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert proc.stdout.split() == ["ready"], proc.stdout
     store = Store(workspace)
-    store.recover()
-    report = store.verify()
+    transaction.recover(store)
+    report = review.verify(store)
     assert (report["mismatched"], report["missing"], report["unindexed"]) == ([], [], []), report
     assert not (workspace / ".engram" / "journal.json").exists()
     memory = workspace / ".engram" / "memory"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from engram_mcp import writes
+from engram_mcp.ops import write_ops
 from engram_mcp.outcome import Outcome
 from protocol.spec import ElicitAnswer
-from store import writer
+from store import commits, proposals
 from store.errors import StoreError
 from store.store import Store
 from tests.samples import NEW
@@ -31,8 +31,8 @@ WRONG: list[tuple[str, dict[str, Any], str]] = [
 
 
 def _answer(store: Store, content: dict[str, Any]) -> Outcome:
-    entries, redactions = writer.draft(store, NEW)
-    flow = writes.proposal_flow(store, entries, redactions, "save")
+    entries, redactions = proposals.draft(store, NEW)
+    flow = write_ops.proposal_flow(store, entries, redactions, "save")
     next(flow)
     with pytest.raises(StopIteration) as stop:
         flow.send(ElicitAnswer("accept", content))
@@ -51,7 +51,7 @@ def test_wrong_answer_revokes_and_says_why(workspace: Path, content: dict[str, A
     assert "revoked" in outcome.text and named in outcome.text
     assert sorted(memory.iterdir()) == before
     with pytest.raises(StoreError) as refused:
-        writer.commit(store, outcome.data["approval_token"], "all")
+        commits.commit(store, outcome.data["approval_token"], "all")
     assert refused.value.code == "ENGRAM_DECLINED"
     assert sorted(memory.iterdir()) == before
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp import reads
-from store import writer
+from engram_mcp.ops import read_ops
+from store import commits, proposals, review
 from store.store import Store
 from store.workspace import find_workspace
 from tests.gitrepo import commit_all, git, init
@@ -16,9 +16,9 @@ from tests.gitrepo import commit_all, git, init
 
 def _save(root: Path, **candidate: object) -> None:
     store = Store(root)
-    entries, redactions = writer.draft(store, [{"type": "fact", "refs": [], **candidate}])
-    preview = writer.store_proposal(store, entries, redactions, "save")
-    report = writer.commit(store, preview.token, "all")
+    entries, redactions = proposals.draft(store, [{"type": "fact", "refs": [], **candidate}])
+    preview = proposals.store_proposal(store, entries, redactions, "save")
+    report = commits.commit(store, preview.token, "all")
     assert report.written and not report.deferred, report
     store.close()
 
@@ -45,7 +45,7 @@ def origin(tmp_path: Path) -> Path:
 def _clone(origin: Path, target: Path) -> Path:
     """A clone whose memories its owner reviewed (`engram verify --accept`)."""
     git(origin.parent, "clone", "-q", str(origin), str(target))
-    Store(target).accept()
+    review.accept(Store(target))
     return target
 
 
@@ -86,15 +86,15 @@ def test_two_branches_that_touch_different_memories_merge_cleanly(origin: Path, 
     assert "5433" in view.durable["alpha"].body and "thirty" in view.durable["charlie"].body
     assert [e.id for e in store.search("foxtrot caches")][:1] == ["foxtrot-fact"]
 
-    verify = reads.verify(store)
+    verify = read_ops.verify(store)
     assert verify.data["from_git"] == {"new": ["delta-2", "foxtrot-fact"], "changed": ["charlie", "delta"]}
     assert verify.text.count("foxtrot-fact") == 1
     assert (
         "Arrived through git since the last review: new: delta-2, foxtrot-fact; changed: charlie, delta"
         in verify.text
     )
-    store.accept()
-    assert reads.verify(Store(a)).data["ok"] is True
+    review.accept(store)
+    assert read_ops.verify(Store(a)).data["ok"] is True
 
 
 def test_each_git_worktree_is_its_own_workspace_with_its_own_derived_files(

@@ -12,7 +12,7 @@ import pytest
 
 from engram_mcp import importers
 from engram_mcp.cli import main
-from store import writer
+from store import commits, proposals
 from store.store import Store
 from tests.conftest import FIXTURES
 from tests.gitrepo import commit_all, init, memory
@@ -152,10 +152,10 @@ def test_history_follows_the_supersede_chain_both_ways_with_the_git_log(
             ("Port is 6000", {"supersedes": "port-is-5433"}),
         ]
     ):
-        entries, n = writer.draft(
+        entries, n = proposals.draft(
             store, [{"type": "fact", "title": title, "body": f"{title}.", "refs": [], **extra}]
         )
-        writer.commit(store, writer.store_proposal(store, entries, n, "save").token, "all")
+        commits.commit(store, proposals.store_proposal(store, entries, n, "save").token, "all")
         commit_all(repo, f"step {step}")
     monkeypatch.chdir(repo)
     capsys.readouterr()

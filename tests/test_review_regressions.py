@@ -87,7 +87,7 @@ def test_verify_accept_reports_busy_instead_of_recording_nothing(
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from store.fsutil import workspace_lock\n"
+            "import sys, time; from pathlib import Path; from store.lock import workspace_lock\n"
             "with workspace_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(3)",
             str(workspace / ".engram" / "engram.lock"),
         ],

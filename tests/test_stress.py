@@ -23,6 +23,7 @@ import orjson
 import pytest
 
 from engram_mcp.cli import main
+from store import review
 from store.memory import parse_memory
 from store.store import Store
 from tests.snapshots import memory_state
@@ -112,7 +113,7 @@ def test_four_servers_and_the_cli_share_one_workspace(
 ) -> None:
     root = workspace / ".engram"
     memory_dir = root / "memory"
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     fixture_durable = {p.stem for p in memory_dir.glob("*.md")}
     fixture_working = {p.stem for p in (root / "working").glob("*.md")}
 
@@ -181,7 +182,7 @@ def test_four_servers_and_the_cli_share_one_workspace(
 
     # verify: every write was recorded by engram itself, so it is clean even before an accept
     store = Store(workspace)
-    report = store.verify()
+    report = review.verify(store)
     store.close()
     assert report["unindexed"] == [] and report["mismatched"] == [] and report["missing"] == []
     assert report["pending"] == 0
@@ -196,7 +197,7 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from store.fsutil import workspace_lock
+    from store.lock import workspace_lock
 
     with workspace_lock(Path(sys.argv[1]), timeout=10):
         print("held", flush=True)

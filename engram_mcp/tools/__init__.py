@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engram_mcp.tools import reads, writes
+from engram_mcp.tools import read_tools, write_tools
 from engram_mcp.tools.base import Flags
 from protocol.spec import Tool
 from store.store import Store
@@ -21,4 +21,4 @@ WRITE_TOOLS = frozenset(
 
 
 def build_tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
-    return (*reads.tools(store, flags), *writes.tools(store, flags))
+    return (*read_tools.tools(store, flags), *write_tools.tools(store, flags))

@@ -1,14 +1,17 @@
-"""What a tool definition needs besides its schemas: the server flags and the handler glue."""
+"""What a tool definition needs besides its schemas: the server flags and the handler glue
+that turns an operation's Outcome (or its StoreError, through engram_mcp.outcome.store_failure)
+into the protocol's tool result."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
-from engram_mcp.outcome import Outcome
-from engram_mcp.reads import guarded
-from protocol.spec import CallContext, ToolResult
+from engram_mcp.ops.write_ops import Flow
+from engram_mcp.outcome import Outcome, guarded, store_failure
+from protocol.spec import CallContext, Elicit, ElicitAnswer, ToolResult, ToolReturn
+from store.errors import StoreError
 
 READ_ONLY_ANNOTATIONS = {"readOnlyHint": True, "openWorldHint": False}
 
@@ -21,9 +24,40 @@ class Flags:
 
 
 def handler(run: Callable[[dict[str, Any]], Outcome]) -> Callable[[dict[str, Any], CallContext], ToolResult]:
-    """Adapt an Outcome-returning operation to the protocol's tool handler shape."""
+    """Adapt a read operation to the protocol's tool handler shape."""
 
     def handle(arguments: dict[str, Any], context: CallContext) -> ToolResult:
-        return guarded(lambda: run(arguments)).tool_result()
+        return guarded(lambda: run(arguments), writing=False).tool_result()
 
     return handle
+
+
+Start = Callable[[dict[str, Any]], Flow | Outcome]
+
+
+def flow_handler(start: Start) -> Callable[[dict[str, Any], CallContext], ToolReturn]:
+    """Adapt a write operation, which may ask the human (a Flow), to the protocol's handler shape."""
+
+    def handle(arguments: dict[str, Any], context: CallContext) -> ToolReturn:
+        try:
+            begun = start(arguments)
+        except StoreError as exc:
+            return store_failure(exc, writing=True).tool_result()
+        if isinstance(begun, Outcome):
+            return begun.tool_result()
+        return _adapt(begun)
+
+    return handle
+
+
+def _adapt(flow: Flow) -> Generator[Elicit, ElicitAnswer, ToolResult]:
+    try:
+        question = next(flow)
+        while True:
+            answer = yield question
+            question = flow.send(answer)
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+        return outcome.tool_result()
+    except StoreError as exc:
+        return store_failure(exc, writing=True).tool_result()

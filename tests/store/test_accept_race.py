@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from store import writer
+from store import commits, proposals, review
 from store.catalog import Catalog
 from store.store import Store
 
@@ -26,8 +26,10 @@ def test_a_commit_landing_while_accept_reads_the_files_stays_engrams_own(
     """Deterministic interleaving: the commit runs right after accept has listed the files. It
     must wait for accept's lock (then seal itself), not slip in before accept writes the index."""
     other = Store(workspace)
-    entries, redactions = writer.draft(other, [{"type": "fact", "title": TITLE, "body": "Zorblax glimmer."}])
-    preview = writer.store_proposal(other, entries, redactions, "save")
+    entries, redactions = proposals.draft(
+        other, [{"type": "fact", "title": TITLE, "body": "Zorblax glimmer."}]
+    )
+    preview = proposals.store_proposal(other, entries, redactions, "save")
     accepting = Store(workspace)
     accepting.view()  # a store that has read the files before, as a long-running process has
     armed = threading.Event()
@@ -37,7 +39,7 @@ def test_a_commit_landing_while_accept_reads_the_files_stays_engrams_own(
     real_refresh = Catalog.refresh
 
     def commit_elsewhere() -> None:
-        writer.commit(other, preview.token, "all")
+        commits.commit(other, preview.token, "all")
         committed.set()
 
     def refresh(self: Catalog, **kwargs: Any) -> Any:
@@ -54,10 +56,10 @@ def test_a_commit_landing_while_accept_reads_the_files_stays_engrams_own(
 
     monkeypatch.setattr(Catalog, "refresh", refresh)
     armed.set()
-    accepting.accept()
+    review.accept(accepting)
     assert committed.wait(10)
     assert (workspace / ".engram" / "memory" / "quux-widgets-frobnicate-nightly.md").exists()
-    report = Store(workspace).verify()
+    report = review.verify(Store(workspace))
     assert report["unindexed"] == [] and report["mismatched"] == [] and report["missing"] == []
     assert report["ok"] is True
 
@@ -65,33 +67,33 @@ def test_a_commit_landing_while_accept_reads_the_files_stays_engrams_own(
 @pytest.mark.timeout(60)
 def test_accept_in_a_loop_beside_commits_leaves_verify_clean(workspace: Path) -> None:
     """Real concurrency: one thread commits 10 memories while another accepts over and over."""
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     done = threading.Event()
     errors: list[BaseException] = []
 
-    def commits() -> None:
+    def commit_in_a_loop() -> None:
         store = Store(workspace)
         try:
             for n in range(10):
                 title = f"Zorblax {n} wobbegong glimmer {n * 7919}"
-                found, redactions = writer.draft(
+                found, redactions = proposals.draft(
                     store, [{"type": "fact", "title": title, "body": f"{title}."}]
                 )
-                preview = writer.store_proposal(store, found, redactions, "save")
-                writer.commit(store, preview.token, "all")
+                preview = proposals.store_proposal(store, found, redactions, "save")
+                commits.commit(store, preview.token, "all")
         except BaseException as exc:  # reported below
             errors.append(exc)
         finally:
             done.set()
 
-    thread = threading.Thread(target=commits)
+    thread = threading.Thread(target=commit_in_a_loop)
     thread.start()
     accepting = Store(workspace)
     while not done.is_set():
-        accepting.accept()
+        review.accept(accepting)
     thread.join(30)
     assert errors == []
-    report = Store(workspace).verify()
+    report = review.verify(Store(workspace))
     assert report["unindexed"] == [] and report["mismatched"] == [] and report["missing"] == []
 
 
@@ -102,10 +104,12 @@ def test_verify_racing_a_commit_does_not_report_engrams_own_write(
     """Deterministic interleaving: a commit lands between verify's look at the files and its read
     of the recorded seals. The seal then names a file verify has not seen: not "missing" (nor, the
     other way round, "added by hand"); a result that is not clean is confirmed under the lock."""
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     other = Store(workspace)
-    entries, redactions = writer.draft(other, [{"type": "fact", "title": TITLE, "body": "Zorblax glimmer."}])
-    preview = writer.store_proposal(other, entries, redactions, "save")
+    entries, redactions = proposals.draft(
+        other, [{"type": "fact", "title": TITLE, "body": "Zorblax glimmer."}]
+    )
+    preview = proposals.store_proposal(other, entries, redactions, "save")
     verifying = Store(workspace)
     verifying.view()
     armed = threading.Event()
@@ -115,12 +119,12 @@ def test_verify_racing_a_commit_does_not_report_engrams_own_write(
     def read_index(self: Catalog) -> Any:
         if threading.current_thread() is main and armed.is_set():
             armed.clear()
-            writer.commit(other, preview.token, "all")  # nothing holds the lock: it runs now
+            commits.commit(other, preview.token, "all")  # nothing holds the lock: it runs now
         return real_read_index(self)
 
     monkeypatch.setattr(Catalog, "read_index", read_index)
     armed.set()
-    report = verifying.verify()
+    report = review.verify(verifying)
     assert not armed.is_set()
     assert (report["mismatched"], report["missing"], report["unindexed"]) == ([], [], [])
     assert report["ok"] is True

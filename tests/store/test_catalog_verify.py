@@ -7,7 +7,8 @@ from pathlib import Path
 
 import orjson
 
-from store.catalog import INDEX_VERSION
+from store import review
+from store.index_file import INDEX_VERSION
 from store.store import Store
 from tests.store.helpers import write_memory
 
@@ -30,11 +31,11 @@ def test_a_hand_edit_is_seen_by_the_same_store_without_restart(workspace: Path) 
 def test_verify_reports_a_hand_edit_after_accept_as_mismatched(workspace: Path) -> None:
     """accept() records hashes; a later edit is listed in `mismatched`."""
     store = Store(workspace)
-    store.accept()
-    clean = store.verify()
+    review.accept(store)
+    clean = review.verify(store)
     assert clean["ok"] and clean["mismatched"] == [] and clean["unindexed"] == [] and clean["missing"] == []
     _append(workspace / MEMORY / "use-uv-for-python.md", "Hand edited.\n")
-    report = store.verify()
+    report = review.verify(store)
     assert report["mismatched"] == ["use-uv-for-python"]
     assert report["ok"] is False
 
@@ -42,9 +43,9 @@ def test_verify_reports_a_hand_edit_after_accept_as_mismatched(workspace: Path) 
 def test_verify_reports_a_deleted_file_as_missing(workspace: Path) -> None:
     """A recorded file that vanished is listed in `missing`."""
     store = Store(workspace)
-    store.accept()
+    review.accept(store)
     (workspace / MEMORY / "cut-a-release.md").unlink()
-    report = Store(workspace).verify()
+    report = review.verify(Store(workspace))
     assert report["missing"] == ["cut-a-release"]
     assert report["ok"] is False
 
@@ -52,9 +53,9 @@ def test_verify_reports_a_deleted_file_as_missing(workspace: Path) -> None:
 def test_verify_reports_a_new_file_as_unindexed(workspace: Path) -> None:
     """A file added by hand after accept() is listed in `unindexed`."""
     store = Store(workspace)
-    store.accept()
+    review.accept(store)
     write_memory(workspace, "added-by-hand", title="Added by hand")
-    report = store.verify()
+    report = review.verify(store)
     assert report["unindexed"] == ["added-by-hand"]
     assert report["mismatched"] == [] and report["missing"] == []
 
@@ -62,21 +63,21 @@ def test_verify_reports_a_new_file_as_unindexed(workspace: Path) -> None:
 def test_user_scope_entries_carry_a_prefix(workspace: Path, engram_home: Path) -> None:
     """User-scope files are reported as `user:<id>`."""
     store = Store(workspace)
-    store.accept()
+    review.accept(store)
     _append(engram_home / "memory" / "editor-is-neovim.md", "Edited.\n")
-    assert store.verify()["mismatched"] == ["user:editor-is-neovim"]
+    assert review.verify(store)["mismatched"] == ["user:editor-is-neovim"]
 
 
 def test_accept_clears_every_finding(workspace: Path) -> None:
     """After edit, delete and add, accept() leaves verify clean."""
     store = Store(workspace)
-    store.accept()
+    review.accept(store)
     _append(workspace / MEMORY / "use-uv-for-python.md", "Edited.\n")
     (workspace / MEMORY / "cut-a-release.md").unlink()
     write_memory(workspace, "added-by-hand", title="Added by hand")
-    assert not store.verify()["ok"]
-    store.accept()
-    report = store.verify()
+    assert not review.verify(store)["ok"]
+    review.accept(store)
+    report = review.verify(store)
     assert report["ok"] is True
     assert report["mismatched"] == report["missing"] == report["unindexed"] == []
     assert report["checked"] == 41 + 3 + 6  # 41 project files (one gone, one added), 3 notes, 6 user
@@ -104,7 +105,7 @@ def test_a_corrupt_memory_is_a_problem_and_the_rest_still_load(workspace: Path) 
     assert "cut-a-release" not in view.durable
     assert "use-uv-for-python" in view.durable
     assert len([m for m in view.durable.values() if m.scope == "project"]) == 40  # 41 minus the broken one
-    assert store.verify()["ok"] is False
+    assert review.verify(store)["ok"] is False
     assert str(workspace) not in view.problems[0].message
 
 

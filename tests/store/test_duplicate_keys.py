@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from store import review
 from store.errors import CorruptMemory
 from store.memory import parse_memory
 from store.store import Store
@@ -47,7 +48,7 @@ def test_a_file_with_a_repeated_key_is_a_problem_and_loads_with_neither_value(wo
     assert [p.code for p in problems] == ["ENGRAM_CORRUPT"]
     assert "repeats the key 'always'" in problems[0].message
     assert all(e.memory.id != "deploy-checklist" for e in store.route("deploy the service").entries)
-    assert store.verify()["ok"] is False
+    assert review.verify(store)["ok"] is False
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from store.errors import Busy
-from store.fsutil import workspace_lock
+from store.lock import workspace_lock
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,7 +26,7 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from store.fsutil import workspace_lock
+    from store.lock import workspace_lock
 
     with workspace_lock(Path(sys.argv[1]), timeout=30):
         print("held", flush=True)

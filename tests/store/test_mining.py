@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.cli import main
-from store import mining, writer
+from store import mining, proposals
 from store.ids import MAX_ID_LENGTH, slugify
 from store.store import Store
 
@@ -69,8 +69,8 @@ def test_a_long_id_is_cut_at_a_word_boundary(tmp_path: Path) -> None:
     assert set(slug.split("-")) <= set(title.lower().replace("/", " ").split())
     store = Store(tmp_path / "ws")
     store.init()
-    [entry], _ = writer.draft(store, mining.extract_candidates(title))
-    assert entry["verdict"]["id"] == slug
+    [entry], _ = proposals.draft(store, mining.extract_candidates(title))
+    assert entry.verdict.id == slug
 
 
 @pytest.mark.parametrize(

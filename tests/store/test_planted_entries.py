@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.cli import main
-from store import writer
+from store import commits, review, transaction
 from store.config import load_config
 from store.errors import StoreError
 from store.store import Store
@@ -98,10 +98,10 @@ def test_a_folder_at_a_state_path_never_crashes_reads_and_refuses_writes(workspa
     folder.mkdir()
     (folder / "keep").write_text("x")
     store = Store(workspace, clock=fixed())
-    store.recover()
+    transaction.recover(store)
     store.status()
     store.search("uv")
-    store.verify()
+    review.verify(store)
     store.close()
     assert any(
         code == "ENGRAM_UNSAFE_PATH" and f"Remove .engram/{name}" in message
@@ -148,10 +148,10 @@ def test_a_fifo_at_seals_log_refuses_a_commit_without_hanging(workspace: Path) -
     os.mkfifo(seals)
     try:
         with pytest.raises(StoreError) as caught:
-            in_thread(lambda: writer.commit(store, preview.token, "all"))
+            in_thread(lambda: commits.commit(store, preview.token, "all"))
         assert caught.value.code == "ENGRAM_UNSAFE_PATH"
         assert "remove .engram/seals.log" in caught.value.message.lower()
-        in_thread(lambda: Store(workspace).verify())
+        in_thread(lambda: review.verify(Store(workspace)))
     finally:
         release_fifo(seals)
 
@@ -209,19 +209,19 @@ def test_the_cli_status_with_a_fifo_ticket_answers(workspace: Path) -> None:
 # --- L1: a hard-linked seals.log ------------------------------------------------------------------
 def test_a_hard_linked_seals_log_is_replaced_never_written_through(workspace: Path, tmp_path: Path) -> None:
     store = Store(workspace, clock=fixed())
-    store.accept()
+    review.accept(store)
     preview = propose(store, [candidate()])
     profile = tmp_path / "profile"
     profile.write_text("export PATH=/usr/bin\n")
     seals = workspace / ".engram" / "seals.log"
     seals.unlink(missing_ok=True)
     os.link(profile, seals)
-    assert len(writer.commit(store, preview.token, "all").written) == 1
+    assert len(commits.commit(store, preview.token, "all").written) == 1
     assert profile.read_text() == "export PATH=/usr/bin\n"
     assert os.stat(profile).st_nlink == 1
     assert os.stat(seals).st_nlink == 1 and b"frobnicate" in seals.read_bytes()
     assert any("seals.log" in message and "hard link" in message for _, message in store.notices())
-    report = Store(workspace, clock=fixed()).verify()
+    report = review.verify(Store(workspace, clock=fixed()))
     assert report["ok"], report
 
 
@@ -229,11 +229,11 @@ def test_a_hard_linked_seals_log_is_replaced_never_written_through(workspace: Pa
 @pytest.mark.parametrize("kind", ["fifo", "folder"])
 def test_a_non_regular_index_is_reported_as_the_problem_not_as_hand_edits(workspace: Path, kind: str) -> None:
     store = Store(workspace, clock=fixed())
-    store.accept()  # the fixture's files, reviewed
+    review.accept(store)  # the fixture's files, reviewed
     preview = propose(store, [candidate()])
-    writer.commit(store, preview.token, "all")
+    commits.commit(store, preview.token, "all")
     store.close()
-    assert Store(workspace).verify()["ok"]
+    assert review.verify(Store(workspace))["ok"]
     index = workspace / ".engram" / "index.json"
     index.unlink()
     if kind == "fifo":
@@ -241,7 +241,7 @@ def test_a_non_regular_index_is_reported_as_the_problem_not_as_hand_edits(worksp
     else:
         index.mkdir()
     try:
-        report = in_thread(lambda: Store(workspace).verify())
+        report = in_thread(lambda: review.verify(Store(workspace)))
         assert "frobnicate-the-quux-widgets-nightly" not in report["unindexed"]
         assert not report["ok"]
         assert any(".engram/index.json" in f"{p.file}: {p.message}" for p in report["problems"])
@@ -255,7 +255,8 @@ def test_a_bounded_read_never_allocates_its_limit(tmp_path: Path) -> None:
     every command under `ulimit -v 1G`)."""
     import tracemalloc
 
-    from store.fsutil import NotRegular, read_regular
+    from store.errors import NotRegular
+    from store.fsutil import read_regular
 
     small = tmp_path / "small.json"
     small.write_bytes(b"{}")

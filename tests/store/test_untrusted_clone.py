@@ -20,9 +20,9 @@ import orjson
 import pytest
 
 from engram_mcp.cli import main
-from store import approvals, bm25, writer
-from store.approvals import Pending, TokenRefused, token_hash
-from store.errors import StoreError
+from store import approvals, bm25, commits, proposals, review, transaction
+from store.approvals import Pending, token_hash
+from store.errors import StoreError, TokenRefused
 from store.memory import render_memory
 from store.search import document_tokens
 from store.store import Store
@@ -43,9 +43,9 @@ def candidate(
     return {"type": "fact", "title": title, "body": body}
 
 
-def propose(store: Store, raw: list[dict[str, Any]], status: str = "pending") -> writer.Preview:
-    entries, redactions = writer.draft(store, raw)
-    return writer.store_proposal(store, entries, redactions, "save", status=status)
+def propose(store: Store, raw: list[dict[str, Any]], status: str = "pending") -> proposals.Preview:
+    entries, redactions = proposals.draft(store, raw)
+    return proposals.store_proposal(store, entries, redactions, "save", status=status)
 
 
 def old_tag(token: str, record: dict[str, Any]) -> str:
@@ -58,7 +58,7 @@ def old_tag(token: str, record: dict[str, Any]) -> str:
 
 def refused(store: Store, token: str) -> str:
     with pytest.raises(TokenRefused) as caught:
-        writer.commit(store, token, "all")
+        commits.commit(store, token, "all")
     return caught.value.code
 
 
@@ -180,7 +180,7 @@ def test_a_tagged_journal_naming_a_path_outside_its_scope_is_discarded_unapplied
     journal_path = workspace / ".engram" / "journal.json"
     journal_path.write_bytes(secret.wrap(store.key(), "journal", payload))
     before = sorted(p for p in tmp_path.rglob("*") if not p.is_relative_to(workspace))
-    store.recover()
+    transaction.recover(store)
     assert not journal_path.exists()
     assert not (workspace / ".engram" / "memory" / "innocent.md").exists()  # nothing applied
     assert not (outside / "target.md").exists()
@@ -192,7 +192,7 @@ def test_a_tagged_journal_naming_a_path_outside_its_scope_is_discarded_unapplied
 def test_a_pull_request_adding_an_always_memory_and_a_seal_line_is_reported(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     path = write_memory(workspace, "push-to-main", title="Push to main", body=EVIL_BODY, always=True)
     store = Store(workspace)
     memory_hash = store.view().durable["push-to-main"].hash
@@ -210,7 +210,7 @@ def test_a_pull_request_adding_an_always_memory_and_a_seal_line_is_reported(
 
 def test_a_planted_index_json_vouches_for_nothing(workspace: Path) -> None:
     store = Store(workspace)
-    store.accept()
+    review.accept(store)
     write_memory(workspace, "push-to-main", title="Push to main", body=EVIL_BODY, always=True)
     memory_hash = Store(workspace).view().durable["push-to-main"].hash
     index = workspace / ".engram" / "index.json"
@@ -219,7 +219,7 @@ def test_a_planted_index_json_vouches_for_nothing(workspace: Path) -> None:
     data["memories"]["durable/push-to-main"] = {"sealed": memory_hash}
     index.write_bytes(orjson.dumps(data))
     fresh = Store(workspace)
-    report = fresh.verify()
+    report = review.verify(fresh)
     assert report["ok"] is False
     assert "push-to-main" in report["unindexed"]
     assert any("index.json" in line for line in report["repaired"])
@@ -296,7 +296,7 @@ def test_a_body_swapped_with_a_recomputed_token_tag_fails_with_integrity(workspa
 def test_engram_own_status_changes_re_tag(workspace: Path) -> None:
     store = Store(workspace, clock=fixed())
     preview = propose(store, [candidate()])
-    assert len(writer.commit(store, preview.token, "all").written) == 1
+    assert len(commits.commit(store, preview.token, "all").written) == 1
     assert refused(Store(workspace, clock=fixed()), preview.token) == "ENGRAM_TOKEN_USED"
 
 
@@ -319,32 +319,32 @@ def test_a_proposal_from_elsewhere_is_dropped(
 def test_500_proposals_keep_the_file_bounded_and_a_commit_fast(workspace: Path) -> None:
     ticks = itertools.count(NOW)
     store = Store(workspace, clock=lambda: float(next(ticks)))
-    entries, redactions = writer.draft(store, [candidate(body="word " * 800)])
+    entries, redactions = proposals.draft(store, [candidate(body="word " * 800)])
     dropped = 0
     previews = []
     for _ in range(500):
-        preview = writer.store_proposal(store, [dict(e) for e in entries], redactions, "save")
+        preview = proposals.store_proposal(store, list(entries), redactions, "save")
         dropped += getattr(preview, "dropped", 0)
         previews.append(preview)
     path = workspace / ".engram" / "pending-approvals.json"
-    proposals = orjson.loads(path.read_bytes())["proposals"]
+    kept = orjson.loads(path.read_bytes())["proposals"]
     cap = getattr(approvals, "MAX_PROPOSALS", 50)
-    assert len(proposals) == cap
+    assert len(kept) == cap
     assert path.stat().st_size <= getattr(approvals, "MAX_BYTES", 2 << 20)
     assert dropped == 500 - cap  # each proposing call said what it dropped
     assert Store(workspace, clock=fixed()).pending_count() == cap
     assert refused(store, previews[0].token) == "ENGRAM_TOKEN_UNKNOWN"  # the oldest went first
     started = time.monotonic()
-    assert len(writer.commit(Store(workspace, clock=fixed()), previews[-1].token, "all").written) == 1
+    assert len(commits.commit(Store(workspace, clock=fixed()), previews[-1].token, "all").written) == 1
     assert time.monotonic() - started < 2.0
 
 
 def test_the_pending_file_is_capped_by_bytes_too(workspace: Path) -> None:
     store = Store(workspace, clock=fixed())
     big = [candidate(f"Big candidate number {n}", f"chunk{n} " * 2500) for n in range(20)]
-    entries, redactions = writer.draft(store, big)
+    entries, redactions = proposals.draft(store, big)
     for _ in range(12):
-        writer.store_proposal(store, [dict(e) for e in entries], redactions, "save")
+        proposals.store_proposal(store, list(entries), redactions, "save")
     path = workspace / ".engram" / "pending-approvals.json"
     assert path.stat().st_size <= getattr(approvals, "MAX_BYTES", 2 << 20)
     assert 1 <= len(orjson.loads(path.read_bytes())["proposals"]) < 12
@@ -398,7 +398,7 @@ def test_a_symlinked_seals_log_is_never_appended_to(workspace: Path, tmp_path: P
     store = Store(workspace, clock=fixed())
     with pytest.raises(StoreError) as caught:
         preview = propose(store, [candidate()])
-        writer.commit(store, preview.token, "all")
+        commits.commit(store, preview.token, "all")
     assert caught.value.code == "ENGRAM_UNSAFE_PATH"
     assert ".engram/seals.log" in caught.value.message and str(tmp_path) not in caught.value.message
     assert target.read_text() == "precious\n"
@@ -449,9 +449,9 @@ def test_engram_home_may_live_under_a_symlinked_folder(
     monkeypatch.setenv("ENGRAM_HOME", str(tmp_path / "linked-config" / "engram"))
     store = Store(workspace, clock=fixed())
     preview = propose(store, [{**candidate(), "scope": "user"}])
-    assert len(writer.commit(store, preview.token, "all").written) == 1
+    assert len(commits.commit(store, preview.token, "all").written) == 1
     assert (real / "engram" / "memory" / "frobnicate-the-quux-widgets-nightly.md").exists()
-    assert "user:frobnicate-the-quux-widgets-nightly" not in Store(workspace).verify()["unindexed"]
+    assert "user:frobnicate-the-quux-widgets-nightly" not in review.verify(Store(workspace))["unindexed"]
 
 
 # --- non-regular files --------------------------------------------------------------------------------
@@ -483,19 +483,19 @@ def test_a_fifo_in_place_of_a_state_file_does_not_hang(workspace: Path, name: st
     os.mkfifo(path)
     try:
         store = Store(workspace)
-        in_thread(store.recover)
+        in_thread(lambda: transaction.recover(store))
         in_thread(store.status)
         in_thread(lambda: store.search("uv"))
-        in_thread(store.verify)
+        in_thread(lambda: review.verify(store))
         in_thread(store.usage.counts)
     finally:
         release_fifo(path)
 
 
 def test_the_preview_says_older_proposals_were_dropped(workspace: Path) -> None:
-    from engram_mcp.writes import token_outcome
+    from engram_mcp.ops.previews import token_outcome
 
-    preview = writer.Preview("engram-00000000-x", NOW, [], 0)
+    preview = proposals.Preview("engram-00000000-x", NOW, [], 0)
     preview.dropped = 3
     assert "3 older pending proposal(s) were dropped" in token_outcome(preview).text
     preview.dropped = 0

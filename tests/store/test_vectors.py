@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from engram_mcp import reads
 from engram_mcp.cli import main
+from engram_mcp.ops import read_ops
 from store.fusion import fuse, zscores
 from store.memory import Memory
 from store.store import Store
@@ -246,7 +246,7 @@ def test_backends_used_names_the_model_in_the_tool_and_the_cli_and_the_switches_
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _paraphrase_store(empty_workspace)
-    outcome = reads.search(Store(empty_workspace), {"query": "invoice"})
+    outcome = read_ops.search(Store(empty_workspace), {"query": "invoice"})
     assert outcome.data["backends_used"] == ["bm25", BUNDLED]
     assert f"(bm25 + {BUNDLED})" in outcome.text
 
@@ -255,10 +255,10 @@ def test_backends_used_names_the_model_in_the_tool_and_the_cli_and_the_switches_
     assert json.loads(capsys.readouterr().out)["data"]["backends_used"] == ["bm25", BUNDLED]
 
     monkeypatch.setenv("ENGRAM_VECTORS", "0")
-    assert reads.search(Store(empty_workspace), {"query": "invoice"}).data["backends_used"] == ["bm25"]
+    assert read_ops.search(Store(empty_workspace), {"query": "invoice"}).data["backends_used"] == ["bm25"]
     monkeypatch.delenv("ENGRAM_VECTORS")
     (empty_workspace / ".engram" / "config.json").write_text('{"search": {"vectors": false}}')
-    off = reads.search(Store(empty_workspace), {"query": "invoice"})
+    off = read_ops.search(Store(empty_workspace), {"query": "invoice"})
     assert off.data["backends_used"] == ["bm25"]
     assert off.diagnostics == ()
 
@@ -270,7 +270,7 @@ def test_a_bad_model_path_is_a_diagnostic_and_search_runs_on_bm25_alone(
     _paraphrase_store(empty_workspace)
     engram_home.mkdir(parents=True, exist_ok=True)
     (engram_home / "config.json").write_text(json.dumps({"search": {"vector_model": "/nowhere/model"}}))
-    outcome = reads.search(Store(empty_workspace), {"query": "invoice"})
+    outcome = read_ops.search(Store(empty_workspace), {"query": "invoice"})
     assert outcome.data["backends_used"] == ["bm25"]
     assert [e["id"] for e in outcome.data["entries"]] == ["invoice-rounding"]
     codes = [code for code, _ in outcome.diagnostics]
@@ -418,7 +418,7 @@ def test_without_the_extra_search_is_bm25_alone_and_says_nothing_about_vectors(
 
     monkeypatch.setattr(store.vectors, "_installed", lambda name: name != "wordllama")
     _paraphrase_store(empty_workspace)
-    outcome = reads.search(Store(empty_workspace), {"query": "invoice"})
+    outcome = read_ops.search(Store(empty_workspace), {"query": "invoice"})
     assert outcome.data["backends_used"] == ["bm25"]
     assert outcome.diagnostics == ()
     assert "vector" not in outcome.text

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from store import writer
+from store import commits, proposals
 from store.store import Store
 from tests.store.helpers import write_memory
 
@@ -25,8 +25,8 @@ def _memory(root: Path, memory_id: str, title: str, body: str, **meta: Any) -> N
 
 
 def _verdict(store: Store, title: str, body: str, **extra: Any) -> dict[str, Any]:
-    entries, _ = writer.draft(store, [{"type": "fact", "title": title, "body": body, **extra}])
-    verdict: dict[str, Any] = entries[0]["verdict"]
+    entries, _ = proposals.draft(store, [{"type": "fact", "title": title, "body": body, **extra}])
+    verdict: dict[str, Any] = entries[0].verdict.record()
     return verdict
 
 
@@ -111,24 +111,24 @@ def test_a_different_identifier_is_a_new_memory_not_noop(empty_workspace: Path) 
     _filled(empty_workspace, 2)
     verdict = _verdict(Store(empty_workspace), "Response cache switch", ENV_BODY.format(name="FOO_BAZ"))
     assert verdict["kind"] == "ADD"
-    entries, _ = writer.draft(
+    entries, _ = proposals.draft(
         Store(empty_workspace),
         [{"type": "fact", "title": "Response cache switch", "body": ENV_BODY.format(name="FOO_BAZ")}],
     )
-    assert entries[0]["similar"][0]["id"] == "foo-bar-cache"
+    assert entries[0].similar[0].id == "foo-bar-cache"
 
 
 def test_a_noop_commit_writes_nothing_on_a_one_memory_store(empty_workspace: Path) -> None:
     """Re-saving the only memory: NOOP, and committing it writes no file."""
     _memory(empty_workspace, "only-one", "The only memory", "Builds are reproducible with a lockfile.")
     store = Store(empty_workspace)
-    entries, redactions = writer.draft(
+    entries, redactions = proposals.draft(
         store,
         [{"type": "fact", "title": "The only memory", "body": "Builds are reproducible with a lockfile."}],
     )
-    preview = writer.store_proposal(store, entries, redactions, "save")
+    preview = proposals.store_proposal(store, entries, redactions, "save")
     before = sorted(p.name for p in (empty_workspace / ".engram" / "memory").iterdir())
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert report.written == []
     assert sorted(p.name for p in (empty_workspace / ".engram" / "memory").iterdir()) == before
 
@@ -136,11 +136,11 @@ def test_a_noop_commit_writes_nothing_on_a_one_memory_store(empty_workspace: Pat
 _DRAFT = """
 import json, sys
 from pathlib import Path
-from store import writer
+from store import commits, proposals
 from store.store import Store
 raw = json.loads(sys.argv[2])
-entries, _ = writer.draft(Store(Path(sys.argv[1])), raw)
-print(json.dumps([[e["verdict"], e["similar"]] for e in entries]))
+entries, _ = proposals.draft(Store(Path(sys.argv[1])), raw)
+print(json.dumps([[e.verdict.record(), e.similar_rows()] for e in entries]))
 """
 
 

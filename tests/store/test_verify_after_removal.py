@@ -5,27 +5,27 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from store import notes, writer
+from store import commits, notes, proposals, review
 from store.store import Store
 
 
 def test_gc_and_promote_leave_verify_clean(workspace: Path) -> None:
     """engram's own removals are recorded as such (seals.log), so verify stays clean."""
-    Store(workspace).accept()
+    review.accept(Store(workspace))
     store = Store(workspace)
     kept = notes.save_note(store, notes.draft_note(store, "Tax backfill paused at batch 41 of 90"))
     gone = notes.save_note(store, notes.draft_note(store, "Staging invoices export is re-running now"))
-    assert store.verify()["ok"] is True
+    assert review.verify(store)["ok"] is True
 
     later = Store(workspace, clock=lambda: time.time() + 30 * 86400)
     removed = notes.gc(later)
     assert kept["id"] in removed and gone["id"] in removed
-    report = Store(workspace).verify()
+    report = review.verify(Store(workspace))
     assert report["missing"] == [] and report["ok"] is True
 
     fresh = notes.save_note(store, notes.draft_note(store, "Webhook retries now back off up to 64 s"))
-    preview = notes.promote(store, fresh["id"], "fact")
-    writer.commit(store, preview.token, "all")
+    preview = proposals.promote(store, fresh["id"], "fact")
+    commits.commit(store, preview.token, "all")
     assert not (workspace / ".engram" / "working" / f"{fresh['id']}.md").exists()
-    report = Store(workspace).verify()
+    report = review.verify(Store(workspace))
     assert report["missing"] == [] and report["mismatched"] == [] and report["ok"] is True

@@ -12,12 +12,10 @@ import orjson
 import pytest
 import yaml
 
-from store import journal, mining, notes, settings, writer
-from store.approvals import TokenRefused
-from store.errors import StoreError
+from store import commits, mining, notes, proposals, review, settings, transaction
+from store.errors import InvalidSelection, Refused, StoreError, TokenRefused
 from store.memory import parse_memory, split_front_matter
 from store.store import Store
-from store.writer import InvalidSelection
 from tests.store.helpers import write_memory
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp()
@@ -44,9 +42,9 @@ def new_candidate(title: str = "Frobnicate the quux widgets nightly", **extra: A
     return {"type": "fact", "title": title, "body": body, **extra}
 
 
-def propose(store: Store, raw: list[dict[str, Any]], status: str = "pending") -> writer.Preview:
-    entries, redactions = writer.draft(store, raw)
-    return writer.store_proposal(store, entries, redactions, "save", status=status)
+def propose(store: Store, raw: list[dict[str, Any]], status: str = "pending") -> proposals.Preview:
+    entries, redactions = proposals.draft(store, raw)
+    return proposals.store_proposal(store, entries, redactions, "save", status=status)
 
 
 def durable_state(workspace: Path, home: Path) -> dict[str, bytes]:
@@ -68,7 +66,7 @@ def front(path: Path) -> dict[str, Any]:
 
 
 def kinds(entries: list[dict[str, Any]]) -> list[str]:
-    return [e["verdict"]["kind"] for e in entries]
+    return [e.verdict.kind for e in entries]
 
 
 # --- verdicts -------------------------------------------------------------------------------
@@ -90,17 +88,17 @@ def test_verdicts_add_update_supersede_noop(store: Store) -> None:
             "body": "Never edit a migration that has been applied",
         },
     ]
-    entries, redactions = writer.draft(store, raw)
+    entries, redactions = proposals.draft(store, raw)
     assert redactions == 0
     assert kinds(entries) == ["ADD", "UPDATE", "SUPERSEDE", "NOOP"]
-    assert entries[0]["verdict"]["id"] == "frobnicate-the-quux-widgets-nightly"
-    assert entries[1]["verdict"]["target"] == "use-uv-for-python"
-    assert entries[2]["verdict"]["target"] == "conventional-commit-messages"
-    assert entries[2]["verdict"]["id"] == "commit-messages-follow-gitmoji"
-    assert entries[3]["verdict"]["target"] == "never-edit-applied-migrations"
+    assert entries[0].verdict.id == "frobnicate-the-quux-widgets-nightly"
+    assert entries[1].verdict.target == "use-uv-for-python"
+    assert entries[2].verdict.target == "conventional-commit-messages"
+    assert entries[2].verdict.id == "commit-messages-follow-gitmoji"
+    assert entries[3].verdict.target == "never-edit-applied-migrations"
     # near-duplicates are shown, closest first
-    assert entries[3]["similar"][0]["id"] == "never-edit-applied-migrations"
-    assert entries[3]["similar"][0]["similarity"] >= 0.9
+    assert entries[3].similar[0].id == "never-edit-applied-migrations"
+    assert entries[3].similar[0].similarity >= 0.9
 
 
 def test_related_candidate_is_an_update_of_the_closest(store: Store) -> None:
@@ -111,10 +109,10 @@ def test_related_candidate_is_an_update_of_the_closest(store: Store) -> None:
             "body": "Always use uv for Python environments, never bare pip install.",
         }
     ]
-    entries, _ = writer.draft(store, raw)
-    assert entries[0]["verdict"]["kind"] == "UPDATE"
-    assert entries[0]["verdict"]["target"] == "use-uv-for-python"
-    assert 0.6 <= entries[0]["similar"][0]["similarity"] < 0.9
+    entries, _ = proposals.draft(store, raw)
+    assert entries[0].verdict.kind == "UPDATE"
+    assert entries[0].verdict.target == "use-uv-for-python"
+    assert 0.6 <= entries[0].similar[0].similarity < 0.9
 
 
 def test_verdicts_are_deterministic(workspace: Path) -> None:
@@ -124,19 +122,19 @@ def test_verdicts_are_deterministic(workspace: Path) -> None:
         {"type": "fact", "title": "Money is integer cents, never floats", "body": "Money is integer cents."},
         new_candidate(),  # the same title twice gets a distinct id
     ]
-    first, _ = writer.draft(Store(workspace, clock=fixed()), raw)
-    second, _ = writer.draft(Store(workspace, clock=fixed()), raw)
+    first, _ = proposals.draft(Store(workspace, clock=fixed()), raw)
+    second, _ = proposals.draft(Store(workspace, clock=fixed()), raw)
     assert first == second
-    assert first[0]["verdict"]["id"] != first[3]["verdict"]["id"]
+    assert first[0].verdict.id != first[3].verdict.id
 
 
 def test_draft_redacts_and_counts(store: Store) -> None:
     raw = [new_candidate(body="Deploy key AKIAIOSFODNN7EXAMPLE lives in vault. <private>pin 1234</private>")]
-    entries, redactions = writer.draft(store, raw)
+    entries, redactions = proposals.draft(store, raw)
     assert redactions == 2
-    assert "AKIAIOSFODNN7EXAMPLE" not in entries[0]["body"]
-    assert "[REDACTED]" in entries[0]["body"]
-    assert "pin 1234" not in entries[0]["body"]
+    assert "AKIAIOSFODNN7EXAMPLE" not in entries[0].body
+    assert "[REDACTED]" in entries[0].body
+    assert "pin 1234" not in entries[0].body
 
 
 def test_proposal_writes_no_memory(store: Store, workspace: Path, engram_home: Path) -> None:
@@ -165,7 +163,7 @@ def test_commit_writes_add_update_supersede(store: Store, workspace: Path) -> No
         },
     ]
     preview = propose(store, raw)
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert report.deferred == []
     assert [w["verdict"] for w in report.written] == [
         "ADD",
@@ -207,7 +205,7 @@ def test_commit_selects_numbers(store: Store, workspace: Path) -> None:
         new_candidate("Glimmer dashboards refresh hourly", body="Hourly glimmer refresh."),
     ]
     preview = propose(store, raw)
-    report = writer.commit(store, preview.token, [2])
+    report = commits.commit(store, preview.token, [2])
     assert [w["n"] for w in report.written] == [2]
     memory = workspace / ".engram" / "memory"
     assert (memory / "glimmer-dashboards-refresh-hourly.md").exists()
@@ -216,18 +214,18 @@ def test_commit_selects_numbers(store: Store, workspace: Path) -> None:
 
 def test_committed_files_are_sealed_for_verify(workspace: Path) -> None:
     store = Store(workspace, clock=fixed())
-    store.accept()
-    assert store.verify()["ok"] is True
+    review.accept(store)
+    assert review.verify(store)["ok"] is True
     preview = propose(store, [new_candidate()])
-    writer.commit(store, preview.token, "all")
-    result = Store(workspace, clock=fixed()).verify()
+    commits.commit(store, preview.token, "all")
+    result = review.verify(Store(workspace, clock=fixed()))
     assert result["mismatched"] == [] and result["missing"] == [] and result["unindexed"] == []
     assert result["ok"] is True
 
 
 def test_user_scope_candidate_goes_to_engram_home(store: Store, workspace: Path, engram_home: Path) -> None:
     preview = propose(store, [new_candidate(scope="user")])
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert len(report.written) == 1
     user_file = engram_home / "memory" / "frobnicate-the-quux-widgets-nightly.md"
     assert user_file.exists()
@@ -259,8 +257,8 @@ def test_update_keeps_unknown_front_matter_keys(store: Store, workspace: Path) -
             }
         ],
     )
-    assert preview.candidates[0]["verdict"]["kind"] == "UPDATE"
-    writer.commit(store, preview.token, "all")
+    assert preview.candidates[0].verdict.kind == "UPDATE"
+    commits.commit(store, preview.token, "all")
     path = workspace / ".engram" / "memory" / "ledger-close-window.md"
     meta = front(path)
     assert meta["reviewed_by"] == "alice"
@@ -275,9 +273,9 @@ def test_noop_is_reported_deferred_and_writes_nothing(
 ) -> None:
     raw = [{"type": "rule", "title": NOOP_TEXT, "body": NOOP_TEXT}]
     preview = propose(store, raw)
-    assert preview.candidates[0]["verdict"]["kind"] == "NOOP"
+    assert preview.candidates[0].verdict.kind == "NOOP"
     before = {k: v for k, v in durable_state(workspace, engram_home).items() if "pending" not in k}
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert report.written == []
     assert len(report.deferred) == 1
     assert report.deferred[0]["pinned"] == "NOOP duplicate of never-edit-applied-migrations"
@@ -288,12 +286,12 @@ def test_noop_is_reported_deferred_and_writes_nothing(
 def test_add_that_became_a_duplicate_is_deferred(store: Store, workspace: Path) -> None:
     candidate = new_candidate()
     preview = propose(store, [candidate])
-    assert preview.candidates[0]["verdict"]["kind"] == "ADD"
+    assert preview.candidates[0].verdict.kind == "ADD"
     # someone else writes (nearly) the same knowledge meanwhile, under another id
     write_memory(
         workspace, "quux-widgets-nightly-run", title=candidate["title"], body=candidate["body"] + "\n"
     )
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert report.written == []
     assert len(report.deferred) == 1
     deferred = report.deferred[0]
@@ -319,7 +317,7 @@ def test_supersede_rechecked_at_commit(store: Store, workspace: Path) -> None:
     target = workspace / ".engram" / "memory" / "conventional-commit-messages.md"
     target.write_bytes(target.read_bytes() + b"\nEdited by hand meanwhile: scopes are mandatory.\n")
     edited = target.read_bytes()
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert report.written == []
     assert report.deferred[0]["pinned"] == "SUPERSEDE conventional-commit-messages"
     assert report.deferred[0]["reason"]
@@ -332,7 +330,7 @@ def test_update_whose_target_vanished_is_deferred(store: Store, workspace: Path)
     raw = [{"type": "rule", "title": "Use uv everywhere", "body": "uv, always.", "id": "use-uv-for-python"}]
     preview = propose(store, raw)
     (workspace / ".engram" / "memory" / "use-uv-for-python.md").unlink()
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert report.written == []
     assert report.deferred[0]["pinned"] == "UPDATE use-uv-for-python"
 
@@ -344,7 +342,7 @@ def assert_refused(
     store: Store, token: str, approve: object, code: str, snapshot: dict[str, bytes], ws: Path, home: Path
 ) -> StoreError:
     with pytest.raises(StoreError) as info:
-        writer.commit(store, token, approve)
+        commits.commit(store, token, approve)
     assert info.value.code == code
     assert info.value.message
     assert durable_state(ws, home) == snapshot
@@ -362,7 +360,7 @@ def test_unknown_token_refused(store: Store, workspace: Path, engram_home: Path)
 
 def test_used_token_refused(store: Store, workspace: Path, engram_home: Path) -> None:
     preview = propose(store, [new_candidate()])
-    writer.commit(store, preview.token, "all")
+    commits.commit(store, preview.token, "all")
     snap = durable_state(workspace, engram_home)
     assert_refused(store, preview.token, "all", "ENGRAM_TOKEN_USED", snap, workspace, engram_home)
 
@@ -374,7 +372,7 @@ def test_expired_token_refused(workspace: Path, engram_home: Path) -> None:
     error = assert_refused(later, preview.token, "all", "ENGRAM_TOKEN_EXPIRED", snap, workspace, engram_home)
     assert "expired" in error.message
     # just before expiry it still works
-    writer.commit(Store(workspace, clock=fixed(NOW + 30 * 60 - 1)), preview.token, "all")
+    commits.commit(Store(workspace, clock=fixed(NOW + 30 * 60 - 1)), preview.token, "all")
 
 
 def test_declined_token_refused(store: Store, workspace: Path, engram_home: Path) -> None:
@@ -395,7 +393,7 @@ def test_other_workspace_token_refused(
         Store(other, clock=fixed()), preview.token, "all", "ENGRAM_TOKEN_WORKSPACE", snap, other, engram_home
     )
     # and it is still good where it was made
-    assert len(writer.commit(store, preview.token, "all").written) == 1
+    assert len(commits.commit(store, preview.token, "all").written) == 1
 
 
 def test_edited_pending_file_refused_with_integrity(store: Store, workspace: Path, engram_home: Path) -> None:
@@ -418,17 +416,17 @@ def test_out_of_range_selection_refused(
     )
     snap = durable_state(workspace, engram_home)
     with pytest.raises(InvalidSelection) as info:
-        writer.commit(store, preview.token, approve)
+        commits.commit(store, preview.token, approve)
     assert info.value.code == "ENGRAM_VALIDATION"
     assert durable_state(workspace, engram_home) == snap
     # the proposal is still pending and can be committed correctly
-    assert len(writer.commit(store, preview.token, "all").written) == 2
+    assert len(commits.commit(store, preview.token, "all").written) == 2
 
 
 def test_refusal_message_names_the_range(store: Store) -> None:
     preview = propose(store, [new_candidate()])
     with pytest.raises(InvalidSelection, match="99") as info:
-        writer.commit(store, preview.token, [99])
+        commits.commit(store, preview.token, [99])
     assert "1 to 1" in info.value.message
 
 
@@ -443,16 +441,16 @@ def test_crash_mid_commit_rolls_forward(
         new_candidate("Glimmer dashboards refresh hourly", body="Hourly glimmer refresh."),
     ]
     preview = propose(store, raw)
-    real_apply = journal._apply
+    real_apply = transaction._apply
 
     def crash_after_first(writes: Any) -> None:
         real_apply(writes[:1])
         raise KeyboardInterrupt("power cut")
 
     with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
-        patch.setattr(journal, "_apply", crash_after_first)
+        patch.setattr(transaction, "_apply", crash_after_first)
         with pytest.raises(KeyboardInterrupt):
-            writer.commit(store, preview.token, "all")
+            commits.commit(store, preview.token, "all")
 
     memory = workspace / ".engram" / "memory"
     journal_path = workspace / ".engram" / "journal.json"
@@ -461,7 +459,7 @@ def test_crash_mid_commit_rolls_forward(
     assert not (memory / "glimmer-dashboards-refresh-hourly.md").exists()
 
     fresh = Store(workspace, clock=fixed())
-    fresh.recover()
+    transaction.recover(fresh)
     assert not journal_path.exists()
     for name in ("frobnicate-the-quux-widgets-nightly", "glimmer-dashboards-refresh-hourly"):
         path = memory / f"{name}.md"
@@ -469,7 +467,7 @@ def test_crash_mid_commit_rolls_forward(
         parse_memory(path.read_bytes(), file_id=name, scope="project", tier="durable")
     # the pending record was rolled forward too: the token is used
     with pytest.raises(TokenRefused) as info:
-        writer.commit(fresh, preview.token, "all")
+        commits.commit(fresh, preview.token, "all")
     assert info.value.code == "ENGRAM_TOKEN_USED"
 
 
@@ -483,28 +481,28 @@ def test_crash_before_journal_changes_nothing(
         raise KeyboardInterrupt("power cut")
 
     with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
-        patch.setattr(journal, "run", crash)
+        patch.setattr(transaction, "apply", crash)
         with pytest.raises(KeyboardInterrupt):
-            writer.commit(store, preview.token, "all")
+            commits.commit(store, preview.token, "all")
     assert durable_state(workspace, engram_home) == snap
-    Store(workspace, clock=fixed()).recover()
+    transaction.recover(Store(workspace, clock=fixed()))
     assert durable_state(workspace, engram_home) == snap
-    assert len(writer.commit(Store(workspace, clock=fixed()), preview.token, "all").written) == 1
+    assert len(commits.commit(Store(workspace, clock=fixed()), preview.token, "all").written) == 1
 
 
 def test_next_write_recovers_a_leftover_journal(
     store: Store, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     preview = propose(store, [new_candidate()])
-    real_apply = journal._apply
+    real_apply = transaction._apply
 
     def crash(writes: Any) -> None:
         raise KeyboardInterrupt("power cut")
 
-    monkeypatch.setattr(journal, "_apply", crash)
+    monkeypatch.setattr(transaction, "_apply", crash)
     with pytest.raises(KeyboardInterrupt):
-        writer.commit(store, preview.token, "all")
-    monkeypatch.setattr(journal, "_apply", real_apply)
+        commits.commit(store, preview.token, "all")
+    monkeypatch.setattr(transaction, "_apply", real_apply)
     # any later write (here: another proposal) finishes the interrupted commit first
     propose(Store(workspace, clock=fixed()), [new_candidate("Glimmer dashboards refresh hourly", body="x")])
     assert (workspace / ".engram" / "memory" / "frobnicate-the-quux-widgets-nightly.md").exists()
@@ -515,7 +513,7 @@ def test_unreadable_journal_is_discarded(store: Store, workspace: Path, engram_h
     snap = durable_state(workspace, engram_home)
     journal_path = workspace / ".engram" / "journal.json"
     journal_path.write_bytes(b'{"version": 1, "writes": [{"path": "/etc/pass')
-    Store(workspace, clock=fixed()).recover()
+    transaction.recover(Store(workspace, clock=fixed()))
     assert not journal_path.exists()
     assert durable_state(workspace, engram_home) == snap
 
@@ -537,7 +535,7 @@ def test_note_refuses_instruction_like_lines(
     store: Store, workspace: Path, engram_home: Path, text: str, line: int
 ) -> None:
     snap = durable_state(workspace, engram_home)
-    with pytest.raises(notes.Refused) as info:
+    with pytest.raises(Refused) as info:
         notes.draft_note(store, text)
     assert info.value.code == "ENGRAM_REFUSED"
     assert f"line {line}" in info.value.message
@@ -615,12 +613,12 @@ def test_promote_goes_through_verdicts_and_commit_removes_the_note(store: Store,
     notes.save_note(store, draft)
     note_path = workspace / ".engram" / "working" / f"{draft.id}.md"
     assert note_path.exists()
-    preview = notes.promote(store, draft.id)
+    preview = proposals.promote(store, draft.id)
     assert len(preview.candidates) == 1
-    assert preview.candidates[0]["verdict"]["kind"] == "ADD"
-    assert preview.candidates[0]["type"] == "gotcha"
+    assert preview.candidates[0].verdict.kind == "ADD"
+    assert preview.candidates[0].type == "gotcha"
     assert note_path.exists()  # proposing writes nothing
-    report = writer.commit(store, preview.token, "all")
+    report = commits.commit(store, preview.token, "all")
     assert len(report.written) == 1
     new_id = report.written[0]["id"]
     durable = workspace / ".engram" / "memory" / f"{new_id}.md"
@@ -632,19 +630,19 @@ def test_promote_goes_through_verdicts_and_commit_removes_the_note(store: Store,
 def test_promote_of_a_duplicate_note_is_a_noop(store: Store, workspace: Path) -> None:
     draft = notes.draft_note(store, "Never edit a migration that has been applied")
     notes.save_note(store, draft)
-    preview = notes.promote(store, draft.id)
-    assert preview.candidates[0]["verdict"]["kind"] == "NOOP"
-    report = writer.commit(store, preview.token, "all")
+    preview = proposals.promote(store, draft.id)
+    assert preview.candidates[0].verdict.kind == "NOOP"
+    report = commits.commit(store, preview.token, "all")
     assert report.written == []
     assert (workspace / ".engram" / "working" / f"{draft.id}.md").exists()
 
 
 def test_promote_unknown_or_expired_note(store: Store) -> None:
     with pytest.raises(StoreError) as info:
-        notes.promote(store, "stripe-api-upgrade-scratch")
+        proposals.promote(store, "stripe-api-upgrade-scratch")
     assert info.value.code == "ENGRAM_NOT_FOUND"
     with pytest.raises(StoreError) as info:
-        notes.promote(store, "../etc/passwd")
+        proposals.promote(store, "../etc/passwd")
     assert info.value.code == "ENGRAM_VALIDATION"
 
 
@@ -726,7 +724,7 @@ def test_settings_refuse_read_only(workspace: Path) -> None:
         settings.set_role(store, "reviewer")
     assert info.value.code == "ENGRAM_READ_ONLY"
     with pytest.raises(StoreError):
-        writer.commit(store, "engram-x-y", "all")
+        commits.commit(store, "engram-x-y", "all")
 
 
 # --- first write creates the store ----------------------------------------------------------
@@ -738,7 +736,7 @@ def test_first_write_in_a_git_root_creates_dot_engram(empty_workspace: Path) -> 
     store = Store(empty_workspace, clock=fixed())
     preview = propose(store, [new_candidate()])
     assert (empty_workspace / ".engram" / ".gitignore").exists()
-    writer.commit(store, preview.token, "all")
+    commits.commit(store, preview.token, "all")
     assert (empty_workspace / ".engram" / "memory" / "frobnicate-the-quux-widgets-nightly.md").exists()
 
 

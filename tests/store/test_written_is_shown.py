@@ -6,20 +6,22 @@ field, full-match ids and roles, and a rendered file parsed back before it is wr
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engram_mcp import writes
-from engram_mcp.tools.writes import ROLE_INPUT, SAVE_INPUT
+from engram_mcp.ops import dialog, previews
+from engram_mcp.tools.write_tools import ROLE_INPUT, SAVE_INPUT
 from protocol.validation import compile_validator
-from store import mining, notes, settings, writer
+from store import commits, mining, notes, proposals, settings
 from store.errors import StoreError
 from store.memory import MAX_TITLE, split_front_matter
 from store.redact import MARK
 from store.store import Store
+from store.verdicts import Verdict
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp()
 USER_ID = "answer-briefly-show-diffs"
@@ -61,13 +63,13 @@ def test_project_candidate_naming_a_user_id_is_an_add_that_shadows_it(
 ) -> None:
     user_file = engram_home / "memory" / f"{USER_ID}.md"
     before = user_file.read_bytes()
-    entries, _ = writer.draft(store, [candidate("Answers may be long here", id=USER_ID, scope="project")])
-    verdict = entries[0]["verdict"]
-    assert verdict["kind"] == "ADD" and verdict["id"] == USER_ID
-    assert verdict["shadows"] == f"user:{USER_ID}"
-    assert f"shadows user:{USER_ID}" in writes.preview_text(entries, 0)
+    entries, _ = proposals.draft(store, [candidate("Answers may be long here", id=USER_ID, scope="project")])
+    verdict = entries[0].verdict
+    assert verdict.kind == "ADD" and verdict.id == USER_ID
+    assert verdict.shadows == f"user:{USER_ID}"
+    assert f"shadows user:{USER_ID}" in previews.preview_text(entries, 0)
 
-    report = writer.apply_entries(store, entries)
+    report = commits.apply_entries(store, entries)
     assert [w["id"] for w in report.written] == [USER_ID]
     assert user_file.read_bytes() == before
     meta, _ = split_front_matter((workspace / ".engram" / "memory" / f"{USER_ID}.md").read_text("utf-8"))
@@ -85,12 +87,12 @@ def test_project_candidate_resembling_a_user_memory_is_not_its_update(
         "changed function only, not the whole file. Ask before running anything destructive. "
         "In this repository, also paste the test output.",
     )
-    entries, _ = writer.draft(store, [restated])
-    assert 0.6 <= entries[0]["similar"][0]["similarity"] < 0.9, entries[0]["similar"]
-    assert entries[0]["verdict"]["kind"] == "ADD"
-    assert entries[0]["verdict"]["target"] is None
-    assert any(s["id"] == USER_ID and s["scope"] == "user" for s in entries[0]["similar"])
-    writer.apply_entries(store, entries)
+    entries, _ = proposals.draft(store, [restated])
+    assert 0.6 <= entries[0].similar[0].similarity < 0.9, entries[0].similar
+    assert entries[0].verdict.kind == "ADD"
+    assert entries[0].verdict.target is None
+    assert any(s.id == USER_ID and s.scope == "user" for s in entries[0].similar)
+    commits.apply_entries(store, entries)
     assert user_file.read_bytes() == before
 
 
@@ -99,10 +101,10 @@ def test_commit_recheck_defers_a_pinned_cross_scope_update(store: Store, engram_
     is re-checked at commit in the candidate's scope: deferred, the user file untouched."""
     user_file = engram_home / "memory" / f"{USER_ID}.md"
     before = user_file.read_bytes()
-    entries, _ = writer.draft(store, [candidate("Answers may be long here", id=USER_ID)])
+    entries, _ = proposals.draft(store, [candidate("Answers may be long here", id=USER_ID)])
     target = store.view().durable[USER_ID]
-    entries[0]["verdict"] = {"kind": "UPDATE", "id": USER_ID, "target": USER_ID, "target_hash": target.hash}
-    report = writer.apply_entries(store, entries)
+    entries[0] = replace(entries[0], verdict=Verdict("UPDATE", USER_ID, USER_ID, target.hash))
+    report = commits.apply_entries(store, entries)
     assert report.written == []
     assert [d["pinned"] for d in report.deferred] == [f"UPDATE {USER_ID}"]
     assert user_file.read_bytes() == before
@@ -110,7 +112,7 @@ def test_commit_recheck_defers_a_pinned_cross_scope_update(store: Store, engram_
 
 def test_project_candidate_cannot_supersede_a_user_memory(store: Store, engram_home: Path) -> None:
     with pytest.raises(StoreError) as exc:
-        writer.draft(store, [candidate("Answers may be long here", supersedes=USER_ID)])
+        proposals.draft(store, [candidate("Answers may be long here", supersedes=USER_ID)])
     assert USER_ID in refused(exc) and "scope" in refused(exc)
 
 
@@ -119,15 +121,15 @@ def test_project_candidate_cannot_supersede_a_user_memory(store: Store, engram_h
 
 def test_preview_and_dialog_show_tags_paths_always_roles_scope(store: Store) -> None:
     raw = [candidate(tags=["Deploy", "nightly"], paths=["**"])]
-    entries, redactions = writer.draft(store, raw)
-    text = writes.preview_text(entries, redactions)
+    entries, redactions = proposals.draft(store, raw)
+    text = previews.preview_text(entries, redactions)
     assert "paths: **" in text
     assert "tags: deploy, nightly" in text
     assert "always: no" in text and "roles: all" in text
     assert "(project)" in text
-    title = writes.approval_schema(entries)["properties"]["candidate_1"]["title"]
+    title = dialog.approval_schema(entries)["properties"]["candidate_1"]["title"]
     assert "[paths: **]" in title and "[tags: deploy, nightly]" in title
-    assert entries[0]["verdict"]["id"] in title
+    assert entries[0].verdict.id in title
 
 
 def test_update_preview_shows_the_kept_always_and_roles(store: Store, workspace: Path) -> None:
@@ -143,14 +145,14 @@ def test_update_preview_shows_the_kept_always_and_roles(store: Store, workspace:
         paths=["deploy/**"],
     )
     store = Store(workspace, clock=lambda: NOW)
-    entries, _ = writer.draft(
+    entries, _ = proposals.draft(
         store,
         [candidate("Deploy freeze on Fridays", body="No deploys on Fridays.", id="deploy-freeze-fridays")],
     )
-    assert entries[0]["verdict"]["kind"] == "UPDATE"
-    text = writes.preview_text(entries, 0)
+    assert entries[0].verdict.kind == "UPDATE"
+    text = previews.preview_text(entries, 0)
     assert "always: yes" in text and "roles: reviewer" in text and "paths: deploy/**" in text
-    title = writes.approval_schema(entries)["properties"]["candidate_1"]["title"]
+    title = dialog.approval_schema(entries)["properties"]["candidate_1"]["title"]
     assert "[always]" in title and "[paths: deploy/**]" in title
 
 
@@ -166,10 +168,10 @@ def test_secrets_in_tags_paths_and_objective_never_reach_a_file(
             paths=[f"redis://:{URL_PASSWORD}@cache.internal/**", f"keys/{AWS_KEY}/*"],
         )
     ]
-    entries, redactions = writer.draft(store, raw)
+    entries, redactions = proposals.draft(store, raw)
     assert redactions == 4
-    assert "4 redaction(s)" in writes.preview_text(entries, redactions)
-    writer.apply_entries(store, entries)
+    assert "4 redaction(s)" in previews.preview_text(entries, redactions)
+    commits.apply_entries(store, entries)
 
     draft = notes.draft_note(
         store, "The export job is slow on the replica", objective=f"debug with {GITHUB_TOKEN} and {AWS_KEY}"
@@ -185,17 +187,17 @@ def test_secrets_in_tags_paths_and_objective_never_reach_a_file(
 def test_mined_session_line_password_is_redacted(store: Store) -> None:
     raw = mining.extract_candidates("remember the staging database password=hunter2 is rotated monthly")
     assert raw, "the line is a knowledge line"
-    entries, redactions = writer.draft(store, raw)
+    entries, redactions = proposals.draft(store, raw)
     assert redactions >= 1
-    shown = writes.preview_text(entries, redactions)
+    shown = previews.preview_text(entries, redactions)
     assert "hunter2" not in shown and "hunter2" not in repr(entries)
 
 
 def test_mined_title_never_keeps_half_a_secret(store: Store) -> None:
     line = "remember that the deploy bot on the staging cluster authenticates with key " + AWS_KEY
     raw = mining.extract_candidates(line)
-    entries, _ = writer.draft(store, raw)
-    assert AWS_KEY[:8] not in entries[0]["title"] and AWS_KEY[:8] not in entries[0]["body"]
+    entries, _ = proposals.draft(store, raw)
+    assert AWS_KEY[:8] not in entries[0].title and AWS_KEY[:8] not in entries[0].body
 
 
 # --- full-match ids and roles ---------------------------------------------------------------------
@@ -214,7 +216,7 @@ def test_role_with_a_trailing_newline_is_refused_by_the_schema() -> None:
 
 def test_id_with_a_trailing_newline_is_refused_by_the_store(store: Store, workspace: Path) -> None:
     with pytest.raises(StoreError) as exc:
-        writer.draft(store, [candidate(id="probe\n")])
+        proposals.draft(store, [candidate(id="probe\n")])
     assert "candidate 1" in exc.value.message
     assert not (workspace / ".engram" / "memory" / "probe\n.md").exists()
 
@@ -232,7 +234,7 @@ def test_role_with_a_trailing_newline_is_refused_by_the_store(store: Store, work
 
 def test_title_with_nul_is_refused_at_proposal(store: Store) -> None:
     with pytest.raises(StoreError) as exc:
-        writer.draft(store, [candidate(), candidate("Broken\x00title")])
+        proposals.draft(store, [candidate(), candidate("Broken\x00title")])
     message = refused(exc)
     assert "candidate 2" in message and "title" in message
 
@@ -241,17 +243,18 @@ def test_title_growing_past_the_limit_after_redaction_is_refused(store: Store) -
     title = ("API_KEY=abcd " * 15).strip()
     assert len(title) <= MAX_TITLE
     with pytest.raises(StoreError) as exc:
-        writer.draft(store, [candidate(title)])
+        proposals.draft(store, [candidate(title)])
     message = refused(exc)
     assert "candidate 1" in message and "title" in message and "redaction" in message
 
 
 def test_commit_never_writes_a_file_engram_would_refuse_to_load(store: Store, workspace: Path) -> None:
-    entries, _ = writer.draft(store, [candidate(id="frobnicate-nightly")])
-    entries[0]["title"] = entries[0]["fields"]["title"] = "Broken\x00title"  # edited behind engram's back
+    entries, _ = proposals.draft(store, [candidate(id="frobnicate-nightly")])
+    broken = "Broken\x00title"  # edited behind engram's back
+    entries[0] = replace(entries[0], title=broken, fields={**(entries[0].fields or {}), "title": broken})
     before = all_files(workspace / ".engram" / "memory")
     with pytest.raises(StoreError) as exc:
-        writer.apply_entries(store, entries)
+        commits.apply_entries(store, entries)
     assert "candidate 1" in refused(exc)
     assert all_files(workspace / ".engram" / "memory") == before
 
@@ -264,7 +267,7 @@ def test_commit_never_writes_a_file_engram_would_refuse_to_load(store: Store, wo
 def test_hidden_characters_in_shown_fields_are_refused(store: Store, field: str, value: Any) -> None:
     raw = candidate(**{field: value}) if field != "title" else candidate(value)
     with pytest.raises(StoreError) as exc:
-        writer.draft(store, [raw])
+        proposals.draft(store, [raw])
     assert "candidate 1" in refused(exc) and field.rstrip("s") in refused(exc)
 
 
@@ -306,7 +309,7 @@ INVISIBLE_FIELDS: list[tuple[str, str, Any]] = [
 def test_invisible_characters_in_any_field_are_refused(store: Store, field: str, value: Any) -> None:
     raw = candidate(**{field: value}) if field != "title" else candidate(value)
     with pytest.raises(StoreError) as exc:
-        writer.draft(store, [raw])
+        proposals.draft(store, [raw])
     message = refused(exc)
     assert "candidate 1" in message and field.rstrip("s") in message and "U+" in message
 
@@ -320,13 +323,13 @@ def test_invisible_characters_in_any_field_are_refused(store: Store, field: str,
     ids=["zwj-emoji", "zwnj-persian"],
 )
 def test_joiners_inside_a_word_are_kept(store: Store, body: str) -> None:
-    entries, _ = writer.draft(store, [candidate(body=body)])
-    assert entries[0]["verdict"]["kind"] == "ADD"
+    entries, _ = proposals.draft(store, [candidate(body=body)])
+    assert entries[0].verdict.kind == "ADD"
 
 
 def test_a_joiner_standing_alone_is_refused(store: Store) -> None:
     with pytest.raises(StoreError) as exc:
-        writer.draft(store, [candidate(body="Deploy only from CI \u200d on weekdays")])
+        proposals.draft(store, [candidate(body="Deploy only from CI \u200d on weekdays")])
     assert "U+200D" in refused(exc)
 
 

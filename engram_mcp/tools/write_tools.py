@@ -3,18 +3,16 @@ engram_set_role, engram_set_rule_variant (SPEC §4, §5). None is listed in read
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
 from typing import Any
 
-from engram_mcp import writes
 from engram_mcp.code_preview import CANDIDATE_PROPERTIES
+from engram_mcp.ops import write_ops
 from engram_mcp.outcome import Outcome, failure
 from engram_mcp.schemas import MEMORY_ID, SCOPES, data, envelope, obj, text
-from engram_mcp.tools.base import Flags
+from engram_mcp.tools.base import Flags, flow_handler
 from engram_mcp.transcripts import session_candidates
-from protocol.spec import CallContext, Elicit, ElicitAnswer, Tool, ToolResult, ToolReturn
-from store import mining, notes, writer
-from store.errors import StoreError
+from protocol.spec import Tool
+from store import mining, notes, proposals, transaction
 from store.ids import ID_PATTERN
 from store.memory import DURABLE_TYPES
 from store.store import Store
@@ -132,48 +130,19 @@ NOTE_OUTPUT = envelope(
 SETTING_OUTPUT = envelope(
     data({"previous": {"type": "string"}, "current": {"type": "string"}}, ("previous", "current"))
 )
-Start = Callable[[dict[str, Any]], "writes.Flow | Outcome"]
-
-
-def flow_handler(start: Start) -> Callable[[dict[str, Any], CallContext], ToolReturn]:
-    """Adapt an operation that may ask the human (a Flow) to the protocol's handler shape."""
-
-    def handle(arguments: dict[str, Any], context: CallContext) -> ToolReturn:
-        try:
-            begun = start(arguments)
-        except StoreError as exc:
-            return failure(exc.code, exc.message, written=False).tool_result()
-        if isinstance(begun, Outcome):
-            return begun.tool_result()
-        return _adapt(begun)
-
-    return handle
-
-
-def _adapt(flow: writes.Flow) -> Generator[Elicit, ElicitAnswer, ToolResult]:
-    try:
-        question = next(flow)
-        while True:
-            answer = yield question
-            question = flow.send(answer)
-    except StopIteration as stop:
-        outcome: Outcome = stop.value
-        return outcome.tool_result()
-    except StoreError as exc:
-        return failure(exc.code, exc.message, written=False).tool_result()
 
 
 def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
     if flags.read_only:
         return ()
 
-    def save(args: dict[str, Any]) -> writes.Flow:
-        writer.check_workspace(store)  # refused before the human is asked anything
-        entries, redactions = writer.draft(store, args["candidates"])
-        return writes.proposal_flow(store, entries, redactions, "save")
+    def save(args: dict[str, Any]) -> write_ops.Flow:
+        transaction.check_workspace(store)  # refused before the human is asked anything
+        entries, redactions = proposals.draft(store, args["candidates"])
+        return write_ops.proposal_flow(store, entries, redactions, "save")
 
-    def save_session(args: dict[str, Any]) -> writes.Flow | Outcome:
-        writer.check_workspace(store)
+    def save_session(args: dict[str, Any]) -> write_ops.Flow | Outcome:
+        transaction.check_workspace(store)
         if ("text" in args) == ("query_level" in args):
             return failure("ENGRAM_VALIDATION", "pass exactly one of `text` and `query_level`", written=False)
         note = ""
@@ -190,13 +159,13 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
                 + "; call engram_save with candidates instead",
                 written=False,
             )
-        entries, redactions = writer.draft(store, raw)
-        return writes.proposal_flow(store, entries, redactions, "save_session")
+        entries, redactions = proposals.draft(store, raw)
+        return write_ops.proposal_flow(store, entries, redactions, "save_session")
 
-    def note(args: dict[str, Any]) -> writes.Flow:
-        writer.check_workspace(store)
+    def note(args: dict[str, Any]) -> write_ops.Flow:
+        transaction.check_workspace(store)
         draft = notes.draft_note(store, args["text"], args.get("objective", ""), args.get("type"))
-        return writes.note_flow(store, draft)
+        return write_ops.note_flow(store, draft)
 
     proposal_annotations = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
     return (
@@ -243,7 +212,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
                 "openWorldHint": False,
             },
             meta={"anthropic/requiresUserInteraction": True},
-            handler=flow_handler(lambda a: writes.commit(store, a["approval_token"], a["approve"])),
+            handler=flow_handler(lambda a: write_ops.commit(store, a["approval_token"], a["approve"])),
         ),
         Tool(
             name="engram_note",
@@ -270,7 +239,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
                 "idempotentHint": True,
                 "openWorldHint": False,
             },
-            handler=flow_handler(lambda a: writes.set_role(store, a["role"])),
+            handler=flow_handler(lambda a: write_ops.set_role(store, a["role"])),
         ),
         Tool(
             name="engram_set_rule_variant",
@@ -286,7 +255,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
                 "openWorldHint": False,
             },
             handler=flow_handler(
-                lambda a: writes.set_rule_variant(store, a["mode"], a.get("variant"), a.get("id"))
+                lambda a: write_ops.set_rule_variant(store, a["mode"], a.get("variant"), a.get("id"))
             ),
         ),
     )

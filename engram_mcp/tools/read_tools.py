@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engram_mcp import reads
+from engram_mcp.ops import read_ops
 from engram_mcp.schemas import (
     MEMORY_ID,
     MEMORY_TYPES,
@@ -187,7 +187,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             output_schema=LOAD_OUTPUT,
             annotations={"title": "Load project memory", **READ_ONLY_ANNOTATIONS},
             meta=load_meta,
-            handler=handler(lambda args: reads.load(store, args)),
+            handler=handler(lambda args: read_ops.load(store, args)),
         ),
         Tool(
             name="engram_route",
@@ -196,7 +196,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             input_schema=ROUTE_INPUT,
             output_schema=ROUTE_OUTPUT,
             annotations={"title": "Route a task", **READ_ONLY_ANNOTATIONS},
-            handler=handler(lambda args: reads.route(store, args)),
+            handler=handler(lambda args: read_ops.route(store, args)),
         ),
         Tool(
             name="engram_search",
@@ -205,7 +205,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             input_schema=SEARCH_INPUT,
             output_schema=SEARCH_OUTPUT,
             annotations={"title": "Search memory", **READ_ONLY_ANNOTATIONS},
-            handler=handler(lambda args: reads.search(store, args)),
+            handler=handler(lambda args: read_ops.search(store, args)),
         ),
         Tool(
             name="engram_verify",
@@ -214,7 +214,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             input_schema=NO_ARGUMENTS,
             output_schema=VERIFY_OUTPUT,
             annotations={"title": "Verify memory files", **READ_ONLY_ANNOTATIONS},
-            handler=handler(lambda args: reads.verify(store)),
+            handler=handler(lambda args: read_ops.verify(store)),
         ),
         Tool(
             name="engram_status",
@@ -223,6 +223,6 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             input_schema=NO_ARGUMENTS,
             output_schema=STATUS_OUTPUT,
             annotations={"title": "Memory status", **READ_ONLY_ANNOTATIONS},
-            handler=handler(lambda args: reads.status(store)),
+            handler=handler(lambda args: read_ops.status(store)),
         ),
     )

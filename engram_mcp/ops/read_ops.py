@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from engram_mcp import marks
-from engram_mcp.outcome import Outcome, failure
-from store import gitsync
-from store.errors import StoreError
+from engram_mcp.outcome import Outcome
+from store import gitsync, review
 from store.staleness import key
 from store.store import Store
 
@@ -40,15 +39,6 @@ def store_diagnostics(
     if notices:
         found.extend(n for n in store.notices() if n not in found)
     return tuple(found)
-
-
-def guarded(run: Any) -> Outcome:
-    """Turn the store's expected errors into error outcomes that say nothing was written."""
-    try:
-        outcome: Outcome = run()
-        return outcome
-    except StoreError as exc:
-        return failure(exc.code, exc.message)
 
 
 def search(store: Store, args: dict[str, Any]) -> Outcome:
@@ -139,7 +129,7 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
 
 
 def verify(store: Store) -> Outcome:
-    report = store.verify()
+    report = review.verify(store)
     problems = report.pop("problems")
     repaired = report.pop("repaired")
     lines = [

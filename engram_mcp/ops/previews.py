@@ -1,0 +1,132 @@
+"""How a proposal and a commit are shown: the preview text and rows, the token outcome, the
+commit report. Shared by the tools and the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from engram_mcp import code_preview
+from engram_mcp.outcome import Outcome
+from store.approvals import MAX_PROPOSALS
+from store.commits import CommitReport
+from store.entries import ProposalEntry
+from store.memory import iso
+from store.proposals import Preview
+
+COMMIT_HINT: Final = (
+    "Show these candidates to the human. Call engram_commit with this approval_token and "
+    'approve: "all" or the approved numbers only after the human explicitly approves.'
+)
+
+
+def preview_rows(entries: Sequence[ProposalEntry]) -> list[dict[str, Any]]:
+    rows = []
+    for e in entries:
+        verdict = e.verdict
+        fields = written_fields(e)
+        row: dict[str, Any] = {
+            "n": e.n,
+            "verdict": verdict.line(),
+            "target_id": verdict.target,
+            "id": verdict.id,
+            "type": fields["type"],
+            "title": fields["title"],
+            "scope": fields["scope"],
+            "tags": fields["tags"],
+            "paths": fields["paths"],
+            "always": fields["always"],
+            "roles": fields["roles"],
+            "similar": e.similar_rows(),
+        }
+        row.update(code_preview.row_fields(fields))
+        if verdict.shadows:
+            row["shadows"] = verdict.shadows
+        rows.append(row)
+    return rows
+
+
+def written_fields(entry: ProposalEntry) -> dict[str, Any]:
+    """What the candidate's file will say (type, title, scope, tags, paths, always, roles):
+    the fields the commit re-checks against the ones shown. A NOOP writes nothing; its own
+    fields are shown."""
+    if entry.fields:
+        return dict(entry.fields)
+    return {
+        "type": entry.type,
+        "title": entry.title,
+        "scope": entry.scope,
+        "tags": list(entry.tags),
+        "paths": list(entry.paths),
+        "always": False,
+        "roles": [],
+    }
+
+
+def _listed(values: Sequence[str]) -> str:
+    return ", ".join(values) if values else "none"
+
+
+def preview_text(entries: Sequence[ProposalEntry], redactions: int) -> str:
+    lines = [f"Proposal: {len(entries)} candidate(s), {redactions} redaction(s). Nothing is saved yet.", ""]
+    for e in entries:
+        verdict = e.verdict
+        draft = e.note_draft
+        shadows = f" (shadows {verdict.shadows} in this workspace)" if verdict.shadows else ""
+        lines.append(f"{e.n}. Verdict: {verdict.line()}{shadows}")
+        if draft is not None:
+            lines.append(f"   [note] {draft.title} → {draft.id} ({draft.scope})")
+            if draft.objective:
+                lines.append(f"   objective: {draft.objective}")
+        else:
+            f = written_fields(e)
+            lines.append(f"   [{f['type']}] {f['title']} → {verdict.id} ({f['scope']})")
+            lines.append(
+                f"   tags: {_listed(f['tags'])} · paths: {_listed(f['paths'])} · "
+                f"always: {'yes' if f['always'] else 'no'} · roles: {_listed(f['roles']) if f['roles'] else 'all'}"
+            )
+            if (code := code_preview.line(f)) is not None:
+                lines.append(code)
+        if e.similar:
+            near = ", ".join(
+                f"{'user:' if s.scope == 'user' else ''}{s.id} ({s.similarity:.2f})" for s in e.similar
+            )
+            lines.append(f"   Closest: {near}")
+        body = e.body or (draft.text if draft is not None else "")
+        lines.extend("   | " + line for line in body.rstrip("\n").splitlines())
+        lines.append("")
+    return "\n".join(lines)
+
+
+def token_outcome(preview: Preview, prefix: str = "", hint: str = COMMIT_HINT) -> Outcome:
+    """The preview of a stored proposal with its token; `hint` says how to commit it (the
+    tools name engram_commit, the CLI `engram commit TOKEN`)."""
+    data = {
+        "approval_token": preview.token,
+        "expires_at": iso(preview.expires),
+        "candidates": preview_rows(preview.candidates),
+        "redactions": preview.redactions,
+    }
+    text = (
+        prefix
+        + preview_text(preview.candidates, preview.redactions)
+        + f"approval_token: {preview.token} (expires {iso(preview.expires)})\n"
+        + hint.replace("TOKEN", preview.token)
+    )
+    if preview.dropped:
+        text += (
+            f"\n{preview.dropped} older pending proposal(s) were dropped to keep the pending file within "
+            f"its cap ({MAX_PROPOSALS} proposals); their tokens no longer work."
+        )
+    return Outcome(True, text, data)
+
+
+def report_outcome(report: CommitReport, extra: dict[str, Any] | None = None) -> Outcome:
+    lines = [f"Written: {len(report.written)}; deferred: {len(report.deferred)}."]
+    lines += [f"{w['n']}. {w['verdict']} → {w['id']} ({w['file']})" for w in report.written]
+    lines += [
+        f"{d['n']}. deferred: was {d['pinned']}, now {d['now']}: {d['reason']}" for d in report.deferred
+    ]
+    return Outcome(
+        True, "\n".join(lines), {"written": report.written, "deferred": report.deferred, **(extra or {})}
+    )

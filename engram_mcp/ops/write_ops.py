@@ -1,0 +1,123 @@
+"""The write operations shared by the MCP tools and the CLI: proposals, commits, notes, settings.
+
+The approval dialog lives here as generator flows (see protocol.elicitation): each computes
+its preview without side effects, yields one question, and only then writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Final
+
+from engram_mcp.ops.dialog import approval_schema, chosen_entries, shown_key
+from engram_mcp.ops.previews import preview_rows, report_outcome, token_outcome
+from engram_mcp.outcome import Outcome
+from protocol.spec import Elicit, ElicitAnswer
+from store import commits, notes, proposals, settings
+from store.entries import ProposalEntry, note_entry
+from store.memory import iso
+from store.store import Store
+
+Flow = Generator[Elicit, ElicitAnswer, Outcome]
+FALLBACK: Final = {
+    "cancel": "the approval dialog was cancelled",
+    "timeout": "the approval dialog got no answer in time",
+    "error": "the client could not show the approval dialog",
+}
+
+
+def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, origin: str) -> Flow:
+    """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer."""
+    schema = approval_schema(entries)
+    answer = yield Elicit(
+        key=shown_key("approval", schema),
+        message=f"engram: save {len(entries)} memory candidate(s) to this project? Untick any you reject."
+        + (f" ({redactions} secret(s) redacted.)" if redactions else ""),
+        schema=schema,
+    )
+    if answer.action == "accept":
+        try:
+            chosen = chosen_entries(entries, answer.content)
+        except ValueError as exc:
+            revoked = proposals.store_proposal(store, entries, redactions, origin, status="declined")
+            return Outcome(
+                True,
+                f"Invalid answer in the approval dialog ({exc}): the proposal is revoked and nothing was saved.",
+                {
+                    "candidates": preview_rows(entries),
+                    "redactions": redactions,
+                    "declined": True,
+                    "approval_token": revoked.token,
+                },
+            )
+        if not chosen:
+            return Outcome(
+                True,
+                "Nothing was selected in the approval dialog; nothing was saved.",
+                {
+                    "candidates": preview_rows(entries),
+                    "redactions": redactions,
+                    "written": [],
+                    "deferred": [],
+                },
+            )
+        outcome = report_outcome(commits.apply_entries(store, chosen))
+        outcome.data.update(candidates=preview_rows(entries), redactions=redactions)
+        return outcome
+    if answer.action == "decline":
+        preview = proposals.store_proposal(store, entries, redactions, origin, status="declined")
+        data = {
+            "declined": True,
+            "approval_token": preview.token,
+            "candidates": preview_rows(entries),
+            "redactions": redactions,
+        }
+        return Outcome(
+            True,
+            "The human declined in the approval dialog; nothing was saved and the proposal is revoked.",
+            data,
+        )
+    preview = proposals.store_proposal(store, entries, redactions, origin)
+    reason = FALLBACK.get(answer.action)
+    return token_outcome(preview, prefix=f"nothing was saved: {reason}.\n" if reason else "")
+
+
+def note_flow(store: Store, draft: notes.NoteDraft) -> Flow:
+    answer = yield Elicit(
+        key=shown_key("confirm", [draft.id, draft.title, draft.text]),
+        message=f"engram: save the working note {draft.title!r} ({draft.id})?"
+        + (f" ({draft.redactions} secret(s) redacted.)" if draft.redactions else ""),
+        schema={
+            "type": "object",
+            "properties": {"confirm": {"type": "boolean", "title": "Save this note", "default": True}},
+        },
+    )
+    if answer.action == "accept":
+        if (answer.content or {}).get("confirm", True) is not True:
+            return Outcome(True, "The note was not confirmed; nothing was saved.", {"declined": True})
+        saved = notes.save_note(store, draft)
+        return Outcome(
+            True, f"Saved note {saved['id']} ({saved['file']}), valid until {saved['valid_until']}.", saved
+        )
+    if answer.action in ("decline", "cancel", "timeout"):
+        return Outcome(
+            True, f"The note was not saved ({answer.action} in the approval dialog).", {"declined": True}
+        )
+    preview = proposals.store_proposal(store, [note_entry(draft)], draft.redactions, "note")
+    reason = FALLBACK.get(answer.action)
+    outcome = token_outcome(preview, prefix=f"nothing was saved: {reason}.\n" if reason else "")
+    return Outcome(True, outcome.text, {"approval_token": preview.token, "expires_at": iso(preview.expires)})
+
+
+def commit(store: Store, token: str, approve: object) -> Outcome:
+    return report_outcome(commits.commit(store, token, approve))
+
+
+def set_role(store: Store, role: str) -> Outcome:
+    previous, current = settings.set_role(store, role)
+    return Outcome(True, f"Role: {previous} → {current}.", {"previous": previous, "current": current})
+
+
+def set_rule_variant(store: Store, mode: str, variant: str | None, memory_id: str | None) -> Outcome:
+    previous, current = settings.set_rule_variant(store, mode, variant, memory_id)
+    return Outcome(True, f"Rule variant: {previous} → {current}.", {"previous": previous, "current": current})
