@@ -17,7 +17,7 @@ from store.store import SearchEntry, Store
 
 def of_entries(store: Store, entries: Sequence[SearchEntry]) -> list[tuple[Mark, ...]]:
     """The marks of each search entry (the visible memory with that id, scope and tier)."""
-    view = store.view()
+    view = store.view(recent_ok=True)  # the search has just looked
     memories: list[Memory | None] = []
     for entry in entries:
         table = view.notes if entry.type == "note" else view.durable

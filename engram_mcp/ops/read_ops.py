@@ -19,6 +19,7 @@ def store_diagnostics(
     """What every read reports besides its answer: no store yet, config errors, unusable files;
     with `notices` (status, verify) also the untrusted state files this process discarded."""
     found: list[tuple[str, str]] = []
+    view = store.view(recent_ok=True)  # the call's own read has just looked: no second sweep
     if not store.project.root.is_dir():
         found.append(
             (
@@ -26,12 +27,12 @@ def store_diagnostics(
                 "no .engram/ folder in this workspace yet: reads see an empty store; run `engram init`",
             )
         )
-    elif not store.view().durable and not store.view().notes:
+    elif not view.durable and not view.notes:
         found.append(
             ("ENGRAM_EMPTY", "the store holds no memories yet: reads find nothing until one is saved")
         )
     found.extend(store.config().diagnostics)
-    problems = store.view().problems if problems is None else problems
+    problems = view.problems if problems is None else problems
     for problem in list(problems)[:MAX_REPORTED_PROBLEMS]:
         found.append((problem.code, f"{problem.file}: {problem.message}"))
     if len(problems) > MAX_REPORTED_PROBLEMS:
