@@ -65,12 +65,12 @@ def test_summary_and_drops() -> None:
     }
     before = {"modes": {"bm25": {"kinds": {"keyword": {**summary, "mrr": 0.6}}}}}
     now = {"modes": {"bm25": {"kinds": {"keyword": summary}}, "bm25+vectors": "not installed"}}
-    assert drops(now, before, 0.0) == ["bm25 keyword mrr: 0.600 -> 0.500"]
+    assert drops(now, before, 0.0) == ["bm25 keyword mrr: 0.6000 -> 0.5000"]
     assert drops(now, before, 0.2) == []
     # a mode the baseline could not run is held to the baseline's bm25 figures
     vectors = {"modes": {"bm25+vectors": {"kinds": {"keyword": summary}}}}
     before_vectors = {"modes": {"bm25": before["modes"]["bm25"], "bm25+vectors": "not installed"}}
-    assert drops(vectors, before_vectors, 0.0) == ["bm25+vectors keyword mrr: 0.600 -> 0.500"]
+    assert drops(vectors, before_vectors, 0.0) == ["bm25+vectors keyword mrr: 0.6000 -> 0.5000"]
 
 
 # --- the set ---------------------------------------------------------------------------------
