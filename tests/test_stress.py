@@ -1,7 +1,8 @@
-"""Concurrency stress (SPEC §2 "Concurrency and durability", §4.2): real servers and the CLI at once.
+"""Concurrency stress (SPEC §2 "Concurrency and durability", §4.2): servers and the CLI at once.
 
 Four `engram-mcp` processes (legacy stdio sessions) and the `engram` command line write and read
-one workspace at the same time for a fixed number of operations. Afterwards nothing is lost,
+one workspace at the same time for a fixed number of operations. They are real processes: in
+one process the four servers would share one interpreter lock and run one at a time. Afterwards nothing is lost,
 duplicated or torn, the index lists exactly the files, verify is clean. And a lock held by
 another process past the timeout gives ENGRAM_BUSY, writes nothing, and a retry succeeds.
 """
@@ -26,7 +27,7 @@ from engram_mcp.cli import main
 from store.memory import parse_memory
 from store.store import Store
 from tests.snapshots import memory_state
-from tests.wire import WireSession
+from tests.wire import ProcessSession, WireSession
 
 REPO = Path(__file__).resolve().parent.parent
 ENGRAM = str(Path(sys.executable).with_name("engram"))
@@ -34,6 +35,8 @@ SERVERS = 4
 PER_SERVER = 25
 CLI_RUNS = 5
 CLI_LINES = 2  # 10 memories from the command line
+LOCK_TIMEOUT = 0.3
+"""Seconds, injected as ENGRAM_LOCK_TIMEOUT: the busy path is the same as at the real 5 s."""
 
 
 def words(rng: random.Random, n: int) -> str:
@@ -53,7 +56,7 @@ def ok_data(reply: dict[str, Any]) -> dict[str, Any]:
     return structured["data"]  # type: ignore[no-any-return]
 
 
-def drive_server(session: WireSession, seed: int) -> dict[str, Any]:
+def drive_server(session: ProcessSession, seed: int) -> dict[str, Any]:
     """25 save+commit of unique candidates, each followed by a search or a load."""
     rng = random.Random(seed)
     written: list[str] = []
@@ -116,7 +119,7 @@ def test_four_servers_and_the_cli_share_one_workspace(
     fixture_durable = {p.stem for p in memory_dir.glob("*.md")}
     fixture_working = {p.stem for p in (root / "working").glob("*.md")}
 
-    sessions = [WireSession(workspace) for _ in range(SERVERS)]
+    sessions = [ProcessSession(workspace) for _ in range(SERVERS)]
     try:
         for session in sessions:
             session.initialize()
@@ -200,7 +203,7 @@ HOLDER = textwrap.dedent(
 
     with workspace_lock(Path(sys.argv[1]), timeout=10):
         print("held", flush=True)
-        time.sleep(float(sys.argv[2]))
+        sys.stdin.read()  # hold until the test closes our stdin
     print("released", flush=True)
     """
 )
@@ -212,7 +215,7 @@ def test_commit_while_another_process_holds_the_lock_is_busy_then_retry_succeeds
 ) -> None:
     root = workspace / ".engram"
     # a short timeout injected into the server, so the test does not wait out the real 5 s
-    with WireSession(workspace, env={"ENGRAM_LOCK_TIMEOUT": "1"}) as session:
+    with WireSession(workspace, env={"ENGRAM_LOCK_TIMEOUT": str(LOCK_TIMEOUT)}) as session:
         session.initialize()
         title = "Quux widgets frobnicate nightly"
         preview = ok_data(
@@ -225,8 +228,9 @@ def test_commit_while_another_process_holds_the_lock_is_busy_then_retry_succeeds
         before = memory_state(workspace, engram_home)
 
         holder = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(root / "engram.lock"), "3"],
+            [sys.executable, "-c", HOLDER, str(root / "engram.lock")],
             cwd=REPO,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -246,7 +250,9 @@ def test_commit_while_another_process_holds_the_lock_is_busy_then_retry_succeeds
             message = diagnostics[0]["message"]
             assert "nothing was changed" in message and "retrying is safe" in message, message
             assert "nothing was changed" in result["content"][0]["text"]
-            assert 0.9 <= waited < 2.9, f"commit gave up after {waited:.1f} s, not at the 1 s timeout"
+            assert LOCK_TIMEOUT * 0.9 <= waited < LOCK_TIMEOUT + 2, (
+                f"commit gave up after {waited:.1f} s, not at the {LOCK_TIMEOUT} s timeout"
+            )
             assert holder.poll() is None, "the holder let go before the commit gave up"
 
             # nothing was written: memories, notes and the proposal are as before
@@ -258,7 +264,7 @@ def test_commit_while_another_process_holds_the_lock_is_busy_then_retry_succeeds
             hits = ok_data(session.call("engram_search", {"query": "uv python environments"}))["entries"]
             assert hits[0]["id"] == "use-uv-for-python"
         finally:
-            out, _ = holder.communicate(timeout=15)
+            out, _ = holder.communicate("", timeout=15)  # closes its stdin: it lets go
             if holder.stdout is not None:
                 holder.stdout.close()
         assert holder.returncode == 0 and "released" in out
