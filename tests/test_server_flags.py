@@ -8,6 +8,7 @@ import pytest
 
 from engram_mcp.cli import main as cli_main
 from engram_mcp.server import main as server_main
+from protocol.errors import INVALID_PARAMS
 from tests.wire import WireSession
 
 
@@ -50,7 +51,7 @@ def test_read_only_writes_nothing_and_refuses_write_tools_by_name(workspace: Pat
         assert not s.request("resources/read", {"uri": "engram://memory/use-uv-for-python"}).get("error")
         refused = s.call("engram_save", {"candidates": []})
         assert s.close() == 0
-    assert refused["error"]["code"] == -32602 and "read-only" in refused["error"]["message"]
+    assert refused["error"]["code"] == INVALID_PARAMS and "read-only" in refused["error"]["message"]
     assert not (workspace / ".engram" / "usage.json").exists()
     assert not (workspace / ".engram" / "index.json").exists()
 
