@@ -74,10 +74,10 @@ def test_exit_code_is_zero_on_stdin_eof(workspace: Path) -> None:
 def test_a_signal_ends_the_server_at_once_with_whole_lines_on_stdout(workspace: Path, signum: int) -> None:
     """SIGINT (Ctrl-C in a terminal) and SIGTERM (a host stopping its servers) end the process
     within seconds, even with calls in flight, and stdout holds only whole JSON lines."""
-    with ProcessSession(workspace) as s:
+    with ProcessSession(workspace, sigint=True) as s:
         s.initialize()
         assert s.call("engram_status", {})["result"]["isError"] is False
-        for n in range(8):  # calls in flight when the signal lands
+        for n in range(4):  # calls in flight when the signal lands
             s.send(
                 {
                     "jsonrpc": "2.0",

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -304,10 +305,20 @@ class _Log:
         return self._text.getvalue()
 
 
-class ProcessSession(_Client):
-    """Spawn `engram-mcp` in `workspace`; send lines, read replies with timeouts."""
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-    def __init__(self, workspace: Path, *args: str, env: dict[str, str] | None = None) -> None:
+
+class ProcessSession(_Client):
+    """Spawn `engram-mcp` in `workspace`; send lines, read replies with timeouts.
+
+    `sigint=True` gives the process the default SIGINT action, as a terminal's Ctrl-C finds it:
+    a test run started in the background (`make test &`) ignores SIGINT, and a child inherits that.
+    """
+
+    def __init__(
+        self, workspace: Path, *args: str, env: dict[str, str] | None = None, sigint: bool = False
+    ) -> None:
         super().__init__()
         self.proc = subprocess.Popen(
             [SERVER, *args],
@@ -316,6 +327,7 @@ class ProcessSession(_Client):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})},
+            preexec_fn=_default_sigint if sigint else None,
         )
         assert self.proc.stdout is not None
         self._pump_thread = threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True)
