@@ -25,21 +25,29 @@ from typing import Any
 import orjson
 import pytest
 
+from protocol.eras import META_CAPABILITIES
+from protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from store import approvals
 from store.approvals import Pending
 from store.errors import InvalidId, StoreError, TokenRefused
 from store.memory import render_memory
 from store.store import Store
+from tests.sdk import snapshot as _snapshot
 from tests.wire import WireSession
 
 ERAS = ("legacy", "modern")
+"""Where the wire shape differs (a missing resource is -32002 in a legacy session, -32602 in a
+modern request): such tests run in both eras."""
+ONE_ERA = ("modern",)
+"""Era-neutral: what a tool does with hostile input does not depend on the envelope it came in
+(tests/test_wire_*.py pin the envelopes), so these run once."""
 MEMORY = Path(".engram") / "memory"
 SECRET = "SECRET-OUTSIDE-THE-WORKSPACE-5f1e0c9a"
 SECRET_WORD = "quuxzanzibarvellum"
 """A word only the outside file holds, so a search that reached it would rank it."""
 PROJECT_ACTIVE = 40
 """Active project memories of fixtures/workspace."""
-MODERN_ELICIT: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+MODERN_ELICIT: dict[str, Any] = {META_CAPABILITIES: {"elicitation": {}}}
 FAST = 30.0
 """A hostile input is refused well before this (under a second on an idle machine); the bound
 only catches a hang or a runaway parse, so a loaded CI machine does not fail it. Speed itself is
@@ -112,7 +120,7 @@ def _read(ws: WireSession, era: str, uri: str) -> dict[str, Any]:
 
 def _not_found(reply: dict[str, Any], era: str, uri: str) -> None:
     assert "error" in reply and "result" not in reply, reply
-    assert reply["error"]["code"] == (-32602 if era == "modern" else -32002), reply
+    assert reply["error"]["code"] == (INVALID_PARAMS if era == "modern" else RESOURCE_NOT_FOUND), reply
     assert reply["error"]["data"]["uri"] == uri
 
 
@@ -127,12 +135,6 @@ def _no_secret(ws: WireSession) -> None:
     wire = b"".join(ws.raw_stdout).decode()
     assert SECRET not in wire
     assert "root:x:0:0" not in wire  # /etc/passwd
-
-
-def _snapshot(folder: Path) -> dict[str, bytes]:
-    if not folder.is_dir():
-        return {}
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def _store(workspace: Path) -> Store:
@@ -180,7 +182,7 @@ def _hostile_ids(tmp_path: Path) -> list[str]:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", ONE_ERA)
 def test_hostile_ids_are_refused_by_engram_load(workspace: Path, tmp_path: Path, era: str) -> None:
     """Every id that is not `[a-z0-9][a-z0-9-]{0,63}` is ENGRAM_VALIDATION; nothing outside is read."""
     _outside_secret(tmp_path)
@@ -196,7 +198,7 @@ def test_hostile_ids_are_refused_by_engram_load(workspace: Path, tmp_path: Path,
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", ONE_ERA)
 def test_the_refusal_of_an_oversized_id_does_not_echo_it_whole(workspace: Path, era: str) -> None:
     """A 10,000-character id is refused with a bounded message (the store's own refusal cuts
     the value to 80 characters; the schema check should not reflect it back in full, twice)."""
@@ -268,7 +270,7 @@ def test_the_store_refuses_hostile_ids_before_building_a_path(
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", ONE_ERA)
 def test_symlinks_in_memory_are_refused_and_never_read(
     workspace: Path, tmp_path: Path, engram_home: Path, era: str
 ) -> None:
@@ -482,7 +484,7 @@ def test_ampersands_and_stars_inside_quoted_strings_parse_through_the_safe_loade
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", ONE_ERA)
 def test_yaml_bombs_through_the_server(workspace: Path, era: str) -> None:
     """All the named bombs at once: each reported ENGRAM_CORRUPT by engram_status/verify, the
     other memories search and load, each call answers fast."""
@@ -506,11 +508,11 @@ def test_yaml_bombs_through_the_server(workspace: Path, era: str) -> None:
         for name in names:
             assert _codes(_call(ws, era, "engram_load", {"id": name})) == ["ENGRAM_NOT_FOUND"]
         _alive(ws, era)
-        assert ws.proc.poll() is None
+        assert ws.alive()
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", ONE_ERA)
 def test_type_bombs_through_the_server_do_not_hide_other_memories(workspace: Path, era: str) -> None:
     """A front matter whose values raise something other than a YAML error (RecursionError,
     ValueError on a 5000-digit int, orjson on bytes/sets/huge ints) must be one ENGRAM_CORRUPT
@@ -582,7 +584,7 @@ def _check_fenced(text: str, memory_id: str, kind: str, body: str) -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", ONE_ERA)
 def test_memory_text_posing_as_instructions_stays_fenced(workspace: Path, era: str) -> None:
     """engram_load by id, engram://memory/<id> and a routed load quote the body inside a fence
     longer than any fence in the body, under a heading naming the real id, after the notice."""
@@ -607,7 +609,7 @@ def test_memory_text_posing_as_instructions_stays_fenced(workspace: Path, era: s
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", ONE_ERA)
 def test_a_title_cannot_break_out_of_the_quoted_block(workspace: Path, era: str) -> None:
     """The title is memory text too: a title holding newlines must not add lines to engram's
     own words (it is shown outside the fence, on the `Title:` line and in cards). engram's
@@ -642,7 +644,7 @@ def _commit(ws: WireSession, era: str, token: Any) -> dict[str, Any]:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", ONE_ERA)
 def test_forged_flipped_and_replayed_tokens_write_nothing(workspace: Path, era: str) -> None:
     memory = workspace / MEMORY
     before = _snapshot(memory)
@@ -796,7 +798,7 @@ def test_a_request_state_replayed_after_success_does_not_write_twice(workspace: 
         for _ in range(3):
             replay = _modern_save(ws, inputResponses=accept, requestState=state)
             if "error" in replay:
-                assert replay["error"]["code"] == -32602
+                assert replay["error"]["code"] == INVALID_PARAMS
             else:
                 data = replay["result"]["structuredContent"]["data"]
                 assert not data.get("written"), replay
@@ -820,7 +822,7 @@ def test_a_declined_request_state_cannot_be_replayed_as_an_accept(workspace: Pat
         for answer in (_respond(asked, "accept", candidate_1=True, scope="all"), _respond(asked, "cancel")):
             replay = _modern_save(ws, inputResponses=answer, requestState=state)
             if "error" in replay:
-                assert replay["error"]["code"] == -32602
+                assert replay["error"]["code"] == INVALID_PARAMS
             else:
                 assert not replay["result"]["structuredContent"]["data"].get("written"), replay
         assert _snapshot(memory) == before
@@ -861,7 +863,7 @@ def test_brute_forced_request_states_are_invalid_params(workspace: Path) -> None
         for state in forged:
             reply = _modern_save(ws, inputResponses=accept, requestState=state)
             assert "error" in reply, (state, reply)
-            assert reply["error"]["code"] == -32602, (str(state)[:80], reply)
+            assert reply["error"]["code"] == INVALID_PARAMS, (str(state)[:80], reply)
         assert _snapshot(memory) == before
         assert not (workspace / ".engram" / "pending-approvals.json").exists()
         _alive(ws, "modern")
@@ -895,7 +897,7 @@ def test_out_of_range_config_is_named_and_the_server_runs_on_defaults(
     (workspace / ".engram" / "config.json").write_bytes(orjson.dumps(config))
     with WireSession(workspace) as ws:
         ws.initialize()
-        for era in ERAS:
+        for era in ONE_ERA:
             status = _call(ws, era, "engram_status", {})
             _ok(status)
             messages = [d["message"] for d in _diagnostics(status) if d["code"] == "ENGRAM_CONFIG"]

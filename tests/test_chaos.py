@@ -42,7 +42,7 @@ import pytest
 from store import review, transaction
 from store.memory import parse_memory
 from store.store import Store
-from tests.wire import WireSession
+from tests.wire import ProcessSession as WireSession
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ENGRAM = str(Path(sys.executable).with_name("engram"))

@@ -4,7 +4,8 @@ A child process writes in a loop (commits, note saves, index refreshes, host-con
 is killed with SIGKILL after a random delay, several times. After every kill: every file is
 either old or new (all parse), a half-applied commit is rolled forward by `recover` (both files
 of a two-candidate commit exist, or neither), derived files are rebuilt, verify does not crash.
-Seeds are fixed, loops bounded.
+Seeds are fixed, loops bounded. `make test` kills each writer a handful of times (more when
+it has not got far enough yet); `ENGRAM_CRASH_ROUNDS=10 make test` kills ten times as often.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from store.memory import parse_memory
 from store.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
+SCALE = max(1, int(os.environ.get("ENGRAM_CRASH_ROUNDS") or 1))
+"""Long mode: kill rounds per test are multiplied by this."""
 
 
 # --- running and killing a child -----------------------------------------------------------------
@@ -39,6 +42,8 @@ def rounds(minimum: int, progressed: Callable[[], bool], cap: int = 40) -> Itera
     `progressed()`, each extra round's window half as long again (at most 10x), `cap` rounds at
     most. A loaded machine runs the children slowly, so a fixed count of kills in a fixed window
     may land before any work is done."""
+    minimum *= SCALE
+    cap = max(cap, minimum)
     n = 0
     while n < minimum or (not progressed() and n < cap):
         yield min(10.0, 1.5 ** max(0, n - minimum + 1))
@@ -163,7 +168,7 @@ COMMITTER = WORDS_SOURCE + textwrap.dedent(
 )
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(60 * SCALE)
 def test_commits_killed_at_random_are_all_or_nothing(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -183,7 +188,7 @@ def test_commits_killed_at_random_are_all_or_nothing(
     def applied() -> int:
         return sum(1 for k in started if (memory_dir / f"pair-{k}-a.md").exists())
 
-    for stretch in rounds(12, lambda: applied() >= 5):
+    for stretch in rounds(6, lambda: applied() >= 5):
         out, _ = kill_after_random_delay(COMMITTER, [str(workspace), str(next_k)], rng, 0.05, 0.8 * stretch)
         ks = [int(line) for line in out.split()]  # ("ready" was read already)
         if ks:
@@ -253,7 +258,7 @@ NOTER = WORDS_SOURCE + textwrap.dedent(
 )
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(60 * SCALE)
 def test_note_saves_killed_at_random_leave_whole_notes(workspace: Path) -> None:
     rng = random.Random(4242)
     working = workspace / ".engram" / "working"
@@ -261,7 +266,7 @@ def test_note_saves_killed_at_random_leave_whole_notes(workspace: Path) -> None:
     done: dict[int, str] = {}
     begun: dict[int, str] = {}
     litter: list[str] = []
-    for stretch in rounds(8, lambda: len(done) >= 5):
+    for stretch in rounds(5, lambda: len(done) >= 5):
         out, _ = kill_after_random_delay(NOTER, [str(workspace), str(next_k)], rng, high=0.4 * stretch)
         for line in out.splitlines():
             parts = line.split()
@@ -340,13 +345,13 @@ def assert_store_reads_right(workspace: Path) -> None:
         store.close()
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(60 * SCALE)
 def test_index_refreshes_killed_at_random_are_rebuilt(workspace: Path) -> None:
     rng = random.Random(777)
     root = workspace / ".engram"
     i = 0
     refreshed: list[int] = []
-    for stretch in rounds(8, lambda: len(refreshed) >= 5):
+    for stretch in rounds(5, lambda: len(refreshed) >= 5):
         out, _ = kill_after_random_delay(REFRESHER, [str(workspace), str(i)], rng, high=0.4 * stretch)
         done = [int(line) for line in out.split()]
         refreshed.extend(done)
@@ -358,7 +363,7 @@ def test_index_refreshes_killed_at_random_are_rebuilt(workspace: Path) -> None:
     print(f"index refreshes: {len(refreshed)}; temp files left behind: {temp_litter(root)}")
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(60 * SCALE)
 @pytest.mark.parametrize(
     "damage",
     ["truncated", "garbage", "empty", "wrong-shape"],
@@ -432,7 +437,7 @@ LINKER = textwrap.dedent(
 )
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(60 * SCALE)
 def test_link_edits_killed_at_random_keep_the_host_config_whole(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -443,7 +448,7 @@ def test_link_edits_killed_at_random_keep_the_host_config_whole(
     settings.write_text(SETTINGS)
     linked = unlinked = 0
     litter: list[str] = []
-    for _ in range(10):
+    for _ in range(5 * SCALE):
         kill_after_random_delay(LINKER, [str(workspace)], rng, 0.02, 0.3)
         text = settings.read_text("utf-8")
         data = jsonc.loads(text)
@@ -536,7 +541,7 @@ KILLED_WRITER = textwrap.dedent(
 )
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(60 * SCALE)
 @pytest.mark.parametrize(
     ("operation", "point"),
     [

@@ -7,15 +7,15 @@ Three properties, all driven by hypothesis:
    the answers JSON-RPC and SPEC §6 call for (one per request, none per notification or
    response, one per batch), ids are echoed faithfully, nothing crashes or logs a traceback,
    and the session still answers a final legacy `initialize`, `ping` and modern `tools/list`.
-2. The real `engram-mcp` process survives ~200 hostile lines (invalid UTF-8, deep nesting,
-   oversized lines, bad envelopes...), still answers a valid `engram_search`, writes nothing but
-   JSON lines to stdout and exits 0 on stdin EOF.
+2. A whole server (tests/wire.py: the reader thread, worker pool and OS pipes) survives ~200
+   hostile lines (invalid UTF-8, deep nesting, oversized lines, bad envelopes...), still answers
+   a valid `engram_search`, writes nothing but JSON lines and ends cleanly on stdin EOF.
 3. Era-specific error codes: modern requests with random `_meta` shapes get a result or
    -32602 / -32022 / -32601; legacy operations before `initialize` get -32602 / -32601 (and
    `ping` answers `{}`).
 
 The number of examples comes from ENGRAM_FUZZ_EXAMPLES (default 60, so `make test` stays
-fast; the subprocess property runs a twentieth of it, at least two processes). Long-running mode:
+fast; the whole-server property runs a twentieth of it, at least two sessions). Long-running mode:
 
     ENGRAM_FUZZ_EXAMPLES=5000 make test
     ENGRAM_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest -q tests/test_fuzz_protocol.py
@@ -43,10 +43,23 @@ from hypothesis import strategies as st
 
 from engram_mcp.app import server_spec
 from engram_mcp.tools.base import Flags
+from protocol.eras import LEGACY_VERSIONS, MODERN_VERSIONS
+from protocol.eras import META_CAPABILITIES as CAPS_KEY
+from protocol.eras import META_VERSION as VERSION_KEY
+from protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+)
+from protocol.errors import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED_VERSION
 from protocol.server import Server
+from protocol.stdio import MAX_LINE_BYTES
 from store.store import Store
 from tests.wire import WireSession
 
+MODERN = MODERN_VERSIONS[0]
 EXAMPLES = max(1, int(os.environ.get("ENGRAM_FUZZ_EXAMPLES", "60")))
 FUZZ = settings(
     max_examples=EXAMPLES,
@@ -62,10 +75,6 @@ FUZZ = settings(
 )
 PROCESS_FUZZ = settings(FUZZ, max_examples=max(2, EXAMPLES // 20))
 
-VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
-MODERN = "2026-07-28"
-LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 GOOD_META = {VERSION_KEY: MODERN, CAPS_KEY: {}}
 METHODS = (
     "initialize",
@@ -93,8 +102,6 @@ METHODS = (
 TOOLS = ("engram_load", "engram_search", "engram_route", "engram_verify", "engram_status")
 MEMORY_IDS = ("use-uv-for-python", "money-is-integer-cents", "no-secrets-in-repo", "nope", "")
 FINAL_IDS = ("final-init", "final-ping", "final-list", "final-search")
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
-INTERNAL_ERROR, RESOURCE_NOT_FOUND, UNSUPPORTED_VERSION = -32603, -32002, -32022
 I64 = (-(2**63), 2**63 - 1)
 
 # --- strategies ----------------------------------------------------------------------------
@@ -585,7 +592,7 @@ def test_era_errors_before_initialize(
     assert not engram_errors.records, engram_errors.records
 
 
-# --- property 2: the real process ------------------------------------------------------------
+# --- property 2: a whole server over pipes ------------------------------------------------------------
 
 HOSTILE_EXTRA = (
     b"\x00",
@@ -618,7 +625,7 @@ HOSTILE_EXTRA = (
     b"\x0b\x0c",
     b" " * 1000,
 )
-OVERSIZED = b'{"jsonrpc":"2.0","id":"big","method":"ping","params":{"p":"' + b"a" * (4 * 1024 * 1024) + b'"}}'
+OVERSIZED = b'{"jsonrpc":"2.0","id":"big","method":"ping","params":{"p":"' + b"a" * MAX_LINE_BYTES + b'"}}'
 _ALPHABET = 'abc-_/ \t"\\\u00e9\u4e2d\U0001f600\u0000\u2028\ufeff'
 
 
@@ -717,7 +724,7 @@ class Hostile:
 
 @PROCESS_FUZZ
 @given(seed=st.integers(0, 2**32 - 1), oversized=st.booleans())
-def test_real_process_survives_hostile_lines(seed: int, oversized: bool, workspace: Path) -> None:
+def test_a_whole_server_survives_hostile_lines(seed: int, oversized: bool, workspace: Path) -> None:
     stream = Hostile(seed).lines(200)
     if oversized:
         stream.insert(100, OVERSIZED)
@@ -738,7 +745,7 @@ def test_real_process_survives_hostile_lines(seed: int, oversized: bool, workspa
         result = reply["result"]
         assert result["isError"] is False, reply
         assert result["content"][0]["text"], reply
-        assert s.proc.poll() is None, "engram-mcp exited under hostile input"
+        assert s.alive(), "the server stopped under hostile input"
         code = s.close(timeout=60)
         assert code == 0, s.stderr
         assert "Traceback" not in s.stderr, s.stderr

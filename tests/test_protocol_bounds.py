@@ -20,13 +20,14 @@ import pytest
 from engram_mcp.app import server_spec
 from engram_mcp.tools.base import Flags
 from protocol.bounds import MAX_JSON_DEPTH, MAX_PARAMS_DEPTH, depth_exceeds
+from protocol.eras import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS
 from protocol.errors import INVALID_PARAMS, PARSE_ERROR
 from protocol.server import Server
 from store.store import Store
 
 MODERN_META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    META_VERSION: MODERN_VERSIONS[0],
+    META_CAPABILITIES: {"elicitation": {}},
 }
 INITIALIZE = {
     "jsonrpc": "2.0",

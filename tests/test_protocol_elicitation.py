@@ -30,6 +30,7 @@ from protocol.elicitation import (
     form_capable,
     parse_answer,
 )
+from protocol.eras import META_CAPABILITIES, META_SERVER_INFO, META_VERSION, MODERN_VERSIONS
 from protocol.errors import InvalidParams
 from protocol.server import Server
 from protocol.spec import CallContext, Elicit, ElicitAnswer, Resources, ServerSpec, Tool, ToolResult
@@ -42,7 +43,7 @@ INPUT_SCHEMA = {
     "properties": {"label": {"type": "string", "maxLength": 50}},
     "additionalProperties": False,
 }
-MODERN = "2026-07-28"
+MODERN = MODERN_VERSIONS[0]
 
 
 # --- the test-only application --------------------------------------------------------------
@@ -228,10 +229,8 @@ class PipeClient:
     ) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}, **extra}
         params["_meta"] = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
-            if capabilities is None
-            else capabilities,
+            META_VERSION: MODERN,
+            META_CAPABILITIES: {"elicitation": {}} if capabilities is None else capabilities,
         }
         return self.call("tools/call", params)
 
@@ -584,7 +583,7 @@ def _input_required(reply: dict[str, Any], key: str = "confirm") -> str:
     state = result["requestState"]
     assert isinstance(state, str) and state
     assert "ttlMs" not in result and "cacheScope" not in result
-    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "elicitation-test"
+    assert result["_meta"][META_SERVER_INFO]["name"] == "elicitation-test"
     return state
 
 
@@ -804,8 +803,8 @@ def test_modern_concurrent_retries_with_one_state_run_once(connect: Any, recorde
         "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": True}}},
         "requestState": state,
         "_meta": {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            META_VERSION: MODERN,
+            META_CAPABILITIES: {"elicitation": {}},
         },
     }
     ids = [client.request("tools/call", params) for _ in range(8)]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -11,9 +9,11 @@ from typing import Any
 import pytest
 
 from engram_mcp.cli import main
+from protocol.eras import META_CAPABILITIES
+from tests.store.helpers import hold_elsewhere, let_go
 from tests.wire import WireSession
 
-ELICIT = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+ELICIT = {META_CAPABILITIES: {"elicitation": {}}}
 CANDIDATE = {
     "type": "fact",
     "title": "Quokka ledger reconciles nightly",
@@ -83,25 +83,12 @@ def test_verify_accept_reports_busy_instead_of_recording_nothing(
     monkeypatch.setenv("ENGRAM_LOCK_TIMEOUT", "0.5")  # the real 5 s wait is the same code path
     main(["status"])  # creates .engram/engram.lock's folder contents
     capsys.readouterr()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time; from pathlib import Path; from store.lock import workspace_lock\n"
-            "with workspace_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(3)",
-            str(workspace / ".engram" / "engram.lock"),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = hold_elsewhere(workspace / ".engram" / "engram.lock")
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         started = time.monotonic()
         assert main(["verify", "--accept"]) == 1
         assert "ENGRAM_BUSY" in capsys.readouterr().err
         assert time.monotonic() - started < 3
+        assert holder.poll() is None, "the holder let go before verify gave up"
     finally:
-        holder.kill()
-        holder.wait(timeout=15)
-        assert holder.stdout is not None
-        holder.stdout.close()
+        let_go(holder)

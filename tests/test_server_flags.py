@@ -2,29 +2,34 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from engram_mcp.cli import main as cli_main
-from tests.wire import SERVER, WireSession
+from engram_mcp.server import main as server_main
+from protocol.errors import INVALID_PARAMS
+from tests.wire import WireSession
 
 
-def test_version_and_help_print_and_exit_0() -> None:
-    """Spec-mandated flags: --version and --help."""
-    version = subprocess.run([SERVER, "--version"], capture_output=True, text=True, timeout=10)
-    assert version.returncode == 0 and version.stdout.startswith("engram-mcp ")
-    usage = subprocess.run([SERVER, "--help"], capture_output=True, text=True, timeout=10)
-    assert usage.returncode == 0 and "--read-only" in usage.stdout and "--no-elicitation" in usage.stdout
+def test_version_and_help_print_and_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
+    """Spec-mandated flags: --version and --help (`engram-mcp`'s own `main`, which exits before
+    serving; tests/test_process.py runs the real process)."""
+    assert server_main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("engram-mcp ")
+    assert server_main(["--help"]) == 0
+    usage = capsys.readouterr().out
+    assert "--read-only" in usage and "--no-elicitation" in usage
 
 
-def test_unknown_option_is_ignored_with_one_stderr_note(workspace: Path) -> None:
+def test_unknown_option_is_ignored_with_one_stderr_note(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Spec-mandated: an unknown option is noted once on stderr and the server still serves."""
     with WireSession(workspace, "--frobnicate") as s:
         assert s.initialize()["result"]["protocolVersion"] == "2025-11-25"
         assert s.close() == 0
-    assert s.stderr.count("--frobnicate") == 1
+    assert capsys.readouterr().err.count("--frobnicate") == 1
 
 
 def test_always_load_marks_engram_load_in_tools_list(workspace: Path) -> None:
@@ -46,7 +51,7 @@ def test_read_only_writes_nothing_and_refuses_write_tools_by_name(workspace: Pat
         assert not s.request("resources/read", {"uri": "engram://memory/use-uv-for-python"}).get("error")
         refused = s.call("engram_save", {"candidates": []})
         assert s.close() == 0
-    assert refused["error"]["code"] == -32602 and "read-only" in refused["error"]["message"]
+    assert refused["error"]["code"] == INVALID_PARAMS and "read-only" in refused["error"]["message"]
     assert not (workspace / ".engram" / "usage.json").exists()
     assert not (workspace / ".engram" / "index.json").exists()
 

@@ -21,7 +21,8 @@ from engram_mcp.tools.base import Flags
 from protocol.eras import Era
 from protocol.spec import CallContext, ElicitAnswer, ToolResult
 from store.store import Store
-from tests.test_write_sdk import MODES, _client, _data, _propose, _run
+from tests.sdk import MODERN, client, propose, run
+from tests.sdk import data as _data
 
 SIZES = (1, 2, 3, 4, 5)
 TOPICS = (
@@ -231,31 +232,29 @@ def test_four_memories_two_with_sqlite(
     assert sorted(_searched(capsys, "sqlite")) == sorted(ids[:2])
 
 
-@pytest.mark.timeout(90)
-@pytest.mark.parametrize("mode", MODES)
 def test_sdk_commit_then_propose_the_same_memory_is_noop(
-    empty_workspace: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+    empty_workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The official SDK flow on a new store: propose, commit, propose the same memory again →
-    NOOP of the memory just written (it was ADD, a second `-2` file), in both eras."""
+    NOOP of the memory just written (it was ADD, a second `-2` file). Era-neutral: run once."""
     monkeypatch.chdir(empty_workspace)
     assert main(["init"]) == 0
     candidate = {"type": "decision", "title": TOPICS[0][0], "body": TOPICS[0][1]}
 
     async def body() -> None:
-        async with _client(empty_workspace, mode) as client:
-            first = await _propose(client, [candidate])
+        async with client(empty_workspace, MODERN) as session:
+            first = await propose(session, [candidate])
             assert first["candidates"][0]["verdict"] == "ADD"
             committed = _data(
-                await client.call_tool(
+                await session.call_tool(
                     "engram_commit", {"approval_token": first["approval_token"], "approve": "all"}
                 )
             )
             memory_id = committed["written"][0]["id"]
-            again = await _propose(client, [candidate])
+            again = await propose(session, [candidate])
             assert again["candidates"][0]["verdict"] == f"NOOP duplicate of {memory_id}"
 
-    _run(body)
+    run(body)
     assert [p.name for p in (empty_workspace / ".engram" / "memory").glob("*.md")] == [
         f"{TOPICS[0][0].lower().replace(' ', '-')}.md"
     ]

@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
+from protocol.eras import LEGACY_VERSIONS, META_SERVER_INFO
 from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
-from tests.wire import MODERN_META, WireSession
+from tests.wire import MODERN_META, WireSession, error_of, result_of
 
-LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 OPERATION_REQUESTS: list[tuple[str, dict[str, Any] | None]] = [
     ("tools/list", None),
     ("tools/call", {"name": "engram_status", "arguments": {}}),
@@ -25,26 +24,10 @@ OPERATION_REQUESTS: list[tuple[str, dict[str, Any] | None]] = [
 ]
 
 
-def error_of(reply: dict[str, Any], code: int) -> dict[str, Any]:
-    """Assert `reply` is a JSON-RPC error with `code`; return its error object."""
-    assert "result" not in reply, reply
-    assert reply["jsonrpc"] == "2.0"
-    assert reply["error"]["code"] == code, reply
-    assert isinstance(reply["error"]["message"], str) and reply["error"]["message"]
-    error: dict[str, Any] = reply["error"]
-    return error
-
-
-def result_of(reply: dict[str, Any]) -> Any:
-    assert "error" not in reply, reply
-    assert reply["jsonrpc"] == "2.0"
-    return reply["result"]
-
-
 # --- initialize ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", LEGACY)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 def test_initialize_echoes_a_served_legacy_version(workspace: Path, version: str) -> None:
     """initialize answers the client's protocolVersion when it is one engram serves."""
     with WireSession(workspace) as s:
@@ -226,7 +209,7 @@ def test_legacy_results_carry_no_result_type_or_modern_fields(workspace: Path, v
         for result in results:
             assert "resultType" not in result
             assert "ttlMs" not in result and "cacheScope" not in result
-            assert SERVER_INFO_KEY not in (result.get("_meta") or {})
+            assert META_SERVER_INFO not in (result.get("_meta") or {})
 
 
 # --- batches ---------------------------------------------------------------------------------
@@ -255,7 +238,7 @@ def test_batch_is_answered_with_an_array_in_a_2025_03_26_session(workspace: Path
         assert by_id["a"]["result"] == {}
         assert by_id["b"]["result"]["tools"]
         assert by_id["c"]["error"]["code"] == METHOD_NOT_FOUND
-        assert s.no_message(0.3)
+        assert s.rest() == []
 
 
 def test_batch_is_refused_in_a_2025_11_25_session(workspace: Path) -> None:
@@ -269,8 +252,8 @@ def test_batch_is_refused_in_a_2025_11_25_session(workspace: Path) -> None:
         assert isinstance(reply, dict)
         assert reply["id"] is None
         error_of(reply, INVALID_REQUEST)
-        assert s.no_message(0.3)
-        assert result_of(s.request("ping")) == {}
+        assert s.quiet()
+        assert s.rest() == []
 
 
 def test_empty_batch_is_an_invalid_request(workspace: Path) -> None:
@@ -320,13 +303,13 @@ def test_notifications_are_never_answered(workspace: Path) -> None:
     with WireSession(workspace) as s:
         s.send({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {"x": 1}})
         s.send({"jsonrpc": "2.0", "method": "tools/list"})
-        assert s.no_message(0.4)
+        assert s.quiet()
         s.initialize()
         s.send({"jsonrpc": "2.0", "method": "no/such/notification"})
         s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         s.send({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "nope"}})
-        assert s.no_message(0.4)
-        assert result_of(s.request("ping")) == {}
+        assert s.quiet()
+        assert s.rest() == []
 
 
 def test_response_with_an_unknown_id_is_ignored(workspace: Path) -> None:
@@ -335,8 +318,8 @@ def test_response_with_an_unknown_id_is_ignored(workspace: Path) -> None:
         s.initialize()
         s.send({"jsonrpc": "2.0", "id": "engram-999", "result": {"action": "accept"}})
         s.send({"jsonrpc": "2.0", "id": 4242, "error": {"code": -1, "message": "x"}})
-        assert s.no_message(0.4)
-        assert result_of(s.request("ping")) == {}
+        assert s.quiet()
+        assert s.rest() == []
 
 
 # --- two error planes (both eras, one process: it is not pinned) ----------------------------

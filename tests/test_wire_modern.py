@@ -6,23 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from protocol.eras import META_CAPABILITIES as CAPS_KEY
+from protocol.eras import META_SERVER_INFO as SERVER_INFO_KEY
+from protocol.eras import META_VERSION as VERSION_KEY
 from protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
-from tests.wire import MODERN_META, WireSession
+from tests.wire import MODERN_META, WireSession, error_of
 
-VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 CACHE_SCOPES = {"public", "private"}
-
-
-def error_of(reply: dict[str, Any], code: int) -> dict[str, Any]:
-    """Assert `reply` is a JSON-RPC error with `code`; return its error object."""
-    assert "result" not in reply, reply
-    assert reply["jsonrpc"] == "2.0"
-    assert reply["error"]["code"] == code, reply
-    assert isinstance(reply["error"]["message"], str) and reply["error"]["message"]
-    error: dict[str, Any] = reply["error"]
-    return error
 
 
 def modern_result(reply: dict[str, Any]) -> dict[str, Any]:

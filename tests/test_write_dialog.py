@@ -1,30 +1,27 @@
-"""The approval dialog (SPEC §4.3, §4.4) against the real `engram-mcp` process.
+"""The approval dialog (SPEC §4.3, §4.4) on the wire, the server in-process (tests/sdk.py, tests/wire.py).
 
 Legacy era: the official SDK client with an elicitation callback answers the server's
-mid-call `elicitation/create`. 2026-07-28 era: the raw wire (tests/wire.py) receives
+mid-call `elicitation/create`. 2026-07-28 era: the raw wire receives
 `input_required` and retries `tools/call` with `inputResponses` and the sealed `requestState`.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client, StdioServerParameters
-from mcp.client.session import ClientRequestContext, ElicitationFnT
-from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult, ErrorData, TextContent
+from mcp.client.session import ClientRequestContext
+from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 
+from protocol.eras import META_CAPABILITIES
+from protocol.errors import INVALID_PARAMS
 from tests.samples import NEW
+from tests.sdk import client, refusal, run, snapshot, text
+from tests.sdk import data as _data
 from tests.wire import WireSession
 
-SERVER = str(Path(sys.executable).with_name("engram-mcp"))
-TIMEOUT = 15.0
-TEST_DEADLINE = 45.0
-MODERN_CAPS: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+MODERN_CAPS: dict[str, Any] = {META_CAPABILITIES: {"elicitation": {}}}
 
 BODY_WORDS = ("lithium", "Bartholomew", "quarter-comma")
 """A word from each body that must never appear in the dialog form."""
@@ -32,48 +29,6 @@ NOTE_TEXT = "The nightly ledger export takes 14 minutes on the staging replica"
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def _client(workspace: Path, callback: ElicitationFnT, env: dict[str, str] | None = None) -> Client:
-    params = StdioServerParameters(
-        command=SERVER, args=[], cwd=str(workspace), env={**os.environ, **(env or {})}
-    )
-    return Client(params, mode="legacy", read_timeout_seconds=TIMEOUT, elicitation_callback=callback)
-
-
-def _run(body: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        with anyio.fail_after(TEST_DEADLINE):
-            await body()
-
-    anyio.run(bounded)
-
-
-def _text(result: CallToolResult) -> str:
-    assert result.content and isinstance(result.content[0], TextContent)
-    return result.content[0].text
-
-
-def _data(result: CallToolResult) -> dict[str, Any]:
-    assert result.is_error is False, _text(result)
-    structured = result.structured_content
-    assert isinstance(structured, dict) and structured["ok"] is True
-    data = structured["data"]
-    assert isinstance(data, dict)
-    return data
-
-
-def _codes(result: CallToolResult) -> list[str]:
-    assert result.is_error is True, _text(result)
-    structured = result.structured_content
-    assert isinstance(structured, dict) and structured["ok"] is False
-    return [d["code"] for d in structured["diagnostics"]]
-
-
-def _snapshot(folder: Path) -> dict[str, bytes]:
-    if not folder.is_dir():
-        return {}
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def _memory(workspace: Path) -> Path:
@@ -111,15 +66,15 @@ class Answerer:
 
 def test_legacy_form_and_accept_subset(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     answer = Answerer(
         "accept", {"candidate_1": True, "candidate_2": False, "candidate_3": True, "scope": "all"}
     )
 
     async def body() -> None:
-        async with _client(workspace, answer) as client:
-            await client.list_tools()
-            result = await client.call_tool("engram_save", {"candidates": NEW})
+        async with client(workspace, "legacy", elicitation=answer) as session:
+            await session.list_tools()
+            result = await session.call_tool("engram_save", {"candidates": NEW})
             data = _data(result)
             assert "approval_token" not in data
             assert "declined" not in data or data["declined"] is False
@@ -144,114 +99,114 @@ def test_legacy_form_and_accept_subset(workspace: Path) -> None:
             assert props["scope"]["enum"][0] == "all"
             assert "project" in props["scope"]["enum"]
 
-            after = _snapshot(memory)
+            after = snapshot(memory)
             assert set(after) - set(before) == {f"{rows[1]['id']}.md", f"{rows[3]['id']}.md"}
-            verify = _data(await client.call_tool("engram_verify", {}))
+            verify = _data(await session.call_tool("engram_verify", {}))
             assert verify["mismatched"] == []
 
-    _run(body)
+    run(body)
 
 
 def test_legacy_decline_revokes_token(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
 
     async def body() -> None:
-        async with _client(workspace, Answerer("decline")) as client:
-            await client.list_tools()
-            result = await client.call_tool("engram_save", {"candidates": NEW})
+        async with client(workspace, "legacy", elicitation=Answerer("decline")) as session:
+            await session.list_tools()
+            result = await session.call_tool("engram_save", {"candidates": NEW})
             data = _data(result)
             assert data["declined"] is True
-            assert "declined" in _text(result)
+            assert "declined" in text(result)
             token = data["approval_token"]
             assert isinstance(token, str) and token
             assert "written" not in data or data["written"] == []
-            assert _snapshot(memory) == before
-            committed = await client.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
-            assert "ENGRAM_DECLINED" in _codes(committed)
-            assert "declined in the approval dialog" in _text(committed)
-        assert _snapshot(memory) == before
+            assert snapshot(memory) == before
+            committed = await session.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
+            assert "ENGRAM_DECLINED" in refusal(committed)[0]
+            assert "declined in the approval dialog" in text(committed)
+        assert snapshot(memory) == before
 
-    _run(body)
+    run(body)
 
 
 def test_legacy_cancel_falls_back_to_token(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
 
     async def body() -> None:
-        async with _client(workspace, Answerer("cancel")) as client:
-            await client.list_tools()
-            result = await client.call_tool("engram_save", {"candidates": NEW})
+        async with client(workspace, "legacy", elicitation=Answerer("cancel")) as session:
+            await session.list_tools()
+            result = await session.call_tool("engram_save", {"candidates": NEW})
             data = _data(result)
-            assert _text(result).lower().startswith("nothing was saved")
+            assert text(result).lower().startswith("nothing was saved")
             assert data.get("declined") is not True
             token = data["approval_token"]
-            assert _snapshot(memory) == before
+            assert snapshot(memory) == before
             committed = _data(
-                await client.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
+                await session.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
             )
             assert sorted(w["n"] for w in committed["written"]) == [1, 2, 3]
-        assert len(set(_snapshot(memory)) - set(before)) == 3
+        assert len(set(snapshot(memory)) - set(before)) == 3
 
-    _run(body)
+    run(body)
 
 
 def test_legacy_answer_with_unoffered_key_revokes(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     answer = Answerer("accept", {"candidate_1": True, "candidate_9": True, "scope": "all"})
 
     async def body() -> None:
-        async with _client(workspace, answer) as client:
-            await client.list_tools()
-            result = await client.call_tool("engram_save", {"candidates": NEW})
+        async with client(workspace, "legacy", elicitation=answer) as session:
+            await session.list_tools()
+            result = await session.call_tool("engram_save", {"candidates": NEW})
             data = _data(result)
             assert data["declined"] is True
-            assert "candidate_9" in _text(result)
+            assert "candidate_9" in text(result)
             assert not data.get("written")
-        assert _snapshot(memory) == before
+        assert snapshot(memory) == before
 
-    _run(body)
+    run(body)
 
 
 def test_legacy_widened_scope_revokes(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     answer = Answerer("accept", {"candidate_1": True, "scope": "user"})
 
     async def body() -> None:
-        async with _client(workspace, answer) as client:
-            await client.list_tools()
-            data = _data(await client.call_tool("engram_save", {"candidates": NEW}))
+        async with client(workspace, "legacy", elicitation=answer) as session:
+            await session.list_tools()
+            data = _data(await session.call_tool("engram_save", {"candidates": NEW}))
             assert data["declined"] is True
             assert not data.get("written")
-        assert _snapshot(memory) == before
+        assert snapshot(memory) == before
 
-    _run(body)
+    run(body)
 
 
 def test_legacy_scope_choice_keeps_only_that_scope(workspace: Path, engram_home: Path) -> None:
     memory, user_memory = _memory(workspace), engram_home / "memory"
-    before, before_user = _snapshot(memory), _snapshot(user_memory)
+    before, before_user = snapshot(memory), snapshot(user_memory)
     mixed = [NEW[0], {**NEW[1], "scope": "user"}, NEW[2]]
     answer = Answerer("accept", {"scope": "project"})
 
     async def body() -> None:
-        async with _client(workspace, answer) as client:
-            await client.list_tools()
-            data = _data(await client.call_tool("engram_save", {"candidates": mixed}))
+        async with client(workspace, "legacy", elicitation=answer) as session:
+            await session.list_tools()
+            data = _data(await session.call_tool("engram_save", {"candidates": mixed}))
             assert answer.schema["properties"]["scope"]["enum"] == ["all", "project", "user"]
             assert sorted(w["n"] for w in data["written"]) == [1, 3]
-        assert len(set(_snapshot(memory)) - set(before)) == 2
-        assert _snapshot(user_memory) == before_user
+        assert len(set(snapshot(memory)) - set(before)) == 2
+        assert snapshot(user_memory) == before_user
 
-    _run(body)
+    run(body)
 
 
 def test_legacy_no_answer_times_out_to_token(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     release = anyio.Event()
     asked: list[ElicitRequestParams] = []
 
@@ -261,62 +216,64 @@ def test_legacy_no_answer_times_out_to_token(workspace: Path) -> None:
         return ElicitResult(action="accept", content={"candidate_1": True})
 
     async def body() -> None:
-        async with _client(workspace, never, env={"ENGRAM_ELICITATION_TIMEOUT": "1"}) as client:
-            await client.list_tools()
+        async with client(
+            workspace, "legacy", {"ENGRAM_ELICITATION_TIMEOUT": "0.2"}, elicitation=never
+        ) as session:
+            await session.list_tools()
             started = anyio.current_time()
-            result = await client.call_tool("engram_save", {"candidates": NEW})
+            result = await session.call_tool("engram_save", {"candidates": NEW})
             elapsed = anyio.current_time() - started
             release.set()
             assert asked, "the server never asked"
             assert elapsed < 10
             data = _data(result)
-            assert _text(result).lower().startswith("nothing was saved")
-            assert "no answer" in _text(result)
+            assert text(result).lower().startswith("nothing was saved")
+            assert "no answer" in text(result)
             assert isinstance(data["approval_token"], str)
-            assert _snapshot(memory) == before
+            assert snapshot(memory) == before
             # The late answer must not write anything either.
             await anyio.sleep(0.5)
-            assert (await client.call_tool("engram_status", {})).is_error is False
-        assert _snapshot(memory) == before
+            assert (await session.call_tool("engram_status", {})).is_error is False
+        assert snapshot(memory) == before
 
-    _run(body)
+    run(body)
 
 
 def test_legacy_note_accept_writes(workspace: Path) -> None:
     working = _working(workspace)
-    before = _snapshot(working)
+    before = snapshot(working)
     answer = Answerer("accept", {"confirm": True})
     data: dict[str, Any] = {}
 
     async def capture() -> None:
         nonlocal data
-        async with _client(workspace, answer) as client:
-            await client.list_tools()
-            data = _data(await client.call_tool("engram_note", {"text": NOTE_TEXT}))
+        async with client(workspace, "legacy", elicitation=answer) as session:
+            await session.list_tools()
+            data = _data(await session.call_tool("engram_note", {"text": NOTE_TEXT}))
             assert {"id", "file", "valid_until"} <= set(data)
             assert "approval_token" not in data
             props = answer.schema["properties"]
             assert set(props) == {"confirm"} and props["confirm"]["type"] == "boolean"
 
-    _run(capture)
-    added = set(_snapshot(working)) - set(before)
+    run(capture)
+    added = set(snapshot(working)) - set(before)
     assert added == {f"{data['id']}.md"}
     assert NOTE_TEXT in (working / f"{data['id']}.md").read_text(encoding="utf-8")
 
 
 def test_legacy_note_decline_writes_nothing(workspace: Path) -> None:
     working = _working(workspace)
-    before = _snapshot(working)
+    before = snapshot(working)
 
     async def body() -> None:
-        async with _client(workspace, Answerer("decline")) as client:
-            await client.list_tools()
-            data = _data(await client.call_tool("engram_note", {"text": NOTE_TEXT}))
+        async with client(workspace, "legacy", elicitation=Answerer("decline")) as session:
+            await session.list_tools()
+            data = _data(await session.call_tool("engram_note", {"text": NOTE_TEXT}))
             assert data.get("declined") is True
             assert "id" not in data and "file" not in data
-        assert _snapshot(working) == before
+        assert snapshot(working) == before
 
-    _run(body)
+    run(body)
 
 
 # --- 2026-07-28: input_required and requestState on the raw wire ----------------------------
@@ -363,12 +320,12 @@ SUBSET = {"candidate_1": True, "candidate_2": False, "candidate_3": True, "scope
 
 def test_modern_input_required_then_accept_subset(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     with WireSession(workspace) as ws:
         request, state = _input_required(ws, _save_params())
         schema = request["params"]["requestedSchema"]
         assert set(schema["properties"]) == {"candidate_1", "candidate_2", "candidate_3", "scope"}
-        assert _snapshot(memory) == before
+        assert snapshot(memory) == before
         assert not (workspace / ".engram" / "pending-approvals.json").exists()
 
         result = _ask(ws, _save_params(inputResponses=_answer("accept", SUBSET), requestState=state))
@@ -378,18 +335,18 @@ def test_modern_input_required_then_accept_subset(workspace: Path) -> None:
         assert "approval_token" not in data
         rows = {r["n"]: r for r in data["candidates"]}
         assert sorted(w["n"] for w in data["written"]) == [1, 3]
-        after = _snapshot(memory)
+        after = snapshot(memory)
         assert set(after) - set(before) == {f"{rows[1]['id']}.md", f"{rows[3]['id']}.md"}
 
 
 def _assert_invalid_state(reply: dict[str, Any]) -> None:
     assert "error" in reply, reply
-    assert reply["error"]["code"] == -32602
+    assert reply["error"]["code"] == INVALID_PARAMS
 
 
 def test_modern_tampered_state_is_refused(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     with WireSession(workspace) as ws:
         _, state = _input_required(ws, _save_params())
         body, tag = state.split(".")
@@ -401,12 +358,12 @@ def test_modern_tampered_state_is_refused(workspace: Path) -> None:
                 **MODERN_CAPS,
             )
             _assert_invalid_state(reply)
-    assert _snapshot(memory) == before
+    assert snapshot(memory) == before
 
 
 def test_modern_state_bound_to_arguments(workspace: Path) -> None:
     memory = _memory(workspace)
-    before, before_working = _snapshot(memory), _snapshot(_working(workspace))
+    before, before_working = snapshot(memory), snapshot(_working(workspace))
     with WireSession(workspace) as ws:
         _, state = _input_required(ws, _save_params(NEW[:2]))
         reply = ws.modern(
@@ -426,13 +383,13 @@ def test_modern_state_bound_to_arguments(workspace: Path) -> None:
             **MODERN_CAPS,
         )
         _assert_invalid_state(other_tool)
-    assert _snapshot(memory) == before
-    assert _snapshot(_working(workspace)) == before_working
+    assert snapshot(memory) == before
+    assert snapshot(_working(workspace)) == before_working
 
 
 def test_modern_state_from_previous_process_is_refused(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     with WireSession(workspace) as ws:
         _, state = _input_required(ws, _save_params())
     with WireSession(workspace) as ws:
@@ -442,12 +399,12 @@ def test_modern_state_from_previous_process_is_refused(workspace: Path) -> None:
             **MODERN_CAPS,
         )
         _assert_invalid_state(reply)
-    assert _snapshot(memory) == before
+    assert snapshot(memory) == before
 
 
 def test_modern_decline_via_retry(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     with WireSession(workspace) as ws:
         _, state = _input_required(ws, _save_params())
         result = _ask(ws, _save_params(inputResponses=_answer("decline"), requestState=state))
@@ -458,7 +415,7 @@ def test_modern_decline_via_retry(workspace: Path) -> None:
         commit = _ask(ws, {"name": "engram_commit", "arguments": {"approval_token": token, "approve": "all"}})
         assert commit["isError"] is True
         assert "ENGRAM_DECLINED" in [d["code"] for d in commit["structuredContent"]["diagnostics"]]
-    assert _snapshot(memory) == before
+    assert snapshot(memory) == before
 
 
 # --- wrong-typed answers are refusals, never ENGRAM_INTERNAL (issue 9) --------------------------
@@ -466,28 +423,28 @@ def test_modern_decline_via_retry(workspace: Path) -> None:
 
 def test_legacy_wrong_typed_scope_revokes(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     answer = Answerer("accept", {"candidate_1": True, "scope": ["all"]})
 
     async def body() -> None:
-        async with _client(workspace, answer) as client:
-            await client.list_tools()
-            result = await client.call_tool("engram_save", {"candidates": NEW})
+        async with client(workspace, "legacy", elicitation=answer) as session:
+            await session.list_tools()
+            result = await session.call_tool("engram_save", {"candidates": NEW})
             data = _data(result)
             assert data["declined"] is True
-            assert "scope" in _text(result) and "revoked" in _text(result)
-            committed = await client.call_tool(
+            assert "scope" in text(result) and "revoked" in text(result)
+            committed = await session.call_tool(
                 "engram_commit", {"approval_token": data["approval_token"], "approve": "all"}
             )
-            assert "ENGRAM_DECLINED" in _codes(committed)
-        assert _snapshot(memory) == before
+            assert "ENGRAM_DECLINED" in refusal(committed)[0]
+        assert snapshot(memory) == before
 
-    _run(body)
+    run(body)
 
 
 def test_modern_wrong_typed_answers_revoke(workspace: Path) -> None:
     memory = _memory(workspace)
-    before = _snapshot(memory)
+    before = snapshot(memory)
     with WireSession(workspace) as ws:
         for candidates, content in ((NEW, {"scope": ["all"]}), (NEW[:2], {"candidate_1": "yes"})):
             _, state = _input_required(ws, _save_params(candidates))
@@ -501,7 +458,7 @@ def test_modern_wrong_typed_answers_revoke(workspace: Path) -> None:
             data = result["structuredContent"]["data"]
             assert data["declined"] is True
             assert "revoked" in result["content"][0]["text"]
-    assert _snapshot(memory) == before
+    assert snapshot(memory) == before
 
 
 def test_legacy_project_scope_answer_never_rewrites_a_user_memory(workspace: Path, engram_home: Path) -> None:
@@ -513,14 +470,14 @@ def test_legacy_project_scope_answer_never_rewrites_a_user_memory(workspace: Pat
     answer = Answerer("accept", {"candidate_1": True, "scope": "project"})
 
     async def body() -> None:
-        async with _client(workspace, answer) as client:
-            await client.list_tools()
-            data = _data(await client.call_tool("engram_save", {"candidates": [shadowing]}))
+        async with client(workspace, "legacy", elicitation=answer) as session:
+            await session.list_tools()
+            data = _data(await session.call_tool("engram_save", {"candidates": [shadowing]}))
             title = answer.schema["properties"]["candidate_1"]["title"]
             assert title.startswith("1. ADD answer-briefly-show-diffs")
             assert "[shadows user:answer-briefly-show-diffs]" in title
             assert [w["verdict"] for w in data["written"]] == ["ADD"]
 
-    _run(body)
+    run(body)
     assert user_file.read_bytes() == before
     assert (_memory(workspace) / "answer-briefly-show-diffs.md").is_file()

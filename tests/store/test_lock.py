@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -19,47 +18,13 @@ import pytest
 
 from store.errors import Busy
 from store.lock import workspace_lock
-
-REPO = Path(__file__).resolve().parents[2]
-
-HOLDER = textwrap.dedent(
-    """
-    import sys, time
-    from pathlib import Path
-    from store.lock import workspace_lock
-
-    with workspace_lock(Path(sys.argv[1]), timeout=30):
-        print("held", flush=True)
-        sys.stdin.read()  # hold until stdin closes (or a SIGKILL)
-    """
-)
+from tests.store.helpers import HOLDER, REPO, hold_elsewhere, let_go
 
 
 def lock_path(tmp_path: Path) -> Path:
     root = tmp_path / ".engram"
     root.mkdir(exist_ok=True)
     return root / "engram.lock"
-
-
-def hold_in_process(path: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(path)],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
-    return proc
-
-
-def finish(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None and proc.stdin is not None:
-        proc.stdin.close()
-    proc.wait(timeout=10)
-    for stream in (proc.stdin, proc.stdout):
-        if stream is not None:
-            stream.close()
 
 
 @pytest.mark.timeout(30)
@@ -99,7 +64,7 @@ def test_waiters_get_the_lock_in_the_order_they_arrived(tmp_path: Path) -> None:
     queue = path.with_name("engram.lock.queue.lock")
     order: list[int] = []
     threads = []
-    holder = hold_in_process(path)
+    holder = hold_elsewhere(path)
     try:
         for n in range(4):
 
@@ -115,7 +80,7 @@ def test_waiters_get_the_lock_in_the_order_they_arrived(tmp_path: Path) -> None:
                 time.sleep(0.01)
             assert len(os.listdir(queue)) == n + 2
     finally:
-        finish(holder)
+        let_go(holder)
         for thread in threads:
             thread.join(20)
     assert order == [0, 1, 2, 3]
@@ -127,7 +92,7 @@ def test_a_lock_held_past_the_timeout_is_busy_and_the_waiter_leaves_no_trace(tmp
     """Spec-mandated: ENGRAM_BUSY after the timeout, nothing changed; a later writer is not blocked
     by the waiter that gave up."""
     path = lock_path(tmp_path)
-    holder = hold_in_process(path)
+    holder = hold_elsewhere(path)
     try:
         started = time.monotonic()
         with pytest.raises(Busy) as info, workspace_lock(path, timeout=0.3):
@@ -136,7 +101,7 @@ def test_a_lock_held_past_the_timeout_is_busy_and_the_waiter_leaves_no_trace(tmp
         assert info.value.code == "ENGRAM_BUSY"
         assert "nothing was changed" in info.value.message and "retrying is safe" in info.value.message
     finally:
-        finish(holder)
+        let_go(holder)
     started = time.monotonic()
     for _ in range(3):
         with workspace_lock(path, timeout=2):
@@ -152,21 +117,21 @@ def test_the_default_timeout_comes_from_engram_lock_timeout(
     disks need not patch code."""
     path = lock_path(tmp_path)
     monkeypatch.setenv("ENGRAM_LOCK_TIMEOUT", "0.2")
-    holder = hold_in_process(path)
+    holder = hold_elsewhere(path)
     try:
         started = time.monotonic()
         with pytest.raises(Busy, match=r"more than 0\.2 s"), workspace_lock(path):
             pass
         assert time.monotonic() - started < 3
     finally:
-        finish(holder)
+        let_go(holder)
 
 
 @pytest.mark.timeout(30)
 def test_a_killed_holder_and_a_killed_waiter_do_not_wedge_the_lock(tmp_path: Path) -> None:
     """A SIGKILL drops the kernel lock; a dead waiter's ticket is passed over, not waited for."""
     path = lock_path(tmp_path)
-    holder = hold_in_process(path)
+    holder = hold_elsewhere(path)
     waiter = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(path)],
         cwd=REPO,
@@ -180,9 +145,9 @@ def test_a_killed_holder_and_a_killed_waiter_do_not_wedge_the_lock(tmp_path: Pat
         time.sleep(0.01)
     assert len(os.listdir(queue)) == 2  # holder + the waiter's ticket
     waiter.send_signal(signal.SIGKILL)
-    finish(waiter)
+    let_go(waiter)
     holder.send_signal(signal.SIGKILL)
-    finish(holder)
+    let_go(holder)
     assert len(os.listdir(queue)) == 2  # both tickets left behind by the dead
     started = time.monotonic()
     with workspace_lock(path, timeout=2):
