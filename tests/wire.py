@@ -28,6 +28,7 @@ from engram_mcp.server import _parse, _seconds, prepare
 from engram_mcp.tools.base import Flags
 from protocol.eras import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS
 from protocol.server import Server
+from store import transaction
 from store.errors import StoreError
 from store.store import Store
 from store.workspace import find_workspace
@@ -194,7 +195,7 @@ class WireSession(_Client):
                 read_only=read_only,
             )
             try:
-                self.store.recover()
+                transaction.recover(self.store)
             except StoreError as exc:  # as `engram-mcp` does: noted, and the server still serves
                 logging.getLogger("engram").warning("%s: %s", exc.code, exc.message)
             self._helpers: list[threading.Thread] = []
