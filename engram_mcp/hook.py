@@ -20,12 +20,13 @@ from __future__ import annotations
 import os
 import re
 import select
-import subprocess
 import sys
 from pathlib import Path
 from typing import IO, Final
 
 import orjson
+
+from store.git import run_git
 
 STDIN_WAIT_SECONDS = 0.2
 GIT_SECONDS: Final = 1.0
@@ -37,29 +38,19 @@ _QUIET_BRANCHES: Final = frozenset(("main", "master", "develop", "dev", "trunk",
 def git_objective(workspace: Path) -> tuple[str, str]:
     """(task words, what they came from) from the branch and recent commits, read with one git
     call; ("", "") when git has nothing to say."""
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(workspace),
-                "-c",
-                "log.showSignature=false",
-                "log",
-                "--no-color",
-                f"-{COMMITS}",
-                "--format=%D%x1f%s",
-                "HEAD",
-                "--",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=GIT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "", ""
-    rows = [line.split("\x1f", 1) for line in done.stdout.splitlines()] if done.returncode == 0 else []
+    out = run_git(
+        workspace,
+        "-c",
+        "log.showSignature=false",
+        "log",
+        "--no-color",
+        f"-{COMMITS}",
+        "--format=%D%x1f%s",
+        "HEAD",
+        "--",
+        timeout=GIT_SECONDS,
+    )
+    rows = [line.split("\x1f", 1) for line in (out or "").splitlines()]
     subjects = [row[1].strip() for row in rows if len(row) == 2 and row[1].strip()]
     refs = rows[0][0] if rows else ""  # the first commit's decoration: "HEAD -> fix/x, origin/fix/x"
     branch = refs.removeprefix("HEAD -> ").split(",")[0].strip() if refs.startswith("HEAD -> ") else ""

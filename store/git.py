@@ -17,13 +17,13 @@ TIMEOUT: Final = 10.0
 """Seconds a git call may take before it counts as failed."""
 
 
-def run_git(cwd: Path, *args: str) -> str | None:
+def run_git(cwd: Path, *args: str, timeout: float = TIMEOUT) -> str | None:
     try:
         done = subprocess.run(
             ["git", "-c", "core.fsmonitor=false", *args],
             cwd=cwd,
             capture_output=True,
-            timeout=TIMEOUT,
+            timeout=timeout,
             stdin=subprocess.DEVNULL,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
         )
