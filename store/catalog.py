@@ -46,7 +46,7 @@ from store.workspace import ScopeDir, check_scope, unsafe
 
 _NOT_REGULAR: Final = "not a regular file (a FIFO, device or folder); skipped, never opened"
 TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))
-SMALL_STORE: Final = 1000
+SMALL_STORE: Final = 200
 SWEEP_SECONDS: Final = 2.0
 """The shortest pause between two background sweeps of a large store."""
 SWEEP_SHARE: Final = 0.005

@@ -111,12 +111,17 @@ def tiered(
     cards: list[str] = []
     mode = "bodies" if disclosure in ("tiered", "bodies") else "cards"
     body_limit = budget - FOOTER_RESERVE - (int(budget * CARD_SHARE) if disclosure == "tiered" else 0)
-    for item in selected:
+    for reached, item in enumerate(selected):
+        if mode == "omit":  # nothing more fits: the rest are omitted, no marks asked
+            rest = [s.memory for s in selected[reached:]]
+            result.omitted_ids.extend(m.id for m in rest)
+            result.memories.extend(_row(m, "omitted", 0) for m in rest)
+            break
         memory = item.memory
-        marks = mark(memory) if mark is not None and mode != "omit" else ()
+        marks = mark(memory) if mark is not None else ()
         if marks:
             result.marks[memory.id] = marks_data(marks)
-        if is_stale(marks) and not show_stale and mode != "omit":  # a card with the reason
+        if marks and is_stale(marks) and not show_stale:  # a card with the reason
             line = f"{memory.card} — {describe(marks)}"
             cost = count_tokens(line + "\n") + (0 if cards else count_tokens(_CARDS_HEADING + "\n"))
             if used + cost <= budget - FOOTER_RESERVE:

@@ -163,18 +163,47 @@ def for_role(memory: Memory, role: str) -> bool:
     return not memory.roles or role in memory.roles
 
 
+@dataclass(frozen=True, slots=True)
+class RoutePool:
+    """The active durable memories routing chooses from, sorted by id, with what each tier
+    asks of them looked up once per store view rather than once per memory per call."""
+
+    memories: tuple[Memory, ...]
+    order: dict[str, int]
+    core: tuple[Memory, ...]
+    by_tag: dict[str, tuple[int, ...]]
+    by_type: dict[str, tuple[int, ...]]
+    with_paths: tuple[Memory, ...]
+
+    @classmethod
+    def of(cls, memories: Iterable[Memory]) -> RoutePool:
+        pool = tuple(sorted(memories, key=lambda m: m.id))
+        by_tag: dict[str, list[int]] = {}
+        by_type: dict[str, list[int]] = {}
+        for n, memory in enumerate(pool):
+            for tag in set(memory.tags):
+                by_tag.setdefault(tag, []).append(n)
+            by_type.setdefault(memory.type, []).append(n)
+        core = sorted((m for m in pool if m.always), key=lambda m: (_TYPE_ORDER.get(m.type, 99), m.id))
+        return cls(
+            pool,
+            {m.id: n for n, m in enumerate(pool)},
+            tuple(core),
+            {tag: tuple(ns) for tag, ns in by_tag.items()},
+            {type_: tuple(ns) for type_, ns in by_type.items()},
+            tuple(m for m in pool if m.paths),
+        )
+
+
 def route(
     task: str,
-    memories: Iterable[Memory],
+    pool: RoutePool,
     *,
     role: str,
     classes: Mapping[str, Mapping[str, list[str]]],
     scores: Callable[[str], dict[str, float]],
 ) -> RoutePlan:
-    """Active durable memories for `task`, in load order; each id appears once, first tier wins.
-
-    `memories` are the active durable memories, sorted by id."""
-    pool = list(memories)
+    """Active durable memories for `task`, in load order; each id appears once, first tier wins."""
     task_class = classify(task, classes) if task.strip() else GENERAL
     bm25 = scores(task) if task.strip() else {}
     entries: dict[str, RouteEntry] = {}
@@ -183,34 +212,40 @@ def route(
         if memory.id not in entries:
             entries[memory.id] = RouteEntry(memory, bm25.get(memory.id, 0.0), tier, reason)
 
-    core = [m for m in pool if m.always and for_role(m, role)]
-    for memory in sorted(core, key=lambda m: (_TYPE_ORDER.get(m.type, 99), m.id)):
-        add(memory, "core", "core: always loaded" + (f" for role {role}" if memory.roles else ""))
+    for memory in pool.core:
+        if for_role(memory, role):
+            add(memory, "core", "core: always loaded" + (f" for role {role}" if memory.roles else ""))
 
     spec = classes.get(task_class, {})
-    tags, types = set(spec.get("tags", [])), set(spec.get("types", []))
     if task_class != GENERAL:
+        tags, types = set(spec.get("tags", [])), set(spec.get("types", []))
+        tagged = {n for tag in tags for n in pool.by_tag.get(tag, ())}
+        typed = {n for type_ in types for n in pool.by_type.get(type_, ())}
         matched = []
-        for memory in pool:
+        for n in tagged | typed:
+            memory = pool.memories[n]
             if not for_role(memory, role):
                 continue
-            shared = sorted(tags.intersection(memory.tags))
-            if shared:
-                matched.append((memory, f"class {task_class}: tag {', '.join(shared)}"))
-            elif memory.type in types:
-                matched.append((memory, f"class {task_class}: type {memory.type}"))
-        for memory, reason in sorted(matched, key=lambda pair: (-bm25.get(pair[0].id, 0.0), pair[0].id)):
+            if n in tagged:
+                reason = f"class {task_class}: tag {', '.join(sorted(tags.intersection(memory.tags)))}"
+            else:
+                reason = f"class {task_class}: type {memory.type}"
+            matched.append((-bm25.get(memory.id, 0.0), memory.id, memory, reason))
+        matched.sort(key=lambda row: (row[0], row[1]))
+        for _, _, memory, reason in matched:
             add(memory, "class", reason)
 
     if bm25:
         floor = max(bm25.values()) * RELEVANCE_SHARE
-        ranked = sorted((m for m in pool if m.id in bm25), key=lambda m: (-bm25[m.id], m.id))
+        ranked = sorted(
+            (pool.memories[pool.order[i]] for i in bm25 if i in pool.order), key=lambda m: (-bm25[m.id], m.id)
+        )
         relevant = [m for n, m in enumerate(ranked) if n < MIN_RELEVANT or bm25[m.id] >= floor]
         for memory in relevant[:MAX_RELEVANT]:
             add(memory, "relevant", f"relevant: bm25 {bm25[memory.id]:.2f}")
 
     for path in named_paths(task):
-        for memory in pool:
+        for memory in pool.with_paths:
             pattern = next((p for p in memory.paths if glob_match(path, p)), None)
             if pattern is not None:
                 add(memory, "path", f"path: {path} matches {pattern}")

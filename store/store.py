@@ -21,7 +21,7 @@ from store.errors import NotFound, Problem, UnsafePath
 from store.ids import check_id
 from store.load import LoadResult, Selected, single, tiered
 from store.memory import Memory
-from store.route import RoutePlan, route, task_classes
+from store.route import RoutePlan, RoutePool, route, task_classes
 from store.search import Hit, Key, SearchIndex, key_of, snippet
 from store.secret import Secret, user_secret
 from store.usage import Usage
@@ -103,7 +103,7 @@ class Store:
         self._view: View | None = None
         self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
         self._index_hash: tuple[tuple[Any, ...], str] = ((), "")
-        self._pool: tuple[tuple[Any, ...], list[Memory]] = ((), [])
+        self._pool: tuple[tuple[Any, ...], RoutePool] = ((), RoutePool.of(()))
         self.recovered = 0
         """Files rewritten by `transaction.recover` from an interrupted commit's journal (verify
         reports it)."""
@@ -415,10 +415,7 @@ class Store:
         view = view or self.view()
         config = self.config()
         if self._pool[0] != view.key:
-            self._pool = (
-                view.key,
-                sorted((m for m in view.durable.values() if m.active), key=lambda m: m.id),
-            )
+            self._pool = (view.key, RoutePool.of(m for m in view.durable.values() if m.active))
         return route(
             task,
             self._pool[1],

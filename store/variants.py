@@ -11,6 +11,8 @@ from store.memory import Memory
 
 def variant_text(memory: Memory, setting: Mapping[str, Any], objective: str) -> tuple[str | None, str]:
     """(text to show instead of the body or None, explanation or '') for this memory."""
+    if not memory.has_variants:
+        return None, ""
     per_id = setting.get("ids") or {}
     if isinstance(per_id, dict) and isinstance(per_id.get(memory.id), dict):
         setting = per_id[memory.id]
