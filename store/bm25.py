@@ -144,7 +144,7 @@ class InvertedIndex:
         avgdl = self._total_len / n
         doc_len = np.frombuffer(self._doc_len, dtype=np.uint32).astype(np.float64)
         total = np.zeros(len(self._keys), dtype=np.float64)
-        touched: list[Any] = []
+        touched = np.zeros(len(self._keys), dtype=bool)
         for term in query:
             tid = self._term_id.get(term)
             if tid is None or self._df[tid] == 0:
@@ -155,10 +155,10 @@ class InvertedIndex:
             docs = np.frombuffer(post_docs, dtype=np.uint32)
             tfs = np.frombuffer(post_tfs, dtype=np.uint32).astype(np.float64)
             total[docs] += idf * (tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * doc_len[docs] / avgdl)))
-            touched.append(docs)
-        if not touched:
+            touched[docs] = True
+        candidates = np.flatnonzero(touched)
+        if len(candidates) == 0:
             return []
-        candidates = np.unique(np.concatenate(touched))
         values = total[candidates]
         if top is not None and len(values) > top:
             kth = np.partition(values, len(values) - top)[len(values) - top]

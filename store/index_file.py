@@ -28,7 +28,7 @@ from store.errors import NotRegular, Problem, UnsafePath
 from store.fsutil import open_regular, read_regular, write_atomic
 from store.workspace import ScopeDir
 
-INDEX_VERSION: Final = 3
+INDEX_VERSION: Final = 4
 INDEX_KIND: Final = "index"
 SEAL_KIND: Final = "seal"
 MAX_INDEX_BYTES: Final = 1 << 30

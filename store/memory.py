@@ -112,7 +112,13 @@ RECORD_FIELDS: Final = (
     "objective",
     "valid_until",
     "has_variants",
+    "refs",
+    "updated",
+    "review_after",
 )
+"""What reads need without opening the file (index.json keeps them per file). `refs` holds the
+front matter's reference strings as written (store.refs parses them), `updated` its `updated`
+or else `created` time, for store.staleness; `review_after` for store.validity."""
 
 
 class Memory:
@@ -142,6 +148,9 @@ class Memory:
         objective: str = "",
         valid_until: str = "",
         has_variants: bool = False,
+        refs: tuple[str, ...] = (),
+        updated: str = "",
+        review_after: str = "",
         path: str | None = None,
         full: tuple[dict[str, Any], str] | None = None,
     ) -> None:
@@ -149,6 +158,7 @@ class Memory:
         self.type, self.title, self.tags, self.paths, self.roles = type, title, tags, paths, roles
         self.always, self.status, self.objective, self.valid_until = always, status, objective, valid_until
         self.has_variants = has_variants
+        self.refs, self.updated, self.review_after = refs, updated, review_after
         self._full = full if path is None else None
         if path is not None and full is not None:
             _remember((path, hash, "meta"), full[0])
@@ -174,6 +184,9 @@ class Memory:
             objective=str(meta.get("objective") or ""),
             valid_until=str(meta.get("valid_until") or ""),
             has_variants=isinstance(variants, dict) and bool(variants),
+            refs=tuple(_texts(meta.get("refs"))),
+            updated=_text(meta.get("updated") or meta.get("created")),
+            review_after=_text(meta.get("review_after")),
             path=path,
             full=(meta, body),
         )
@@ -189,9 +202,22 @@ class Memory:
     def from_record(cls, file_id: str, scope: str, tier: str, path: str, record: list[Any]) -> Memory:
         """The memory index.json describes (run for every memory when a process starts: the
         slots are set directly). TypeError or ValueError when the record does not fit."""
-        content_hash, kind, title, tags, paths, roles, always, status, objective, valid_until, variants = (
-            record
-        )
+        (
+            content_hash,
+            kind,
+            title,
+            tags,
+            paths,
+            roles,
+            always,
+            status,
+            objective,
+            valid_until,
+            variants,
+            refs,
+            updated,
+            review_after,
+        ) = record
         intern = sys.intern  # a handful of distinct values, 100,000 times
         memory = cls.__new__(cls)
         memory.id, memory.scope, memory.tier, memory.hash, memory.path = (
@@ -207,6 +233,8 @@ class Memory:
         memory.roles = tuple([intern(str(v)) for v in roles])
         memory.always, memory.has_variants = always, variants
         memory.objective, memory.valid_until = intern(str(objective)), intern(str(valid_until))
+        memory.refs = tuple([str(v) for v in refs])
+        memory.updated, memory.review_after = str(updated), str(review_after)
         memory._full = None
         return memory
 
@@ -282,6 +310,16 @@ def _remember(key: tuple[str, str, str], value: Any) -> None:
         _full_cache.move_to_end(key)
         while len(_full_cache) > _FULL_LIMIT:
             _full_cache.popitem(last=False)
+
+
+def _texts(value: Any) -> list[str]:
+    """The strings of a list (or the one string); anything else is left out."""
+    values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return [v for v in values if isinstance(v, str)]
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _strings(value: Any) -> list[str]:

@@ -246,7 +246,8 @@ def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
     if len(text) <= width:
         return text
     wanted = frozenset(terms(query, query=True))
-    words = [(m.start(), _word_terms(m.group()) & wanted) for m in _WORD.finditer(text)]
+    heads = frozenset(head for t in wanted for head in _heads(t.lower()))
+    words = [(m.start(), _hits(m.group(), wanted, heads)) for m in _WORD.finditer(text)]
     best_start, best_hits = 0, -1
     right, counts, distinct = 0, dict.fromkeys(wanted, 0), 0
     for left in range(len(words)):
@@ -265,6 +266,23 @@ def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
     prefix = "…" if best_start > 0 else ""
     suffix = "…" if best_start + width < len(text) else ""
     return f"{prefix}{piece}{suffix}"
+
+
+def _heads(term: str) -> tuple[str, ...]:
+    """What a word must contain to hold `term` as a piece or as the Snowball stem of a piece: a
+    stem's first two letters begin its word, except dying, lying and tying (die, lie, tie)."""
+    head = term[:2]
+    return (head, head[0] + "y") if head[1:] == "i" else (head,)
+
+
+def _hits(word: str, wanted: frozenset[str], heads: frozenset[str]) -> frozenset[str]:
+    """The query terms one word of a body holds. An ASCII word without any of the terms'
+    `_heads` holds none, so most words are never stemmed."""
+    if word.isascii():
+        lowered = word.lower()
+        if not any(head in lowered for head in heads):
+            return frozenset()
+    return _word_terms(word) & wanted
 
 
 @lru_cache(maxsize=1 << 16)

@@ -91,7 +91,7 @@ class Checker:
         self._prefix = os.path.join(str(workspace), "")
         self._files: dict[str, _File] = {}
         self._refs: dict[tuple[str, str], tuple[tuple[Ref, ...], float | None, str]] = {}
-        """(refs, updated, review_after) by (file, content hash): front matter read once."""
+        """(refs, updated, review_after) by (file, content hash), from the memory's record."""
         self._globs: dict[str, tuple[float, bool]] = {}
         self._lock = threading.Lock()
         self._git_wanted = git
@@ -140,11 +140,8 @@ class Checker:
         cache_key = (memory.path or memory.id, memory.hash)
         found = self._refs.get(cache_key)
         if found is None:
-            meta = memory.meta
-            refs = memory_refs(meta.get("refs")) if memory.scope == "project" else ()
-            updated = _epoch(meta.get("updated") or meta.get("created"))
-            review_after = meta.get("review_after")
-            found = (refs, updated, review_after if isinstance(review_after, str) else "")
+            refs = memory_refs(list(memory.refs)) if memory.scope == "project" else ()
+            found = (refs, _epoch(memory.updated), memory.review_after)
             with self._lock:
                 if len(self._refs) > _CACHE_LIMIT:
                     self._refs.clear()

@@ -209,3 +209,42 @@ def test_bm25_scores_come_per_memory_before_ranking(empty_workspace: Path) -> No
     hits = index.rank(scores)
     assert hits[0].memory.id == "filler-1"
     assert [h.memory.id for h in hits] == [h.memory.id for h in index.search("filler bravo")]
+
+
+def test_snippet_stems_only_words_that_can_hold_a_query_term() -> None:
+    """The snippet's shortcut (a word is stemmed only when it contains a query term's first two
+    letters) picks the same stretch as stemming every word, on every eval memory and query."""
+    from store import search
+    from store.memory import body_of
+
+    def every_word(body: str, query: str) -> str:
+        real = search._hits
+        search._hits = lambda word, wanted, heads: search._word_terms(word) & wanted  # type: ignore[assignment]
+        try:
+            return search.snippet(body, query)
+        finally:
+            search._hits = real  # type: ignore[assignment]
+
+    bodies = [body_of(p.read_text()) for p in sorted((FIXTURES / "eval" / "memory").glob("*.md"))]
+    queries = [json.loads(line)["query"] for line in (FIXTURES / "eval" / "queries.jsonl").read_text().splitlines()]
+    assert len(bodies) >= 200 and len(queries) >= 120
+    long = [b for b in bodies if len(" ".join(b.split())) > search.SNIPPET_CHARS]
+    assert len(long) >= 50
+    for query in queries:
+        for body in long[:60]:
+            assert search.snippet(body, query) == every_word(body, query), (query, body[:80])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_stem_has_a_head_its_word_contains(seed: int) -> None:
+    """What the snippet shortcut relies on, over random words and Snowball's exceptions."""
+    import random
+
+    from store.search import _heads
+    from store.tokenize import stem
+
+    rnd = random.Random(seed)
+    letters = "aeiouyslnedgbtrcwhkpmf"
+    words = {"".join(rnd.choice(letters) for _ in range(rnd.randint(1, 14))) for _ in range(20000)}
+    words |= {"skies", "dying", "lying", "tying", "idly", "gently", "early", "only", "oed", "news", "yelled"}
+    assert [w for w in words if not any(head in w for head in _heads(stem(w)))] == []
