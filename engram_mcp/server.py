@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -90,6 +91,7 @@ def _warm(store: Store) -> None:
         store.warm()
     except Exception:  # a broken store is reported by the request that needs it
         log.debug("warm-up failed", exc_info=True)
+    gc.freeze()  # the store's long-lived objects: later collections no longer walk them
 
 
 class _Terminated(Exception):

@@ -200,7 +200,15 @@ class Catalog:
         if not self._watch or self._closed.is_set():
             return False
         try:
-            from watchdog.events import FileSystemEvent, FileSystemEventHandler
+            from watchdog.events import (
+                FileClosedEvent,
+                FileCreatedEvent,
+                FileDeletedEvent,
+                FileModifiedEvent,
+                FileMovedEvent,
+                FileSystemEvent,
+                FileSystemEventHandler,
+            )
             from watchdog.observers import Observer
             from watchdog.observers.polling import PollingObserver
         except ImportError:
@@ -221,7 +229,10 @@ class Catalog:
                 self._watcher.start()
             for _, folder in self._tiers:
                 if folder not in self._watched and folder.is_dir():
-                    self._watcher.schedule(Edited(), str(folder), recursive=False)
+                    # Changes only: reads (engram's own, for a body or a snippet) open files
+                    # too, and every opened/closed-unwritten event would wake three threads.
+                    changes = [FileModifiedEvent, FileClosedEvent, FileCreatedEvent, FileMovedEvent, FileDeletedEvent]
+                    self._watcher.schedule(Edited(), str(folder), recursive=False, event_filter=changes)
                     self._watched.add(folder)
         except (OSError, RuntimeError):  # e.g. the inotify watch limit: sweeping still works
             return False

@@ -67,10 +67,11 @@ class LoadResult:
     tokens: int = 0
     reasons: dict[str, str] = field(default_factory=dict)
     memories: list[dict[str, object]] = field(default_factory=list)
-    """Every selected memory in load order: `id, type, title, tier` (`body`, `card` or
-    `omitted`), `tokens` (what it costs in this answer: its quoted body block, its card line,
-    or 0 when omitted; no omitted body is read), and for the body tier `body`, the text shown
-    (a rule variant's wording where one was chosen)."""
+    """Every memory the answer shows, in load order: `id, type, title, tier` (`body` or
+    `card`), `tokens` (what it costs in this answer: its quoted body block or its card line),
+    and for the body tier `body`, the text shown (a rule variant's wording where one was
+    chosen). The omitted are only named, in `omitted_ids`: on a large store a class can select
+    thousands of memories, and a 2,000-token answer should not carry a row for each."""
 
     marks: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
@@ -113,9 +114,7 @@ def tiered(
     body_limit = budget - FOOTER_RESERVE - (int(budget * CARD_SHARE) if disclosure == "tiered" else 0)
     for reached, item in enumerate(selected):
         if mode == "omit":  # nothing more fits: the rest are omitted, no marks asked
-            rest = [s.memory for s in selected[reached:]]
-            result.omitted_ids.extend(m.id for m in rest)
-            result.memories.extend(_row(m, "omitted", 0) for m in rest)
+            result.omitted_ids.extend(s.memory.id for s in selected[reached:])
             break
         memory = item.memory
         marks = mark(memory) if mark is not None else ()
@@ -127,6 +126,7 @@ def tiered(
             if used + cost <= budget - FOOTER_RESERVE:
                 cards.append(line)
                 result.card_ids.append(memory.id)
+                result.memories.append(_row(memory, "card", cost))
                 used += cost
                 continue
         if mode == "bodies":
@@ -149,7 +149,6 @@ def tiered(
                 continue
             mode = "omit"
         result.omitted_ids.append(memory.id)
-        result.memories.append(_row(memory, "omitted", 0))
     notes = [n for n in note_cards if used + count_tokens(n.card) + 1 <= budget - FOOTER_RESERVE]
     result.card_ids.extend(n.id for n in notes)
     result.memories.extend(_row(n, "card", count_tokens(n.card + "\n")) for n in notes)

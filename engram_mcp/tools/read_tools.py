@@ -59,13 +59,13 @@ LOAD_OUTPUT = envelope(
             "reasons": {"type": "object", "additionalProperties": {"type": "string"}},
             "memories": {
                 "type": "array",
-                "description": "The selected memories in load order; body only for the body tier",
+                "description": "The memories the answer shows, in load order (the omitted are in omitted_ids); body only for the body tier",
                 "items": data(
                     {
                         "id": {"type": "string"},
                         "type": {"type": "string"},
                         "title": {"type": "string"},
-                        "tier": {"type": "string", "enum": ["body", "card", "omitted"]},
+                        "tier": {"type": "string", "enum": ["body", "card"]},
                         "tokens": {"type": "integer", "minimum": 0},
                         "body": {"type": "string"},
                     },
