@@ -231,7 +231,13 @@ class Catalog:
                 if folder not in self._watched and folder.is_dir():
                     # Changes only: reads (engram's own, for a body or a snippet) open files
                     # too, and every opened/closed-unwritten event would wake three threads.
-                    changes = [FileModifiedEvent, FileClosedEvent, FileCreatedEvent, FileMovedEvent, FileDeletedEvent]
+                    changes = [
+                        FileModifiedEvent,
+                        FileClosedEvent,
+                        FileCreatedEvent,
+                        FileMovedEvent,
+                        FileDeletedEvent,
+                    ]
                     self._watcher.schedule(Edited(), str(folder), recursive=False, event_filter=changes)
                     self._watched.add(folder)
         except (OSError, RuntimeError):  # e.g. the inotify watch limit: sweeping still works

@@ -226,7 +226,9 @@ def test_snippet_stems_only_words_that_can_hold_a_query_term() -> None:
             search._hits = real  # type: ignore[assignment]
 
     bodies = [body_of(p.read_text()) for p in sorted((FIXTURES / "eval" / "memory").glob("*.md"))]
-    queries = [json.loads(line)["query"] for line in (FIXTURES / "eval" / "queries.jsonl").read_text().splitlines()]
+    queries = [
+        json.loads(line)["query"] for line in (FIXTURES / "eval" / "queries.jsonl").read_text().splitlines()
+    ]
     assert len(bodies) >= 200 and len(queries) >= 120
     long = [b for b in bodies if len(" ".join(b.split())) > search.SNIPPET_CHARS]
     assert len(long) >= 50
