@@ -63,6 +63,11 @@ class IndexFile:
                 found = data.get("memories") if isinstance(data, dict) else None
                 if isinstance(found, dict) and data.get("version") == INDEX_VERSION:
                     memories = found
+                elif isinstance(found, dict) and isinstance(data.get("version"), int):
+                    # another engram version's records: the files are parsed again, the seals kept
+                    memories = {
+                        k: {"sealed": v["sealed"]} for k, v in found.items() if isinstance(v, dict) and "sealed" in v
+                    }
                 else:
                     problem = Problem("ENGRAM_CORRUPT", shown, "unknown format; rebuilt from the files")
         except FileNotFoundError:

@@ -132,3 +132,25 @@ def test_a_file_name_that_is_not_an_id_is_skipped_with_a_problem(workspace: Path
     problems = {p.file: p for p in view.problems}
     assert problems[".engram/memory/Bad_Name.md"].code == "ENGRAM_VALIDATION"
     assert all(m.id != "Bad_Name" for m in view.durable.values())
+
+
+def test_an_index_from_the_previous_engram_version_keeps_its_seals(workspace: Path) -> None:
+    """After an upgrade that changed the record layout, files are parsed again, nothing is
+    reported as corrupt, and verify still knows every accepted memory (no one re-reviews)."""
+    from store import secret
+    from store.index_file import INDEX_KIND
+
+    store = Store(workspace)
+    review.accept(store)
+    store.close()
+    index = workspace / ".engram" / "index.json"
+    data = orjson.loads(secret.unwrap(store.key(), INDEX_KIND, index.read_bytes()) or b"")
+    data["version"] = INDEX_VERSION - 1
+    for record in data["memories"].values():
+        record["r"] = record["r"][:11]  # the layout before refs, updated and review_after
+    index.write_bytes(secret.wrap(store.key(), INDEX_KIND, orjson.dumps(data)))
+    again = Store(workspace)
+    report = review.verify(again)
+    assert report["ok"] and report["mismatched"] == report["unindexed"] == report["missing"] == []
+    assert [e.id for e in again.search("uv")][:1] == ["use-uv-for-python"]
+    assert not [n for n in again.notices() if n[0] == "ENGRAM_CORRUPT"]
