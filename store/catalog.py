@@ -386,7 +386,7 @@ class Catalog:
             try:
                 memory = Memory.from_record(name, self.scope.scope, tier, path, stored["r"])
             except (KeyError, TypeError, ValueError, IndexError):
-                memory = None
+                memory, stored = None, None  # a record of another layout: parsed, and rewritten
         if memory is None:
             shown = self.scope.display(Path(path))
             if not stat_mode.S_ISREG(stat.st_mode):  # a FIFO renamed over a memory would block a read

@@ -28,7 +28,7 @@ from store.errors import NotRegular, Problem, UnsafePath
 from store.fsutil import open_regular, read_regular, write_atomic
 from store.workspace import ScopeDir
 
-INDEX_VERSION: Final = 4
+INDEX_VERSION: Final = 5
 INDEX_KIND: Final = "index"
 SEAL_KIND: Final = "seal"
 MAX_INDEX_BYTES: Final = 1 << 30
@@ -66,7 +66,9 @@ class IndexFile:
                 elif isinstance(found, dict) and isinstance(data.get("version"), int):
                     # another engram version's records: the files are parsed again, the seals kept
                     memories = {
-                        k: {"sealed": v["sealed"]} for k, v in found.items() if isinstance(v, dict) and "sealed" in v
+                        k: {"sealed": v["sealed"]}
+                        for k, v in found.items()
+                        if isinstance(v, dict) and "sealed" in v
                     }
                 else:
                     problem = Problem("ENGRAM_CORRUPT", shown, "unknown format; rebuilt from the files")

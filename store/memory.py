@@ -115,10 +115,12 @@ RECORD_FIELDS: Final = (
     "refs",
     "updated",
     "review_after",
+    "superseded_by",
 )
 """What reads need without opening the file (index.json keeps them per file). `refs` holds the
 front matter's reference strings as written (store.refs parses them), `updated` its `updated`
-or else `created` time, for store.staleness; `review_after` for store.validity."""
+or else `created` time, for store.staleness; `review_after` for store.validity;
+`superseded_by` for search (a superseded memory's match counts for its successor)."""
 
 
 class Memory:
@@ -151,6 +153,7 @@ class Memory:
         refs: tuple[str, ...] = (),
         updated: str = "",
         review_after: str = "",
+        superseded_by: str = "",
         path: str | None = None,
         full: tuple[dict[str, Any], str] | None = None,
     ) -> None:
@@ -159,6 +162,7 @@ class Memory:
         self.always, self.status, self.objective, self.valid_until = always, status, objective, valid_until
         self.has_variants = has_variants
         self.refs, self.updated, self.review_after = refs, updated, review_after
+        self.superseded_by = superseded_by
         self._full = full if path is None else None
         if path is not None and full is not None:
             _remember((path, hash, "meta"), full[0])
@@ -187,6 +191,7 @@ class Memory:
             refs=tuple(_texts(meta.get("refs"))),
             updated=_text(meta.get("updated") or meta.get("created")),
             review_after=_text(meta.get("review_after")),
+            superseded_by=_text(meta.get("superseded_by")),
             path=path,
             full=(meta, body),
         )
@@ -217,6 +222,7 @@ class Memory:
             refs,
             updated,
             review_after,
+            superseded_by,
         ) = record
         intern = sys.intern  # a handful of distinct values, 100,000 times
         memory = cls.__new__(cls)
@@ -235,6 +241,7 @@ class Memory:
         memory.objective, memory.valid_until = intern(str(objective)), intern(str(valid_until))
         memory.refs = tuple([str(v) for v in refs])
         memory.updated, memory.review_after = str(updated), str(review_after)
+        memory.superseded_by = intern(str(superseded_by))
         memory._full = None
         return memory
 

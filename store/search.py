@@ -57,6 +57,10 @@ def document_tokens(memory: Memory) -> list[str]:
     return title * TITLE_WEIGHT + tags * TAG_WEIGHT + terms(memory.body)
 
 
+MAX_SUCCESSION: Final = 8
+"""The most `superseded_by` links search follows from a superseded memory to the one in force."""
+
+
 class SearchIndex:
     """The BM25 index of every memory of both scopes, updated from the catalogs' changes."""
 
@@ -75,6 +79,8 @@ class SearchIndex:
         self._notice = notice
         self._index: bm25.InvertedIndex | None = None
         self._by_key: dict[Key, Memory] = {}
+        self._successor: dict[Key, Key] = {}
+        """Superseded memory → the memory its `superseded_by` names (same scope and tier)."""
         self._dirty = False
 
     def _ensure(self) -> bm25.InvertedIndex:
@@ -140,6 +146,9 @@ class SearchIndex:
                 index.share_tag(key, memory.hash)
         progress.finish()
         self._by_key = wanted
+        self._successor = {}
+        for key, memory in wanted.items():
+            self._note_successor(key, memory)
 
     def update(self, changes: dict[Key, Memory | None]) -> None:
         """Apply a few changes without looking at the rest of the store."""
@@ -153,6 +162,7 @@ class SearchIndex:
     def _update(self, changes: dict[Key, Memory | None]) -> None:
         index = self._ensure()
         for key, memory in changes.items():
+            self._successor.pop(key, None)
             if memory is None:
                 index.remove(key)
                 self._by_key.pop(key, None)
@@ -160,7 +170,27 @@ class SearchIndex:
                 if index.tag(key) != memory.hash:
                     index.add(key, document_tokens(memory), tag=memory.hash)
                 self._by_key[key] = memory
+                self._note_successor(key, memory)
             self._dirty = True
+
+    def _note_successor(self, key: Key, memory: Memory) -> None:
+        if memory.status == "superseded" and memory.superseded_by and memory.superseded_by != memory.id:
+            self._successor[key] = (key[0], key[1], memory.superseded_by)
+
+    def _heir(self, key: Key) -> Key | None:
+        """The active memory that replaced this superseded one, following `superseded_by` (a
+        chain of at most MAX_SUCCESSION links); None when there is none in the index."""
+        for _ in range(MAX_SUCCESSION):
+            key_ = self._successor.get(key)
+            if key_ is None:
+                return None
+            memory = self._by_key.get(key_)
+            if memory is None:
+                return None
+            if memory.active:
+                return key_
+            key = key_
+        return None
 
     def bm25_scores(self, query: str, top: int | None = None) -> dict[Key, float]:
         """The BM25 score of every memory sharing a term with `query` (with `top`, the best
@@ -175,7 +205,12 @@ class SearchIndex:
             except bm25.CorruptIndex:
                 scored = self._rebuild().scores(wanted, top)
             by_key = self._by_key
-            return {k: v for k, v in scored if k in by_key}
+            found = {k: v for k, v in scored if k in by_key}
+            for key, score in [(k, v) for k, v in found.items() if k in self._successor]:
+                heir = self._heir(key)  # a match of a superseded memory counts for its successor
+                if heir is not None and score > found.get(heir, 0.0):
+                    found[heir] = score
+            return found
 
     def rank(self, scores: Mapping[Key, float]) -> list[Hit]:
         """Hits for scores by key (BM25's or a fusion's), best first, ties by id, tier, scope;
@@ -188,17 +223,20 @@ class SearchIndex:
 
     def holding_every_word(self, query: str, among: Iterable[Key]) -> set[Key]:
         """The keys of `among` whose memories hold each word of `query` (as written or as its
-        stem)."""
+        stem), or whose superseded predecessor does (its match counts for them)."""
         groups = word_groups(query)
         if not groups:
             return set()
         among = list(among)
         with self._lock:
+            wanted = set(among)
+            heirs = {old: heir for old in self._successor if (heir := self._heir(old)) in wanted}
             index = self._ensure()
             try:
-                held = index.covering(groups, among)
+                held = index.covering(groups, [*among, *heirs])
             except bm25.CorruptIndex:
-                held = self._rebuild().covering(groups, among)
+                held = self._rebuild().covering(groups, [*among, *heirs])
+            held |= {heir for old, heir in heirs.items() if old in held}
             return {key for key in among if key in held}
 
     def containing(self, text: str) -> list[Memory]:

@@ -147,7 +147,7 @@ def test_an_index_from_the_previous_engram_version_keeps_its_seals(workspace: Pa
     data = orjson.loads(secret.unwrap(store.key(), INDEX_KIND, index.read_bytes()) or b"")
     data["version"] = INDEX_VERSION - 1
     for record in data["memories"].values():
-        record["r"] = record["r"][:11]  # the layout before refs, updated and review_after
+        record["r"] = record["r"][:11]  # the layout before refs, updated, review_after, superseded_by
     index.write_bytes(secret.wrap(store.key(), INDEX_KIND, orjson.dumps(data)))
     again = Store(workspace)
     report = review.verify(again)

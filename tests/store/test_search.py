@@ -250,3 +250,43 @@ def test_every_stem_has_a_head_its_word_contains(seed: int) -> None:
     words = {"".join(rnd.choice(letters) for _ in range(rnd.randint(1, 14))) for _ in range(20000)}
     words |= {"skies", "dying", "lying", "tying", "idly", "gently", "early", "only", "oed", "news", "yelled"}
     assert [w for w in words if not any(head in w for head in _heads(stem(w)))] == []
+
+
+def test_a_superseded_memorys_match_finds_the_memory_that_replaced_it(
+    empty_workspace: Path, engram_home: Path
+) -> None:
+    """Words only the old decision holds (`pip-compile`) find the one in force, through a chain
+    of replacements; the superseded memories themselves stay out unless asked for."""
+    ws = empty_workspace
+    write_memory(
+        ws,
+        "lock-with-pip-tools",
+        title="Lock dependencies with pip-compile",
+        body="Run pip-compile on requirements.in.\n",
+        status="superseded",
+        superseded_by="lock-with-poetry",
+    )
+    write_memory(
+        ws,
+        "lock-with-poetry",
+        title="Lock dependencies with poetry",
+        body="poetry lock writes poetry.lock.\n",
+        status="superseded",
+        superseded_by="use-uv-for-locking",
+        supersedes=["lock-with-pip-tools"],
+    )
+    write_memory(
+        ws,
+        "use-uv-for-locking",
+        title="Use uv for Python environments",
+        body="uv sync creates .venv from uv.lock.\n",
+        supersedes=["lock-with-poetry"],
+    )
+    write_memory(ws, "pip-mirror", title="The pip mirror", body="pip reads the internal mirror.\n")
+    store = Store(ws)
+    found = store.search("pip-compile requirements")
+    assert [e.id for e in found] == ["use-uv-for-locking", "pip-mirror"]
+    with_old = [e.id for e in store.search("pip-compile requirements", include_superseded=True)]
+    assert with_old[0] in ("lock-with-pip-tools", "use-uv-for-locking")
+    assert {"lock-with-pip-tools", "use-uv-for-locking", "pip-mirror"} <= set(with_old)
+    assert [e.id for e in store.search("uv sync")] == ["use-uv-for-locking"]
