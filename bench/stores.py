@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import shutil
+import subprocess
 from pathlib import Path
 
 TYPES = ["rule", "decision", "convention", "fact", "procedure", "gotcha", "preference"]
@@ -112,9 +114,13 @@ def _memory(n: int, rng: random.Random, scope: str) -> tuple[str, str]:
     for _ in range(rng.randint(2, 8)):
         body_lines.append(" ".join(_words(rng, rng.randint(8, 16))) + ".")
     always = "true" if n % 500 == 7 else "false"
+    refs = ""
+    if scope == "project":  # every project memory cites code: a symbol, and a second file
+        module, other = n % MODULES, (n * 7 + 3) % MODULES
+        refs = f"refs: [src/app/mod_{module:02d}.py#fn_{module:02d}_{n % SYMBOLS:02d}, src/app/mod_{other:02d}.py]\n"
     text = (
         f"---\nid: {memory_id}\ntype: {rng.choice(TYPES)}\ntitle: {title}\nscope: {scope}\n"
-        f"tags: [{', '.join(tags)}]\nalways: {always}\nstatus: active\nsupersedes: []\n"
+        f"tags: [{', '.join(tags)}]\nalways: {always}\nstatus: active\nsupersedes: []\n{refs}"
         f"created: 2026-10-01T10:00:00Z\nupdated: 2026-10-01T10:00:00Z\nsource: save\n---\n"
         + "\n".join(body_lines)
         + "\n"
@@ -122,13 +128,32 @@ def _memory(n: int, rng: random.Random, scope: str) -> tuple[str, str]:
     return memory_id, text
 
 
+MODULES = 50
+SYMBOLS = 20
+
+
+def _source_tree(workspace: Path) -> None:
+    """The code the memories cite: a git repository with MODULES modules of SYMBOLS functions."""
+    src = workspace / "src" / "app"
+    src.mkdir(parents=True)
+    for module in range(MODULES):
+        body = "".join(f"def fn_{module:02d}_{k:02d}(x):\n    return x + {k}\n\n\n" for k in range(SYMBOLS))
+        (src / f"mod_{module:02d}.py").write_text(body, encoding="utf-8")
+    env = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "bench"}
+    env |= {"GIT_COMMITTER_EMAIL": "b@example.invalid", "HOME": str(workspace), "PATH": os.environ["PATH"]}
+    for args in (["init", "-q"], ["add", "src"], ["commit", "-q", "-m", "code"]):
+        subprocess.run(["git", *args], cwd=workspace, env=env, check=True)
+
+
 def build(root: Path, size: int) -> Path:
-    """A workspace with `size` memories (10% user scope) under root/ws-<size>; reused when present."""
-    workspace = root / f"ws2-{size}"
+    """A workspace with `size` memories (10% user scope; every project memory cites code in a
+    git repository) under root/ws3-<size>; reused when present."""
+    workspace = root / f"ws3-{size}"
     done = workspace / ".bench-complete"
     if done.exists():
         return workspace
     shutil.rmtree(workspace, ignore_errors=True)
+    _source_tree(workspace)
     rng = random.Random(size)
     project = workspace / ".engram" / "memory"
     user = workspace / "home" / "memory"

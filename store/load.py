@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 from store.memory import Memory
 from store.staleness import Mark, describe, is_stale, marks_data
@@ -47,14 +47,13 @@ def quote_body(memory: Memory, text: str | None = None, marks: Sequence[Mark] = 
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Selected:
-    """One memory in load order, with why it was chosen and the text to show for it."""
+class Selected(NamedTuple):
+    """One memory in load order, with why it was chosen and the text to show for it (`text`: a
+    rule variant's wording instead of the body, SPEC §4.6; None = the body)."""
 
     memory: Memory
     reason: str
     text: str | None = None
-    """A rule variant's wording instead of the body (SPEC §4.6); None = the body."""
 
 
 @dataclass(slots=True)

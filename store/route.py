@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 from store.memory import DURABLE_TYPES, Memory
 from store.tokenize import tokenize
@@ -93,8 +93,9 @@ _TYPE_ORDER: Final = {t: i for i, t in enumerate(DURABLE_TYPES)}
 _PATH_RE: Final = re.compile(r"(?:[\w.\-]+/)+[\w.\-]*|[\w\-]+\.[A-Za-z0-9]{1,8}\b")
 
 
-@dataclass(frozen=True, slots=True)
-class RouteEntry:
+class RouteEntry(NamedTuple):
+    """One memory in load order (a tuple: a class tier can hold thousands of them)."""
+
     memory: Memory
     score: float
     tier: str
@@ -221,19 +222,24 @@ def route(
         tags, types = set(spec.get("tags", [])), set(spec.get("types", []))
         tagged = {n for tag in tags for n in pool.by_tag.get(tag, ())}
         typed = {n for type_ in types for n in pool.by_type.get(type_, ())}
-        matched = []
-        for n in tagged | typed:
+        reasons: dict[tuple[str, ...], str] = {}  # memories share their few tag sets
+        by_type = f"class {task_class}: type "
+        scored, unscored = [], []  # most class members share no query word: already in id order
+        for n in sorted(tagged | typed):  # pool order: by id
             memory = pool.memories[n]
-            if not for_role(memory, role):
+            if memory.id in entries or (memory.roles and role not in memory.roles):
                 continue
             if n in tagged:
-                reason = f"class {task_class}: tag {', '.join(sorted(tags.intersection(memory.tags)))}"
+                reason = reasons.get(memory.tags)
+                if reason is None:
+                    shared = ", ".join(sorted(tags.intersection(memory.tags)))
+                    reason = reasons[memory.tags] = f"class {task_class}: tag {shared}"
             else:
-                reason = f"class {task_class}: type {memory.type}"
-            matched.append((-bm25.get(memory.id, 0.0), memory.id, memory, reason))
-        matched.sort(key=lambda row: (row[0], row[1]))
-        for _, _, memory, reason in matched:
-            add(memory, "class", reason)
+                reason = by_type + memory.type
+            score = bm25.get(memory.id, 0.0)
+            (scored if score else unscored).append(RouteEntry(memory, score, "class", reason))
+        scored.sort(key=lambda entry: -entry.score)  # stable: ties stay in id order
+        entries.update((entry.memory.id, entry) for entry in (*scored, *unscored))
 
     if bm25:
         floor = max(bm25.values()) * RELEVANCE_SHARE

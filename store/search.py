@@ -221,6 +221,13 @@ class SearchIndex:
         hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
         return hits
 
+    def scored(self, query: str, top: int | None = None) -> list[tuple[Memory, float]]:
+        """`search` unordered, as (memory, score) pairs: for callers that order by themselves."""
+        scores = self.bm25_scores(query, top)
+        with self._lock:
+            by_key = self._by_key
+            return [(by_key[k], round(v, 4)) for k, v in scores.items() if k in by_key]
+
     def holding_every_word(self, query: str, among: Iterable[Key]) -> set[Key]:
         """The keys of `among` whose memories hold each word of `query` (as written or as its
         stem), or whose superseded predecessor does (its match counts for them)."""

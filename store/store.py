@@ -262,10 +262,11 @@ class Store:
 
     def _scores(self, view: View) -> Callable[[str], dict[str, float]]:
         def scores(query: str) -> dict[str, float]:
+            durable = view.durable
             return {
-                h.memory.id: h.score
-                for h in self._search.search(query, 200)
-                if h.memory.active and view.durable.get(h.memory.id) is h.memory
+                memory.id: score
+                for memory, score in self._search.scored(query, 200)
+                if memory.active and durable.get(memory.id) is memory
             }
 
         return scores
@@ -448,10 +449,11 @@ class Store:
             return result, "by-id"
         view = self.view()
         plan = self.route(query or objective, view)
-        selected = []
-        for entry in plan.entries:
-            text, why = variant_text(entry.memory, config.rule_variant, objective)
-            selected.append(Selected(entry.memory, entry.reason + (f"; {why}" if why else ""), text))
+        selected = [Selected(e.memory, e.reason) for e in plan.entries]  # thousands for a class
+        for n, entry in enumerate(plan.entries):
+            if entry.memory.has_variants:
+                text, why = variant_text(entry.memory, config.rule_variant, objective)
+                selected[n] = Selected(entry.memory, entry.reason + (f"; {why}" if why else ""), text)
         if full:
             chosen = {s.memory.id for s in selected}
             rest = sorted(
