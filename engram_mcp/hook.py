@@ -88,7 +88,7 @@ def session_start(
         hook_input = _hook_input(stdin)
         cwd = hook_input.get("cwd")
         start = Path(cwd) if isinstance(cwd, str) and Path(cwd).is_dir() else Path.cwd()
-        store = Store(find_workspace(start, workspace_arg), read_only=True)
+        store = Store(find_workspace(start, workspace_arg), read_only=True, background=False)
         objective = os.environ.get("ENGRAM_SESSION_OBJECTIVE", "")
         task, source = ("", "") if objective.strip() else git_objective(store.workspace)
         result, _ = store.load(task or objective, objective=objective)

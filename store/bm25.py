@@ -7,7 +7,8 @@ corpus size. (BM25Okapi's log((N − n + 0.5) / (n + 0.5)) is zero or negative f
 the documents or more, which made a one- or two-memory store find nothing.) Scores equal a
 rank-bm25 `BM25` subclass with the same idf (the test oracle), but a query touches only the
 postings of its terms and adding or removing one document costs only that document's terms.
-Postings are compact arrays; numpy (imported on first search) does the arithmetic.
+Postings are compact arrays; numpy (imported on first search) does the arithmetic, except
+for a query whose postings are few (at most SMALL_POSTINGS), scored in plain Python the same way.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from store.fsutil import open_regular
 
 K1: Final = 1.5
 B: Final = 0.75
+SMALL_POSTINGS: Final = 1024
+"""Queries touching at most this many postings are scored without numpy (see `scores`)."""
 
 
 class InvertedIndex:
@@ -139,17 +142,17 @@ class InvertedIndex:
         n = len(self._slot)
         if n == 0:
             return []
+        wanted = [(tid, self._df[tid]) for term in query if (tid := self._term_id.get(term)) is not None]
+        wanted = [(tid, df) for tid, df in wanted if df]
+        if sum(df for _, df in wanted) <= SMALL_POSTINGS:
+            return self._scores_small(wanted, top)
         import numpy as np
 
         avgdl = self._total_len / n
         doc_len = np.frombuffer(self._doc_len, dtype=np.uint32).astype(np.float64)
         total = np.zeros(len(self._keys), dtype=np.float64)
         touched = np.zeros(len(self._keys), dtype=bool)
-        for term in query:
-            tid = self._term_id.get(term)
-            if tid is None or self._df[tid] == 0:
-                continue
-            df = self._df[tid]
+        for tid, df in wanted:
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             post_docs, post_tfs = self._postings(tid)
             docs = np.frombuffer(post_docs, dtype=np.uint32)
@@ -166,6 +169,27 @@ class InvertedIndex:
             candidates, values = candidates[keep], values[keep]
         keys = self._keys
         return [(keys[int(s)], float(v)) for s, v in zip(candidates, values, strict=True)]
+
+    def _scores_small(self, wanted: list[tuple[int, int]], top: int | None) -> list[tuple[Hashable, float]]:
+        """`scores` when the query's postings are few (a small store, or rare words): the same
+        arithmetic, term by term in the same order, without numpy, whose import alone costs a
+        one-shot command (the session hook) more than the search."""
+        n = len(self._slot)
+        avgdl = self._total_len / n
+        doc_len = self._doc_len
+        total: dict[int, float] = {}
+        for tid, df in wanted:
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            post_docs, post_tfs = self._postings(tid)
+            for slot, tf in zip(post_docs, post_tfs, strict=True):
+                weight = idf * (tf * (K1 + 1) / (tf + K1 * (1 - B + B * doc_len[slot] / avgdl)))
+                total[slot] = total.get(slot, 0.0) + weight
+        slots = sorted(total)
+        if top is not None and len(slots) > top:
+            kth = sorted(total.values())[len(slots) - top]
+            slots = [slot for slot in slots if total[slot] >= kth]
+        keys = self._keys
+        return [(keys[slot], total[slot]) for slot in slots]
 
     def covering(self, groups: Iterable[Iterable[str]], among: Iterable[Hashable]) -> set[Hashable]:
         """The documents of `among` that hold at least one term of each group (a word or its

@@ -96,8 +96,11 @@ class Catalog:
         key: Callable[[], bytes] = lambda: b"",
         notice: Callable[[str, str], None] = lambda code, message: None,
         watch: bool = True,
+        background: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`watch`: ask for change notification; `background`: run the background sweeper (and
+        so the watch) at all, which a one-shot command that reads once does without."""
         self.scope = scope
         self._persist = persist
         self._file = IndexFile(scope, key=key, notice=notice)
@@ -113,6 +116,7 @@ class Catalog:
         self._swept_lock = threading.Lock()
         self._closed = threading.Event()
         self._watch = watch
+        self._background = background
         self._watcher: Any = None
         self._watched: set[Path] = set()
         self._clock = clock
@@ -164,7 +168,7 @@ class Catalog:
     def _start_sweeper(self) -> None:
         """Large stores: find edits made in place (same name, same folder mtime) off the request
         path, so the next read after one takes it in."""
-        if self._sweeper is None and not self._closed.is_set():
+        if self._sweeper is None and self._background and not self._closed.is_set():
             self._sweeper = threading.Thread(target=self.sweep_forever, name="engram-sweep", daemon=True)
             self._sweeper.start()
 

@@ -1,4 +1,5 @@
-"""The memory file format: strict YAML front matter + markdown body (SPEC §2).
+"""The memory file format: strict YAML front matter + markdown body (SPEC §2; the YAML itself
+in store.front_yaml).
 
 Timestamps and dates stay strings (no implicit YAML timestamps), YAML aliases are refused
 (no billion-laughs), a key repeated in one mapping is refused (YAML loaders keep the last value,
@@ -17,7 +18,6 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import orjson
-import yaml
 
 from store.errors import Conflict, CorruptMemory
 from store.ids import is_valid_id
@@ -29,72 +29,6 @@ STATUSES: Final = ("active", "superseded", "retired")
 MAX_FILE_BYTES: Final = 1024 * 1024
 MAX_FRONT_MATTER_BYTES: Final = 64 * 1024
 MAX_TITLE: Final = 200
-
-
-class _DuplicateKey(yaml.YAMLError):
-    """A mapping names one key twice; lines are 0-based within the front-matter block."""
-
-    def __init__(self, key: object, line: int, first_line: int) -> None:
-        super().__init__(f"duplicate key {key!r}")
-        self.key, self.line, self.first_line = key, line, first_line
-
-
-class _StrictMappings:
-    """Refuse a mapping that repeats a key. The common case costs one length comparison: the
-    keys are looked at one by one only when the mapping came out shorter than its pairs."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        own = node.value if isinstance(node, yaml.MappingNode) else None
-        mapping = super().construct_mapping(node, deep)  # type: ignore[misc]
-        if own is not None and (node.value is not own or len(mapping) != len(own)):
-            _refuse_repeats(self, own)  # `node.value is not own`: a `<<` merge happened
-        return mapping
-
-
-def _refuse_repeats(constructor: Any, pairs: list[tuple[Any, Any]]) -> None:
-    first: dict[Any, int] = {}
-    for key_node, _ in pairs:
-        key = constructor.construct_object(key_node, deep=True)  # cached: no second construction
-        try:
-            if key in first:
-                raise _DuplicateKey(key, key_node.start_mark.line, first[key])
-            first[key] = key_node.start_mark.line
-        except TypeError:  # an unhashable key: the constructor has refused it already
-            continue
-
-
-class _Loader(_StrictMappings, yaml.SafeLoader):
-    """SafeLoader without implicit timestamps, without aliases and without repeated keys."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.composer.ComposerError(None, None, "YAML aliases are not allowed", event.start_mark)
-        return super().compose_node(parent, index)
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_FastLoader: Any = None
-if getattr(yaml, "__with_libyaml__", False):
-
-    class _CLoader(_StrictMappings, yaml.CSafeLoader):
-        """libyaml's safe loader, same resolvers and mapping check; used only when no alias
-        can be present."""
-
-    _CLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
-    _FastLoader = _CLoader
-
-_MAYBE_ALIAS: Final = re.compile(r"[&*][^\s]")
-
-
-def _load_yaml(block: str) -> Any:
-    """Parse a front-matter block: libyaml when the text cannot hold an alias, else the
-    pure-Python loader that refuses aliases (anchors `&` and aliases `*` never reach libyaml)."""
-    loader = _FastLoader if _FastLoader is not None and not _MAYBE_ALIAS.search(block) else _Loader
-    return yaml.load(block, Loader=loader)  # noqa: S506 - safe loaders only
 
 
 _FULL_LIMIT: Final = 2048
@@ -351,23 +285,9 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     block = text[4 : end + 1]
     if len(block.encode()) > MAX_FRONT_MATTER_BYTES:
         raise CorruptMemory(f"the front matter exceeds {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    try:
-        meta = _load_yaml(block) if block.strip() else {}
-    except _DuplicateKey as exc:
-        raise CorruptMemory(
-            f"the front matter repeats the key {str(exc.key)!r} (line {exc.line + 2}; first on line "
-            f"{exc.first_line + 2}); engram cannot tell which value is meant, so the file is not "
-            "loaded: keep one of them"
-        ) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise CorruptMemory(f"the front matter is not valid YAML{where}: {problem}") from None
-    except RecursionError:
-        raise CorruptMemory("the front matter is nested too deeply") from None
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise CorruptMemory(f"the front matter holds a value engram cannot read ({str(exc)[:80]})") from None
+    from store.front_yaml import parse_block  # YAML is imported only when a file is parsed
+
+    meta = parse_block(block) if block.strip() else {}
     if not isinstance(meta, dict):
         raise CorruptMemory("the front matter must be a YAML mapping of keys to values")
     body = text[end + 5 :] if end + 5 <= len(text) else ""
@@ -453,19 +373,6 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
         raise CorruptMemory("superseded_by must be a memory id")
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block mappings, flow lists (`tags: [a, b]`), as people write front matter by hand."""
-
-
-_Dumper.add_representer(
-    list, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
-)
-_Dumper.add_representer(
-    dict,
-    lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=False),
-)
-
-
 def iso(moment: float) -> str:
     """A front-matter timestamp (`created`, `updated`): UTC, to the second."""
     return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -473,7 +380,9 @@ def iso(moment: float) -> str:
 
 def render_memory(meta: dict[str, Any], body: str) -> bytes:
     """The file bytes for a memory: front matter in the given key order, then the body."""
-    front = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+    from store.front_yaml import dump_block
+
+    front = dump_block(meta)
     text = f"---\n{front}---\n{body if body.endswith(chr(10)) or not body else body + chr(10)}"
     return text.encode("utf-8")
 

@@ -76,7 +76,10 @@ class Store:
         read_only: bool = False,
         today: Callable[[], date] | None = None,
         clock: Callable[[], float] | None = None,
+        background: bool = True,
     ) -> None:
+        """`background`: find hand edits of a large store off the request path (a server);
+        a one-shot command (the CLI, the session hook) reads once and passes False."""
         self.workspace = workspace
         self.project: ScopeDir = project_dir(workspace)
         self.user: ScopeDir = user_dir(env)
@@ -87,9 +90,9 @@ class Store:
         self._today = today or (lambda: datetime.fromtimestamp(self.now(), UTC).date())
         self._secret: Secret | None = None
         self._notices: dict[str, tuple[str, str]] = {}
-        self._catalogs = (
-            Catalog(self.project, persist=not read_only, key=self.key, notice=self.notice),
-            Catalog(self.user, persist=not read_only, key=self.key, notice=self.notice),
+        self._catalogs = tuple(
+            Catalog(scope, persist=not read_only, key=self.key, notice=self.notice, background=background)
+            for scope in (self.project, self.user)
         )
         self._search = SearchIndex(
             self.project.search_path, writable=not read_only, key=self.key, notice=self.notice

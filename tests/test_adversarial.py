@@ -450,6 +450,7 @@ def test_ampersands_and_stars_inside_quoted_strings_parse_through_the_safe_loade
     libyaml), and it still parses them as plain text; the memory loads."""
     import yaml
 
+    import store.front_yaml as front_yaml
     import store.memory as memory_module
 
     quoted = [f'"R&D *{n} &&amp; **x*"' for n in range(200)]
@@ -469,7 +470,7 @@ def test_ampersands_and_stars_inside_quoted_strings_parse_through_the_safe_loade
     with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
         patch.setattr(yaml, "load", spy)
         memory_module.split_front_matter(text)
-        assert loaders == [memory_module._Loader]
+        assert loaders == [front_yaml._Loader]
 
     (workspace / MEMORY / "ampersands-and-stars.md").write_text(text)
     started = time.monotonic()

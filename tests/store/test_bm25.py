@@ -163,3 +163,26 @@ def test_containing_finds_every_document_holding_all_terms_shortest_first() -> N
     assert index.containing(["a", "zzz"]) == []
     assert index.containing([]) == []
     assert load(dump(index)).containing(["b", "a"]) == ["short", "twin", "long"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_few_postings_score_the_same_without_numpy(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain-Python path for small queries gives numpy's scores, bit for bit, and the same
+    `top` cut (ties included), after adds and removes."""
+    import store.bm25 as bm25
+
+    rnd = random.Random(seed)
+    words = [f"w{i}" for i in range(40)]
+    index = InvertedIndex()
+    for key in range(300):
+        index.add(key, [rnd.choice(words) for _ in range(rnd.randint(1, 30))])
+    for key in rnd.sample(range(300), 40):
+        index.remove(key)
+    for _ in range(20):
+        query = rnd.sample(words, rnd.randint(1, 4)) + ["absent"]
+        top = rnd.choice([None, 1, 5, 50])
+        monkeypatch.setattr(bm25, "SMALL_POSTINGS", 10**9)
+        plain = sorted(index.scores(query, top), key=lambda pair: str(pair[0]))
+        monkeypatch.setattr(bm25, "SMALL_POSTINGS", -1)
+        with_numpy = sorted(index.scores(query, top), key=lambda pair: str(pair[0]))
+        assert plain == with_numpy
