@@ -224,7 +224,8 @@ def route(
         typed = {n for type_ in types for n in pool.by_type.get(type_, ())}
         reasons: dict[tuple[str, ...], str] = {}  # memories share their few tag sets
         by_type = f"class {task_class}: type "
-        scored, unscored = [], []  # most class members share no query word: already in id order
+        scored: list[RouteEntry] = []
+        unscored: list[RouteEntry] = []  # most class members share no query word: already in id order
         for n in sorted(tagged | typed):  # pool order: by id
             memory = pool.memories[n]
             if memory.id in entries or (memory.roles and role not in memory.roles):
