@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
 
 from engram_mcp import __version__
+from engram_mcp.identity import INSTRUCTIONS, SERVER_NAME
 from engram_mcp.outcome import protocol_tool_error
 from engram_mcp.prompts import PROMPTS
 from engram_mcp.resources import resources
@@ -13,15 +13,6 @@ from engram_mcp.tools import WRITE_TOOLS, build_tools
 from engram_mcp.tools.base import Flags
 from protocol.spec import ServerSpec
 from store.store import Store
-
-SERVER_NAME: Final = "engram"
-INSTRUCTIONS: Final = (
-    "engram is this project's memory: its rules, decisions, conventions and gotchas. Before work, call "
-    "engram_load with the task (or engram_search / engram_route) and follow what it returns. After work, "
-    "propose lasting project knowledge with engram_save; show the preview to the human. engram_commit "
-    "writes memory and needs the human's explicit approval: never call it on your own."
-)
-assert len(INSTRUCTIONS) <= 512
 
 
 def unknown_tool(read_only: bool) -> Callable[[str], str]:

@@ -8,12 +8,13 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from protocol.spec import DeferredSpec, ServerSpec
     from store.store import Store
 
 log = logging.getLogger("engram")
@@ -67,22 +68,90 @@ def _seconds(value: str, default: float) -> float:
     return seconds if 0 < seconds <= 3600 else default
 
 
-def prepare(store: Store) -> Callable[[], None]:
-    """The server's one start-up step, run by the protocol loop on its reader thread once the
-    first line is answered and before any operation is dispatched: import what operations need
-    (here, on one thread: concurrent first imports of jsonschema can fail), then read the
-    store's indexes on a background thread while the client sends its next request. Requests
-    that get there first simply wait on the store's own locks."""
+class Application:
+    """What `engram-mcp` serves. The handshake is answered from engram_mcp.identity alone; the
+    rest (the store with its journals recovered, the tools, the warm-up) is built by `load` when
+    the protocol loop asks for it (protocol.spec.DeferredSpec): once, on the reader thread,
+    after the first reply and before the first operation. So the application's imports never
+    delay `initialize` or `server/discover`."""
 
-    def run() -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        read_only: bool = False,
+        elicitation: bool = True,
+        always_load: bool = False,
+        elicitation_timeout: float = 60.0,
+    ) -> None:
+        self.workspace = workspace
+        self._options = (read_only, elicitation, always_load)
+        self._elicitation_timeout = elicitation_timeout
+        self.store: Store | None = None
+        self.helpers: list[threading.Thread] = []
+        """The warm-up threads `prepare` started (a test joins them)."""
+
+    def spec(self) -> DeferredSpec:
+        from engram_mcp import __version__
+        from engram_mcp.identity import INSTRUCTIONS, SERVER_NAME
+        from protocol.spec import DeferredSpec
+
+        return DeferredSpec(SERVER_NAME, __version__, INSTRUCTIONS, self.load)
+
+    def load(self) -> ServerSpec:
+        from engram_mcp.app import server_spec
+        from engram_mcp.tools.base import Flags
+        from store import transaction
+        from store.errors import StoreError
+        from store.store import Store
+
+        read_only, elicitation, always_load = self._options
+        store = self.store = Store(self.workspace, read_only=read_only)
+        try:
+            transaction.recover(store)
+        except StoreError as exc:  # noted; the server still serves
+            log.warning("%s: %s", exc.code, exc.message)
+        flags = Flags(always_load=always_load, elicitation=elicitation, read_only=read_only)
+        return server_spec(store, flags, elicitation_timeout=self._elicitation_timeout, prepare=self._prepare)
+
+    def _prepare(self) -> None:
+        """The loaded spec's start-up step: import what operations need (here, on one thread:
+        concurrent first imports of jsonschema can fail), then read the store's indexes on a
+        background thread while the client sends its next request. Requests that get there
+        first simply wait on the store's own locks."""
         try:
             import jsonschema.validators  # noqa: F401
             import numpy  # noqa: F401
         except ImportError:  # reported again by the first call that needs it
             log.warning("a dependency failed to import", exc_info=True)
-        threading.Thread(target=_warm, args=(store,), name="engram-warm", daemon=True).start()
+        assert self.store is not None
+        warm = threading.Thread(target=_warm, args=(self.store,), name="engram-warm", daemon=True)
+        self.helpers.append(warm)
+        warm.start()
 
-    return run
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def application(argv: Sequence[str], cwd: Path) -> Application:
+    """The Application `engram-mcp argv…` started in `cwd` serves (options from flags and the
+    environment); StoreError (ENGRAM_NO_WORKSPACE) for a --workspace that does not exist."""
+    return _application(_parse(argv), cwd)
+
+
+def _application(options: dict[str, object], cwd: Path) -> Application:
+    from store.workspace import find_workspace
+
+    read_only = bool(options.get("read_only")) or os.environ.get("ENGRAM_READ_ONLY", "").lower() in _TRUE
+    explicit = options.get("workspace")
+    return Application(
+        find_workspace(cwd, explicit if isinstance(explicit, str) else None),
+        read_only=read_only,
+        elicitation=not options.get("no_elicitation"),
+        always_load=bool(options.get("always_load")),
+        elicitation_timeout=_seconds(os.environ.get("ENGRAM_ELICITATION_TIMEOUT", ""), 60.0),
+    )
 
 
 def _warm(store: Store) -> None:
@@ -138,42 +207,23 @@ def _serve(argv: Sequence[str] | None) -> int:
     )
     if "ENGRAM_LOG" not in os.environ:
         logging.getLogger("engram.progress").setLevel(logging.INFO)  # index builds over 1 s
-    from engram_mcp.app import server_spec
-    from engram_mcp.tools.base import Flags
     from protocol.server import Server
     from protocol.stdio import claim_stdio
-    from store import transaction
     from store.errors import StoreError
-    from store.store import Store
-    from store.workspace import find_workspace
 
-    read_only = bool(options.get("read_only")) or os.environ.get("ENGRAM_READ_ONLY", "").lower() in _TRUE
     try:
-        explicit = options.get("workspace")
-        workspace = find_workspace(Path.cwd(), explicit if isinstance(explicit, str) else None)
+        app = _application(options, Path.cwd())
     except StoreError as exc:  # a --workspace folder that does not exist is never created
         print(
             f"engram-mcp: {exc.code}: {exc.message.replace('the workspace ', '--workspace ', 1)}",
             file=sys.stderr,
         )
         return 1
-    flags = Flags(
-        always_load=bool(options.get("always_load")),
-        elicitation=not options.get("no_elicitation"),
-        read_only=read_only,
-    )
-    store = Store(workspace, read_only=read_only)
-    try:
-        transaction.recover(store)
-    except StoreError as exc:
-        log.warning("%s: %s", exc.code, exc.message)
     wire_in, wire_out = claim_stdio()
     try:
-        timeout = _seconds(os.environ.get("ENGRAM_ELICITATION_TIMEOUT", ""), 60.0)
-        spec = server_spec(store, flags, elicitation_timeout=timeout, prepare=prepare(store))
-        Server(spec).serve(wire_in, wire_out)
+        Server(app.spec()).serve(wire_in, wire_out)
     finally:
-        store.close()
+        app.close()
     return 0
 
 

@@ -22,7 +22,7 @@ from protocol.elicitation import (
 )
 from protocol.eras import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIONS, at_least
 from protocol.errors import InvalidParams, ResourceNotFound
-from protocol.spec import CallContext, Elicit, ElicitAnswer, ServerSpec, Tool, ToolResult
+from protocol.spec import CallContext, Elicit, ElicitAnswer, Identity, ServerSpec, Tool, ToolResult
 from protocol.validation import Problems, compile_validator
 
 log = logging.getLogger("engram.protocol")
@@ -43,7 +43,7 @@ def capabilities() -> dict[str, Any]:
     return {"tools": {}, "resources": {}, "prompts": {}}
 
 
-def discover_result(spec: ServerSpec) -> dict[str, Any]:
+def discover_result(spec: Identity) -> dict[str, Any]:
     return {
         "supportedVersions": list(MODERN_VERSIONS),
         "capabilities": capabilities(),
@@ -53,7 +53,7 @@ def discover_result(spec: ServerSpec) -> dict[str, Any]:
     }
 
 
-def decorate_modern(spec: ServerSpec, result: dict[str, Any]) -> dict[str, Any]:
+def decorate_modern(spec: Identity, result: dict[str, Any]) -> dict[str, Any]:
     """Every modern result carries `resultType` and the serverInfo `_meta`."""
     result.setdefault("resultType", "complete")
     meta = dict(result.get("_meta") or {})

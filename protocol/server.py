@@ -52,7 +52,7 @@ from protocol.errors import (
     UnsupportedVersion,
 )
 from protocol.methods import Methods, capabilities, decorate_modern, discover_result
-from protocol.spec import CallContext, Elicit, ElicitAnswer, ServerSpec
+from protocol.spec import CallContext, DeferredSpec, Elicit, ElicitAnswer, Identity, ServerSpec
 from protocol.stdio import MAX_LINE_BYTES, OVERSIZED, ByteSink, Writer, read_lines
 
 log = logging.getLogger("engram.protocol")
@@ -106,7 +106,7 @@ class Server:
 
     def __init__(
         self,
-        spec: ServerSpec,
+        spec: ServerSpec | DeferredSpec,
         *,
         concurrent: bool = True,
         workers: int = 4,
@@ -114,8 +114,12 @@ class Server:
         max_pending_bytes: int = MAX_PENDING_BYTES,
         max_open_questions: int = MAX_OPEN_QUESTIONS,
     ) -> None:
-        self.spec = spec
-        self.methods = Methods(spec, StateSealer(spec.state_binding))
+        self.identity: Identity = spec
+        self._deferred = spec if isinstance(spec, DeferredSpec) else None
+        self._spec = spec if isinstance(spec, ServerSpec) else None
+        self._methods = (
+            Methods(spec, StateSealer(spec.state_binding)) if isinstance(spec, ServerSpec) else None
+        )
         self.session: LegacySession | None = None
         self._concurrent = concurrent
         self._pool = (
@@ -187,7 +191,21 @@ class Server:
         operation runs before it has finished)."""
         if not self._prepared:
             self._prepared = True
+            if self._deferred is not None:
+                spec = self._deferred.load()
+                self._spec, self._methods = spec, Methods(spec, StateSealer(spec.state_binding))
             self.spec.prepare()
+
+    @property
+    def spec(self) -> ServerSpec:
+        """The full spec (a DeferredSpec is loaded by `_prepare`, before any operation)."""
+        assert self._spec is not None, "an operation before the server was prepared"
+        return self._spec
+
+    @property
+    def methods(self) -> Methods:
+        assert self._methods is not None, "an operation before the server was prepared"
+        return self._methods
 
     def _submit(self, work: Callable[[Ticket | None], None], size: int) -> None:
         """Run an operation on the pool once the admission gate has room (blocks the reader)."""
@@ -334,8 +352,8 @@ class Server:
         return {
             "protocolVersion": version,
             "capabilities": capabilities(),
-            "serverInfo": {"name": self.spec.name, "version": self.spec.version},
-            "instructions": self.spec.instructions,
+            "serverInfo": {"name": self.identity.name, "version": self.identity.version},
+            "instructions": self.identity.instructions,
         }
 
     def _modern(self, method: str, params: Any, context: CallContext) -> dict[str, Any]:
@@ -358,7 +376,7 @@ class Server:
         context.version = requested
         context.client_capabilities = caps
         if method == "server/discover":
-            result = discover_result(self.spec)
+            result = discover_result(self.identity)
         elif method == "tools/call":
             result = self.methods.call_tool_modern(params, context)
         elif method in OPERATIONS:
@@ -370,7 +388,7 @@ class Server:
             )
         else:
             raise MethodNotFound(f"Method not found in 2026-07-28: {method}")
-        return decorate_modern(self.spec, result)
+        return decorate_modern(self.identity, result)
 
     # --- notifications and cancellation ----------------------------------------------------
     def _notification(self, method: str, params: Any) -> None:

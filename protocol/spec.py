@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from protocol.eras import Era
 
@@ -128,3 +128,28 @@ class ServerSpec:
     """Called once, on the reader thread, after the first line is answered and before the first
     operation is dispatched: the application's heavy imports go here, so the handshake never
     waits for them and no operation can race them."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredSpec:
+    """A server known by what the handshake needs, built in full later: `load` runs once, on the
+    reader thread, after the first line is answered and before the first operation is
+    dispatched. So `initialize` and `server/discover` never wait for the application's imports
+    or its store, and no operation can run before them. The loaded spec's `prepare` then runs
+    as usual."""
+
+    name: str
+    version: str
+    instructions: str
+    load: Callable[[], ServerSpec]
+
+
+class Identity(Protocol):
+    """What `initialize`, `server/discover` and every modern result say about the server."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def instructions(self) -> str: ...

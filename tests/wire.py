@@ -23,15 +23,9 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from engram_mcp.app import server_spec
-from engram_mcp.server import _parse, _seconds, prepare
-from engram_mcp.tools.base import Flags
+from engram_mcp.server import application
 from protocol.eras import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS
 from protocol.server import Server
-from store import transaction
-from store.errors import StoreError
-from store.store import Store
-from store.workspace import find_workspace
 
 SERVER = str(Path(sys.executable).with_name("engram-mcp"))
 CLI = str(Path(sys.executable).with_name("engram"))
@@ -39,7 +33,6 @@ MODERN = MODERN_VERSIONS[0]
 MODERN_META = {META_VERSION: MODERN, META_CAPABILITIES: {}}
 REPLY_TIMEOUT = 30.0
 """How long `recv` waits by default: generous, since only a broken server ever reaches it."""
-_TRUE = ("1", "true", "yes", "on")
 
 
 # --- assertions on replies -----------------------------------------------------------------
@@ -181,33 +174,8 @@ class WireSession(_Client):
         self._env = _Environment(env or {})
         self._log = _Log(os.environ.get("ENGRAM_LOG", "WARNING"))
         try:
-            options = _parse(args)
-            read_only = (
-                bool(options.get("read_only")) or os.environ.get("ENGRAM_READ_ONLY", "").lower() in _TRUE
-            )
-            chosen = options.get("workspace")
-            self.store = Store(
-                find_workspace(workspace, chosen if isinstance(chosen, str) else None), read_only=read_only
-            )
-            flags = Flags(
-                always_load=bool(options.get("always_load")),
-                elicitation=not options.get("no_elicitation"),
-                read_only=read_only,
-            )
-            try:
-                transaction.recover(self.store)
-            except StoreError as exc:  # as `engram-mcp` does: noted, and the server still serves
-                logging.getLogger("engram").warning("%s: %s", exc.code, exc.message)
-            self._helpers: list[threading.Thread] = []
-            warm = prepare(self.store)
-
-            def start() -> None:  # the warm-up threads are joined on close: nothing outlives a session
-                before = set(threading.enumerate())
-                warm()
-                self._helpers = [t for t in threading.enumerate() if t not in before]
-
-            timeout = _seconds(os.environ.get("ENGRAM_ELICITATION_TIMEOUT", ""), 60.0)
-            self.server = Server(server_spec(self.store, flags, elicitation_timeout=timeout, prepare=start))
+            self.app = application(args, workspace)
+            self.server = Server(self.app.spec())
         except BaseException:
             self._log.close()
             self._env.restore()
@@ -232,7 +200,7 @@ class WireSession(_Client):
         except BaseException:
             logging.getLogger("engram").exception("serve raised")
         finally:
-            self.store.close()
+            self.app.close()
             wire_out.close()
             wire_in.close()
             self.returncode = code
@@ -250,7 +218,7 @@ class WireSession(_Client):
         self._serving.join(timeout)
         if self._serving.is_alive():
             raise TimeoutError(f"the server did not finish within {timeout} s of EOF")
-        for helper in self._helpers:
+        for helper in self.app.helpers:  # the warm-up threads: nothing outlives a session
             helper.join(timeout)
         self._pumping.join(timeout)
         self._stdout.close()

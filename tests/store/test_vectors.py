@@ -336,40 +336,41 @@ def test_a_configured_local_model_folder_is_used_and_a_model_change_rebuilds_the
     assert cache.read_bytes() == tiny
 
 
+VECTOR_MODULES = ("store.vectors", "tokenizers", "safetensors")
+
+
 @needs_extra
 def test_the_handshake_imports_no_model_and_the_warm_up_loads_it(
     empty_workspace: Path, vectors_on: None
 ) -> None:
-    """`initialize` never waits for the model; the start-up step after it loads it (checked in a
-    fresh interpreter, with the real server's `prepare`)."""
+    """`initialize` never waits for the model, nor for the application or its store: the reply
+    goes out before any of them is imported; the start-up step after it loads them all (checked
+    in a fresh interpreter, with the real server's Application)."""
     _paraphrase_store(empty_workspace)
     script = """
 import io, json, sys, threading
 from pathlib import Path
-from engram_mcp.app import server_spec
-from engram_mcp.server import prepare
-from engram_mcp.tools.base import Flags
+from engram_mcp.server import application
 from protocol.server import Server
-from store.store import Store
-heavy = ("store.vectors", "tokenizers", "safetensors")
+heavy = ("engram_mcp.app", "store.store", "jsonschema", "numpy", "store.vectors", "tokenizers", "safetensors")
 class Wire(io.BytesIO):
     seen = None
     def write(self, data):
         if self.seen is None:  # what was imported when the handshake's reply went out
             self.seen = [m for m in heavy if m in sys.modules]
         return super().write(data)
-store = Store(Path(sys.argv[1]))
+app = application([], Path(sys.argv[1]))
 lines = [
     {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
      "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
 ]
 out = Wire()
-Server(server_spec(store, Flags(), prepare=prepare(store)), concurrent=False).serve(
+Server(app.spec(), concurrent=False).serve(
     io.BytesIO(b"".join(json.dumps(l).encode() + b"\\n" for l in lines)), out)
-for thread in threading.enumerate():
-    if thread.name == "engram-warm":
-        thread.join(60)
+for thread in app.helpers:
+    thread.join(60)
+app.close()
 after = [m for m in heavy if m in sys.modules]
 print(json.dumps({"reply": json.loads(out.getvalue().splitlines()[0]), "before": out.seen, "after": after}))
 """
@@ -380,7 +381,7 @@ print(json.dumps({"reply": json.loads(out.getvalue().splitlines()[0]), "before":
     report = json.loads(run.stdout)
     assert report["reply"]["result"]["serverInfo"]["name"] == "engram"
     assert report["before"] == []
-    assert report["after"] == ["store.vectors", "tokenizers", "safetensors"]
+    assert report["after"] == list(("engram_mcp.app", "store.store", "jsonschema", "numpy", *VECTOR_MODULES))
     assert (empty_workspace / ".engram" / "vectors.bin").is_file()
 
 
