@@ -233,7 +233,7 @@ def test_snippet_stems_only_words_that_can_hold_a_query_term() -> None:
     long = [b for b in bodies if len(" ".join(b.split())) > search.SNIPPET_CHARS]
     assert len(long) >= 50
     for query in queries:
-        for body in long[:60]:
+        for body in long[:: len(long) // 20][:20]:  # 20 long bodies from across the set
             assert search.snippet(body, query) == every_word(body, query), (query, body[:80])
 
 
