@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engram_mcp.ops.write_ops import Flow
 from engram_mcp.outcome import Outcome, guarded, store_failure
 from protocol.spec import CallContext, Elicit, ElicitAnswer, ToolResult, ToolReturn
 from store.errors import StoreError
+
+if TYPE_CHECKING:
+    from engram_mcp.ops.write_ops import Flow
 
 READ_ONLY_ANNOTATIONS = {"readOnlyHint": True, "openWorldHint": False}
 
@@ -32,7 +34,7 @@ def handler(run: Callable[[dict[str, Any]], Outcome]) -> Callable[[dict[str, Any
     return handle
 
 
-Start = Callable[[dict[str, Any]], Flow | Outcome]
+Start = Callable[[dict[str, Any]], "Flow | Outcome"]
 
 
 def flow_handler(start: Start) -> Callable[[dict[str, Any], CallContext], ToolReturn]:

@@ -3,19 +3,19 @@ engram_set_role, engram_set_rule_variant (SPEC §4, §5). None is listed in read
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram_mcp.code_preview import CANDIDATE_PROPERTIES
-from engram_mcp.ops import write_ops
 from engram_mcp.outcome import Outcome, failure
 from engram_mcp.schemas import MEMORY_ID, SCOPES, data, envelope, obj, text
 from engram_mcp.tools.base import Flags, flow_handler
-from engram_mcp.transcripts import session_candidates
 from protocol.spec import Tool
-from store import mining, notes, proposals, transaction
 from store.ids import ID_PATTERN
 from store.memory import DURABLE_TYPES
 from store.store import Store
+
+if TYPE_CHECKING:
+    from engram_mcp.ops.write_ops import Flow
 
 APPROVE_NUMBERS = r"^\s*[0-9]{1,2}(\s*,\s*[0-9]{1,2})*\s*$(?!\n)"
 """`approve` as a string of comma-separated candidate numbers ("1", "1,3"); the range is checked
@@ -133,15 +133,24 @@ SETTING_OUTPUT = envelope(
 
 
 def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
+    """The write tools. What they run (the write path: redaction, verdicts, proposals, commits)
+    is imported by their first call, so a server that only reads never loads it."""
     if flags.read_only:
         return ()
 
-    def save(args: dict[str, Any]) -> write_ops.Flow:
+    def save(args: dict[str, Any]) -> Flow:
+        from engram_mcp.ops import write_ops
+        from store import proposals, transaction
+
         transaction.check_workspace(store)  # refused before the human is asked anything
         entries, redactions = proposals.draft(store, args["candidates"])
         return write_ops.proposal_flow(store, entries, redactions, "save")
 
-    def save_session(args: dict[str, Any]) -> write_ops.Flow | Outcome:
+    def save_session(args: dict[str, Any]) -> Flow | Outcome:
+        from engram_mcp.ops import write_ops
+        from engram_mcp.transcripts import session_candidates
+        from store import mining, proposals, transaction
+
         transaction.check_workspace(store)
         if ("text" in args) == ("query_level" in args):
             return failure("ENGRAM_VALIDATION", "pass exactly one of `text` and `query_level`", written=False)
@@ -162,10 +171,28 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
         entries, redactions = proposals.draft(store, raw)
         return write_ops.proposal_flow(store, entries, redactions, "save_session")
 
-    def note(args: dict[str, Any]) -> write_ops.Flow:
+    def note(args: dict[str, Any]) -> Flow:
+        from engram_mcp.ops import write_ops
+        from store import notes, transaction
+
         transaction.check_workspace(store)
         draft = notes.draft_note(store, args["text"], args.get("objective", ""), args.get("type"))
         return write_ops.note_flow(store, draft)
+
+    def commit(args: dict[str, Any]) -> Flow | Outcome:
+        from engram_mcp.ops import write_ops
+
+        return write_ops.commit(store, args["approval_token"], args["approve"])
+
+    def set_role(args: dict[str, Any]) -> Flow | Outcome:
+        from engram_mcp.ops import write_ops
+
+        return write_ops.set_role(store, args["role"])
+
+    def set_rule_variant(args: dict[str, Any]) -> Flow | Outcome:
+        from engram_mcp.ops import write_ops
+
+        return write_ops.set_rule_variant(store, args["mode"], args.get("variant"), args.get("id"))
 
     proposal_annotations = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
     return (
@@ -212,7 +239,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
                 "openWorldHint": False,
             },
             meta={"anthropic/requiresUserInteraction": True},
-            handler=flow_handler(lambda a: write_ops.commit(store, a["approval_token"], a["approve"])),
+            handler=flow_handler(commit),
         ),
         Tool(
             name="engram_note",
@@ -239,7 +266,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
                 "idempotentHint": True,
                 "openWorldHint": False,
             },
-            handler=flow_handler(lambda a: write_ops.set_role(store, a["role"])),
+            handler=flow_handler(set_role),
         ),
         Tool(
             name="engram_set_rule_variant",
@@ -254,8 +281,6 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
                 "idempotentHint": True,
                 "openWorldHint": False,
             },
-            handler=flow_handler(
-                lambda a: write_ops.set_rule_variant(store, a["mode"], a.get("variant"), a.get("id"))
-            ),
+            handler=flow_handler(set_rule_variant),
         ),
     )
