@@ -27,11 +27,11 @@ from store.secret import Secret, user_secret
 from store.usage import Usage
 from store.validity import current
 from store.variants import variant_text
-from store.verdicts import POOL, Candidate
 from store.workspace import ScopeDir, init_scope, project_dir, user_dir
 
 if TYPE_CHECKING:
     from store.vectors import VectorIndex
+    from store.verdicts import Candidate
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +216,8 @@ class Store:
         """The active durable memories a verdict compares `candidate` with: the POOL best BM25
         matches of its text, then up to POOL memories that hold every word of it (shortest
         first), so an exact or containing duplicate is seen whatever BM25 ranks above it."""
+        from store.verdicts import POOL  # the write path's module: not imported by reads
+
         view = view or self.view()
 
         def eligible(memory: Memory) -> bool:
