@@ -245,7 +245,8 @@ def reindex_one(workspace: Path, repeat: int) -> list[float]:
         store.search("edit")
         samples.append((time.perf_counter() - start) * 1000)
     write_atomic(target, original)
-    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # the store as it was: index.json still matches
+    # the store as it was, so its index.json still matches the file
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
     return samples
 
 
