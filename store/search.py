@@ -81,6 +81,8 @@ class SearchIndex:
         self._by_key: dict[Key, Memory] = {}
         self._successor: dict[Key, Key] = {}
         """Superseded memory → the memory its `superseded_by` names (same scope and tier)."""
+        self._heirs: dict[Key, list[Key]] | None = None
+        """Active memory → the superseded memories whose matches count for it (`_heirs_of`)."""
         self._dirty = False
 
     def _ensure(self) -> bm25.InvertedIndex:
@@ -146,7 +148,7 @@ class SearchIndex:
                 index.share_tag(key, memory.hash)
         progress.finish()
         self._by_key = wanted
-        self._successor = {}
+        self._successor, self._heirs = {}, None
         for key, memory in wanted.items():
             self._note_successor(key, memory)
 
@@ -163,6 +165,7 @@ class SearchIndex:
         index = self._ensure()
         for key, memory in changes.items():
             self._successor.pop(key, None)
+            self._heirs = None
             if memory is None:
                 index.remove(key)
                 self._by_key.pop(key, None)
@@ -176,6 +179,16 @@ class SearchIndex:
     def _note_successor(self, key: Key, memory: Memory) -> None:
         if memory.status == "superseded" and memory.superseded_by and memory.superseded_by != memory.id:
             self._successor[key] = (key[0], key[1], memory.superseded_by)
+
+    def _predecessors(self) -> dict[Key, list[Key]]:
+        """Active memory → every superseded memory whose heir it is (rebuilt after a change)."""
+        if self._heirs is None:
+            self._heirs = {}
+            for old in self._successor:
+                heir = self._heir(old)
+                if heir is not None:
+                    self._heirs.setdefault(heir, []).append(old)
+        return self._heirs
 
     def _heir(self, key: Key) -> Key | None:
         """The active memory that replaced this superseded one, following `superseded_by` (a
@@ -236,8 +249,7 @@ class SearchIndex:
             return set()
         among = list(among)
         with self._lock:
-            wanted = set(among)
-            heirs = {old: heir for old in self._successor if (heir := self._heir(old)) in wanted}
+            heirs = {old: key for key in among for old in self._predecessors().get(key, ())}
             index = self._ensure()
             try:
                 held = index.covering(groups, [*among, *heirs])
