@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Bytecode caching on even where the environment turns it off (PYTHONDONTWRITEBYTECODE): the
+# real engram-mcp processes the suite spawns and pytest's assertion rewriting reuse it.
 test: $(STAMP)
-	$(PY) -m pytest -q -n auto --maxprocesses 4
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --maxprocesses 4
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
