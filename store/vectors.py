@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     Matrix = npt.NDArray[np.float32]
+    Rows = npt.NDArray[np.float16] | npt.NDArray[np.float32]
+    """A memory's window vectors: float32 when just embedded, float16 as vectors.bin holds them."""
 
 log = logging.getLogger("engram.store")
 
@@ -230,7 +232,7 @@ class VectorIndex:
         self._model: StaticModel | None = None
         self._model_folder: str | None = None
         self._failure: str | None = None
-        self._from_file: dict[str, Matrix] = {}
+        self._from_file: dict[str, Rows] = {}
         """Vectors read from vectors.bin, by content hash, until the first sync has taken them."""
         self._loaded_file = False
         self._dirty = False
@@ -309,7 +311,7 @@ class VectorIndex:
         fresh = [k for k in changed if k not in hash_of]
         gone = len(self._keys) - (len(memories) - len(fresh))
         texts: list[str] = []
-        by_hash: dict[str, Matrix] = {}
+        by_hash: dict[str, Rows] = {}
         todo: dict[str, int] = {}
         for key in changed:
             content_hash = memories[key].hash
@@ -360,7 +362,7 @@ class VectorIndex:
             append.sort()
             blocks = [by_hash[memories[k].hash] for k in append]
             kept = [self._matrix] if self._matrix is not None else []
-            self._matrix = np.concatenate([*kept, *blocks])
+            self._matrix = np.concatenate([*kept, *blocks], dtype=np.float32)
             self._sizes = np.concatenate([self._sizes, np.array([len(b) for b in blocks], dtype=np.int64)])
             for key in append:
                 self._row_of[key] = len(self._keys)
@@ -442,7 +444,7 @@ class VectorIndex:
             self._dirty = True
 
 
-def _encode(by_hash: Mapping[str, Matrix], model: StaticModel, key: bytes) -> bytes:
+def _encode(by_hash: Mapping[str, Rows], model: StaticModel, key: bytes) -> bytes:
     """MAGIC, tag line, then the body: header length, JSON header, float16 rows."""
     import numpy as np
 
@@ -455,14 +457,14 @@ def _encode(by_hash: Mapping[str, Matrix], model: StaticModel, key: bytes) -> by
     return _MAGIC + secret.tag(key, _KIND, body).encode() + b"\n" + body
 
 
-def _decode(data: bytes, model: StaticModel, key: bytes) -> dict[str, Matrix]:
+def _decode(data: bytes, model: StaticModel, key: bytes) -> dict[str, Rows]:
     """The inverse of `_encode`; ValueError for a file that is torn, foreign or from another model."""
     import numpy as np
 
     if not data.startswith(_MAGIC):
         raise ValueError("not an engram vectors file")
     at = len(_MAGIC)
-    tag, body = data[at : at + 64].decode("ascii", "replace"), data[at + 65 :]
+    tag, body = data[at : at + 64].decode("ascii", "replace"), memoryview(data)[at + 65 :]  # no copy
     if data[at + 64 : at + 65] != b"\n" or not secret.valid(key, _KIND, body, tag):
         raise ValueError("its tag does not match")
     size = int.from_bytes(body[:8], "little")
@@ -476,10 +478,10 @@ def _decode(data: bytes, model: StaticModel, key: bytes) -> dict[str, Matrix]:
     matrix = np.frombuffer(body, dtype=np.float16, offset=8 + size).reshape(-1, model.dim)
     if sum(n for _, n in entries) != len(matrix) or (len(body) - 8 - size) % (2 * model.dim):
         raise ValueError("sizes do not add up")
-    out: dict[str, Matrix] = {}
+    out: dict[str, Rows] = {}
     row = 0
-    for content_hash, count in entries:
-        out[content_hash] = matrix[row : row + count].astype(np.float32)
+    for content_hash, count in entries:  # float16 views of the file: widened once, into the matrix
+        out[content_hash] = matrix[row : row + count]
         row += count
     return out
 
