@@ -38,7 +38,7 @@ from typing import Any, Final
 from store.errors import Busy, CorruptMemory, NotRegular, Problem, UnsafePath
 from store.fsutil import read_regular
 from store.ids import is_valid_id
-from store.index_file import IndexFile
+from store.index_file import IndexFile, Records
 from store.lock import default_timeout, workspace_lock
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory
 from store.progress import Progress
@@ -125,7 +125,7 @@ class Catalog:
         self._version = 0
         self._changes: dict[str, Memory | None] = {}
         self._seeded = False
-        self._stored: dict[str, Any] = {}
+        self._stored = Records()
         self._dirty = False
         self._last_write = 0.0
 
@@ -383,6 +383,8 @@ class Catalog:
         memory: Memory | None = None
         problem: Problem | None = None
         stored = self._stored.pop(key, None)
+        if stored is not None and "r" not in stored:
+            stored = None  # a seal without a record (a file engram knew, gone or not yet indexed)
         if stored is not None and (stored.get("mtime_ns"), stored.get("size")) == (
             stat.st_mtime_ns,
             stat.st_size,
@@ -469,10 +471,9 @@ class Catalog:
     def _seed(self) -> None:
         """Remember the stored records so unchanged files need no parsing in a new process."""
         self._seeded = True
-        stored, _ = self.read_index()
-        self._stored = {k: v for k, v in stored.items() if isinstance(v, dict) and "r" in v}
+        self._stored, _ = self.read_index()  # each record decoded when its file is refreshed
 
-    def read_index(self) -> tuple[dict[str, Any], Problem | None]:
+    def read_index(self) -> tuple[Records, Problem | None]:
         """The stored index records by key (seals.log folded in), and a problem when it was
         unusable or untrusted: then the next flush rebuilds it from the files."""
         memories, problem = self._file.read()

@@ -28,10 +28,60 @@ from store.errors import NotRegular, Problem, UnsafePath
 from store.fsutil import open_regular, read_regular, write_atomic
 from store.workspace import ScopeDir
 
-INDEX_VERSION: Final = 5
+INDEX_VERSION: Final = 6
 INDEX_KIND: Final = "index"
 SEAL_KIND: Final = "seal"
 MAX_INDEX_BYTES: Final = 1 << 30
+
+
+class Records:
+    """The stored records by key. `index.json` holds each as its own JSON text, decoded when
+    first asked for: a 100,000-memory index then costs its text (tens of MB) while a new
+    process starts, not a Python object for every field of every record (hundreds)."""
+
+    def __init__(self, raw: dict[str, Any] | None = None) -> None:
+        self._raw: dict[str, Any] = raw if raw is not None else {}
+
+    def _decoded(self, key: str, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                value = None
+            if not isinstance(value, dict):
+                value = {}  # a record that does not decode describes nothing
+            self._raw[key] = value
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self._raw.get(key)
+        return default if value is None else self._decoded(key, value)
+
+    def pop(self, key: str, default: Any = None) -> Any:
+        value = self._raw.pop(key, None)
+        if value is None:
+            return default
+        decoded = self._decoded(key, value)
+        self._raw.pop(key, None)
+        return decoded
+
+    def __setitem__(self, key: str, value: dict[str, Any]) -> None:
+        self._raw[key] = value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def keys(self) -> list[str]:
+        return list(self._raw)
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(key, self._decoded(key, value)) for key, value in list(self._raw.items())]
+
+    def clear(self) -> None:
+        self._raw.clear()
 
 
 class IndexFile:
@@ -45,12 +95,12 @@ class IndexFile:
         self._notice = notice
         self._seals_path = scope.seals_path
 
-    def read(self) -> tuple[dict[str, Any], Problem | None]:
+    def read(self) -> tuple[Records, Problem | None]:
         """The stored index records by key (seals.log folded in), and a problem when it was
         unusable or untrusted (no valid tag of this user's engram): then it is discarded — its
         records and seals count for nothing — and the catalog's next flush rebuilds it from the files."""
         path = self.scope.index_path
-        memories: dict[str, Any] = {}
+        memories = Records()
         problem: Problem | None = None
         shown = self.scope.display(path)
         try:
@@ -62,14 +112,11 @@ class IndexFile:
                 data = orjson.loads(payload)
                 found = data.get("memories") if isinstance(data, dict) else None
                 if isinstance(found, dict) and data.get("version") == INDEX_VERSION:
-                    memories = found
+                    memories = Records(found)
                 elif isinstance(found, dict) and isinstance(data.get("version"), int):
                     # another engram version's records: the files are parsed again, the seals kept
-                    memories = {
-                        k: {"sealed": v["sealed"]}
-                        for k, v in found.items()
-                        if isinstance(v, dict) and "sealed" in v
-                    }
+                    old = Records(found)
+                    memories = Records({k: {"sealed": v["sealed"]} for k, v in old.items() if "sealed" in v})
                 else:
                     problem = Problem("ENGRAM_CORRUPT", shown, "unknown format; rebuilt from the files")
         except FileNotFoundError:
@@ -93,7 +140,8 @@ class IndexFile:
 
     def write(self, records: Mapping[str, Any]) -> None:
         """Replace `index.json` with `records` (seals included): `seals.log` is folded in."""
-        body = orjson.dumps({"version": INDEX_VERSION, "memories": records})
+        texts = {key: orjson.dumps(record).decode() for key, record in records.items()}  # see Records
+        body = orjson.dumps({"version": INDEX_VERSION, "memories": texts})
         write_atomic(self.scope.index_path, secret.wrap(self._key(), INDEX_KIND, body))
         self._seals_path.unlink(missing_ok=True)  # now folded into index.json
 

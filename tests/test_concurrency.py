@@ -26,6 +26,7 @@ from engram_mcp.cli import main
 from store import commits, proposals, review
 from store.approvals import MAX_PROPOSALS
 from store.errors import Busy
+from store.index_file import Records
 from store.memory import parse_memory
 from store.store import Store
 from tests.snapshots import memory_state
@@ -171,11 +172,11 @@ def test_four_processes_and_the_cli_commit_at_once_without_busy(
     # the index lists exactly them (plus the fixture files)
     store = Store(workspace)
     store.view()
-    index = orjson.loads((workspace / ".engram" / "index.json").read_bytes())["memories"]
+    index = Records(orjson.loads((workspace / ".engram" / "index.json").read_bytes())["memories"])
     expected = {f"durable/{i}" for i in fixture_durable | set(written) | cli_ids} | {
         f"working/{i}" for i in fixture_working
     }
-    assert set(index) == expected
+    assert set(index.keys()) == expected
     assert not [k for k, v in index.items() if v.get("gone")]
 
     result = review.verify(store)

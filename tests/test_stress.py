@@ -26,6 +26,7 @@ import pytest
 
 from engram_mcp.cli import main
 from store import review
+from store.index_file import Records
 from store.memory import parse_memory
 from store.store import Store
 from tests.snapshots import memory_state
@@ -182,9 +183,9 @@ def test_four_servers_and_the_cli_share_one_workspace(
     store = Store(workspace)
     store.view()
     store.close()
-    index = orjson.loads((root / "index.json").read_bytes())["memories"]
+    index = Records(orjson.loads((root / "index.json").read_bytes())["memories"])
     expected = {f"durable/{i}" for i in memories} | {f"working/{i}" for i in fixture_working}
-    assert set(index) == expected
+    assert set(index.keys()) == expected
     assert not [k for k, v in index.items() if v.get("gone")]
 
     # verify: every write was recorded by engram itself, so it is clean even before an accept

@@ -145,9 +145,9 @@ def test_an_index_from_the_previous_engram_version_keeps_its_seals(workspace: Pa
     store.close()
     index = workspace / ".engram" / "index.json"
     data = orjson.loads(secret.unwrap(store.key(), INDEX_KIND, index.read_bytes()) or b"")
-    data["version"] = INDEX_VERSION - 1
-    for record in data["memories"].values():
-        record["r"] = record["r"][:11]  # the layout before refs, updated, review_after, superseded_by
+    data["version"] = 5  # records as objects, in the layout before refs, updated, review_after…
+    records = {key: orjson.loads(text) for key, text in data["memories"].items()}
+    data["memories"] = {key: {**record, "r": record["r"][:11]} for key, record in records.items()}
     index.write_bytes(secret.wrap(store.key(), INDEX_KIND, orjson.dumps(data)))
     again = Store(workspace)
     report = review.verify(again)
