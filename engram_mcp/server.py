@@ -89,7 +89,7 @@ class Application:
         self._elicitation_timeout = elicitation_timeout
         self.store: Store | None = None
         self.helpers: list[threading.Thread] = []
-        """The warm-up threads `prepare` started (a test joins them)."""
+        """The warm-up threads `_prepare` started (a test joins them)."""
 
     def spec(self) -> DeferredSpec:
         from engram_mcp import __version__
