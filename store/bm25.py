@@ -35,6 +35,11 @@ SMALL_POSTINGS: Final = 1024
 """Queries touching at most this many postings are scored without numpy (see `scores`)."""
 
 
+def _idf(documents: int, holding: int) -> float:
+    """Lucene's idf of a term that `holding` of `documents` documents hold."""
+    return math.log(1.0 + (documents - holding + 0.5) / (holding + 0.5))
+
+
 class InvertedIndex:
     def __init__(self) -> None:
         self._slot: dict[Hashable, int] = {}
@@ -153,7 +158,7 @@ class InvertedIndex:
         total = np.zeros(len(self._keys), dtype=np.float64)
         touched = np.zeros(len(self._keys), dtype=bool)
         for tid, df in wanted:
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            idf = _idf(n, df)
             post_docs, post_tfs = self._postings(tid)
             docs = np.frombuffer(post_docs, dtype=np.uint32)
             tfs = np.frombuffer(post_tfs, dtype=np.uint32).astype(np.float64)
@@ -179,7 +184,7 @@ class InvertedIndex:
         doc_len = self._doc_len
         total: dict[int, float] = {}
         for tid, df in wanted:
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            idf = _idf(n, df)
             post_docs, post_tfs = self._postings(tid)
             for slot, tf in zip(post_docs, post_tfs, strict=True):
                 weight = idf * (tf * (K1 + 1) / (tf + K1 * (1 - B + B * doc_len[slot] / avgdl)))

@@ -34,6 +34,15 @@ SEAL_KIND: Final = "seal"
 MAX_INDEX_BYTES: Final = 1 << 30
 
 
+def _record(text: str) -> dict[str, Any]:
+    """One record's JSON text decoded; a record that does not decode describes nothing ({})."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 class Records:
     """The stored records by key. `index.json` holds each as its own JSON text, decoded when
     first asked for: a 100,000-memory index then costs its text (tens of MB) while a new
@@ -42,28 +51,19 @@ class Records:
     def __init__(self, raw: dict[str, Any] | None = None) -> None:
         self._raw: dict[str, Any] = raw if raw is not None else {}
 
-    def _decoded(self, key: str, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                value = orjson.loads(value)
-            except orjson.JSONDecodeError:
-                value = None
-            if not isinstance(value, dict):
-                value = {}  # a record that does not decode describes nothing
-            self._raw[key] = value
-        return value
-
     def get(self, key: str, default: Any = None) -> Any:
         value = self._raw.get(key)
-        return default if value is None else self._decoded(key, value)
+        if value is None:
+            return default
+        if isinstance(value, str):
+            value = self._raw[key] = _record(value)  # decoded once
+        return value
 
     def pop(self, key: str, default: Any = None) -> Any:
         value = self._raw.pop(key, None)
         if value is None:
             return default
-        decoded = self._decoded(key, value)
-        self._raw.pop(key, None)
-        return decoded
+        return _record(value) if isinstance(value, str) else value
 
     def __setitem__(self, key: str, value: dict[str, Any]) -> None:
         self._raw[key] = value
@@ -78,7 +78,7 @@ class Records:
         return list(self._raw)
 
     def items(self) -> list[tuple[str, Any]]:
-        return [(key, self._decoded(key, value)) for key, value in list(self._raw.items())]
+        return [(key, self.get(key)) for key in list(self._raw)]
 
     def clear(self) -> None:
         self._raw.clear()

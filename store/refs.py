@@ -139,14 +139,11 @@ def invalid_refs(values: Iterable[str]) -> list[str]:
     return [v for v in values if parse_ref(v) is None]
 
 
-def memory_refs(raw: object) -> tuple[Ref, ...]:
-    """The references of a front-matter `refs` value (a list of strings, or one string);
-    a refused one is kept as a Ref with an empty path, so staleness can name it."""
-    values = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+def memory_refs(values: Sequence[str]) -> tuple[Ref, ...]:
+    """A memory's references (`Memory.refs`: the strings of its front-matter `refs`); a refused
+    one is kept as a Ref with an empty path, so staleness can name it."""
     out = []
     for value in values[: MAX_REFS * 5]:
-        if not isinstance(value, str):
-            continue
         parsed = parse_ref(value)
         out.append(parsed if parsed is not None else Ref(value, ""))
     return tuple(out)

@@ -228,7 +228,7 @@ def route(
         unscored: list[RouteEntry] = []  # most class members share no query word: already in id order
         for n in sorted(tagged | typed):  # pool order: by id
             memory = pool.memories[n]
-            if memory.id in entries or (memory.roles and role not in memory.roles):
+            if memory.id in entries or not for_role(memory, role):
                 continue
             if n in tagged:
                 reason = reasons.get(memory.tags)

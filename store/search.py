@@ -249,7 +249,8 @@ class SearchIndex:
             return set()
         among = list(among)
         with self._lock:
-            heirs = {old: key for key in among for old in self._predecessors().get(key, ())}
+            predecessors = self._predecessors()
+            heirs = {old: key for key in among for old in predecessors.get(key, ())}
             index = self._ensure()
             try:
                 held = index.covering(groups, [*among, *heirs])

@@ -140,7 +140,7 @@ class Checker:
         cache_key = (memory.path or memory.id, memory.hash)
         found = self._refs.get(cache_key)
         if found is None:
-            refs = memory_refs(list(memory.refs)) if memory.scope == "project" else ()
+            refs = memory_refs(memory.refs) if memory.scope == "project" else ()
             found = (refs, _epoch(memory.updated), memory.review_after)
             with self._lock:
                 if len(self._refs) > _CACHE_LIMIT:
