@@ -16,10 +16,10 @@ import pytest
 from engram_mcp.app import server_spec
 from engram_mcp.cli import main
 from engram_mcp.tools.base import Flags
-from protocol.eras import Era
-from protocol.spec import CallContext, ElicitAnswer, ToolResult
+from protocol.spec import ToolResult
 from store.memory import split_front_matter
 from store.store import Store
+from tests.wire import run_tool
 
 TOKEN_RE = re.compile(r"approval token: (engram-\S+)")
 MEMORY = "the-zorblax-quantifier-is-recalibrated-fortnightly"
@@ -65,17 +65,7 @@ def call_tool(workspace: Path, name: str, arguments: dict[str, Any]) -> ToolResu
     store = Store(workspace)
     try:
         tools = {t.name: t for t in server_spec(store, Flags(elicitation=False)).tools}
-        context = CallContext(era=Era.LEGACY, version="2025-11-25", client_capabilities={})
-        result = tools[name].handler(arguments, context)
-        if not isinstance(result, ToolResult):
-            try:
-                next(result)
-                while True:
-                    result.send(ElicitAnswer("unavailable"))
-            except StopIteration as stop:
-                result = stop.value
-        assert isinstance(result, ToolResult)
-        return result
+        return run_tool(tools[name], arguments)
     finally:
         store.close()
 

@@ -18,11 +18,10 @@ import pytest
 from engram_mcp.app import server_spec
 from engram_mcp.cli import main
 from engram_mcp.tools.base import Flags
-from protocol.eras import Era
-from protocol.spec import CallContext, ElicitAnswer, ToolResult
 from store.store import Store
 from tests.sdk import MODERN, client, propose, run
 from tests.sdk import data as _data
+from tests.wire import run_tool
 
 SIZES = (1, 2, 3, 4, 5)
 TOPICS = (
@@ -64,16 +63,8 @@ class Tools:
         self.tools = {t.name: t for t in server_spec(self.store, Flags()).tools}
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        context = CallContext(era=Era.LEGACY, version="2025-11-25", client_capabilities={})
-        result = self.tools[name].handler(arguments, context)
-        if not isinstance(result, ToolResult):
-            try:
-                next(result)
-                while True:
-                    result.send(ElicitAnswer("unavailable"))
-            except StopIteration as stop:
-                result = stop.value
-        assert isinstance(result, ToolResult) and not result.is_error, result
+        result = run_tool(self.tools[name], arguments)
+        assert not result.is_error, result
         assert result.structured is not None
         data: dict[str, Any] = result.structured["data"]
         return data
