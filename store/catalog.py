@@ -481,12 +481,13 @@ class Catalog:
             self._dirty = True
         return memories, problem
 
-    def flush(self, seal: set[str] | None = None, accept_all: bool = False) -> None:
-        """Write index.json: every current record, keeping stored seals (and setting `seal`).
+    def flush(self, accept_all: bool = False) -> None:
+        """Write index.json when it no longer describes the files (every current record,
+        keeping stored seals); `accept_all` writes it whatever, sealing every file.
 
         Derived data: a busy lock skips it, except for `accept_all` (`verify --accept`), which
         is the human's record and raises Busy instead of being dropped."""
-        if not self._persist or not self.scope.root.is_dir():
+        if not self._persist or not (self._dirty or accept_all) or not self.scope.root.is_dir():
             return
         try:
             check_scope(self.scope)
@@ -519,7 +520,7 @@ class Catalog:
                         "size": entry.size,
                         "r": memory.record(),
                     }
-                    if accept_all or (seal is not None and key in seal):
+                    if accept_all:
                         record["sealed"] = memory.hash
                     elif previous.get("sealed"):
                         record["sealed"] = previous["sealed"]

@@ -123,6 +123,26 @@ def test_a_read_only_store_writes_no_usage_and_no_index(workspace: Path, engram_
     assert sorted(p.name for p in engram_home.iterdir()) == before
 
 
+def test_closing_rewrites_index_json_only_when_a_file_changed(workspace: Path) -> None:
+    """A process that only read leaves index.json as it was (at 100k memories rewriting it
+    costs seconds on every exit); an edit since the last write gets it rewritten."""
+    index = workspace / ".engram" / "index.json"
+    first = Store(workspace)
+    first.search("tax")
+    first.close()
+    written = index.stat()
+    reader = Store(workspace)
+    reader.search("tax")
+    reader.load(TASK)
+    reader.close()
+    assert (index.stat().st_ino, index.stat().st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
+    write_memory(workspace, "a-new-rule", title="A new rule", body="Rounding happens once.\n")
+    writer = Store(workspace)
+    writer.search("tax")
+    writer.close()
+    assert b"a-new-rule" in index.read_bytes()
+
+
 @pytest.mark.parametrize("fence", ["```", "````", "~~~~", "`````"])
 def test_a_body_cannot_close_its_fence(empty_workspace: Path, fence: str) -> None:
     """The fence around a body is longer than any backtick/tilde run inside it."""
