@@ -394,25 +394,28 @@ class Catalog:
             except (KeyError, TypeError, ValueError, IndexError):
                 memory, stored = None, None  # a record of another layout: parsed, and rewritten
         if memory is None:
-            shown = self.scope.display(Path(path))
             if not stat_mode.S_ISREG(stat.st_mode):  # a FIFO renamed over a memory would block a read
-                problem = Problem("ENGRAM_CORRUPT", shown, _NOT_REGULAR)
+                problem = Problem("ENGRAM_CORRUPT", self._shown(path), _NOT_REGULAR)
             elif stat.st_size > MAX_FILE_BYTES:
                 problem = Problem(
-                    "ENGRAM_CORRUPT", shown, "larger than 1 MiB; skipped (split it into smaller memories)"
+                    "ENGRAM_CORRUPT",
+                    self._shown(path),
+                    "larger than 1 MiB; skipped (split it into smaller memories)",
                 )
             else:
                 try:
                     data = read_regular(Path(path), MAX_FILE_BYTES)
                     memory = parse_memory(data, file_id=name, scope=self.scope.scope, tier=tier, path=path)
                 except CorruptMemory as exc:
-                    problem = Problem(exc.code, shown, exc.message)
+                    problem = Problem(exc.code, self._shown(path), exc.message)
                 except NotRegular:
-                    problem = Problem("ENGRAM_CORRUPT", shown, _NOT_REGULAR)
+                    problem = Problem("ENGRAM_CORRUPT", self._shown(path), _NOT_REGULAR)
                 except OSError as exc:
-                    problem = Problem("ENGRAM_CORRUPT", shown, f"cannot be read ({exc.strerror})")
+                    problem = Problem("ENGRAM_CORRUPT", self._shown(path), f"cannot be read ({exc.strerror})")
                 except Exception as exc:  # one hostile file must never hide the rest of the store
-                    problem = Problem("ENGRAM_CORRUPT", shown, f"cannot be parsed ({type(exc).__name__})")
+                    problem = Problem(
+                        "ENGRAM_CORRUPT", self._shown(path), f"cannot be parsed ({type(exc).__name__})"
+                    )
         previous = cached.memory if cached is not None else None
         self._entries[path] = _Entry(stat.st_mtime_ns, stat.st_size, inode, memory, problem, tier)
         self._folder_of[path] = folder
@@ -423,6 +426,9 @@ class Catalog:
             self._dirty = True  # index.json no longer describes this file
         self._changes[key] = memory
         return True
+
+    def _shown(self, path: str) -> str:
+        return self.scope.display(Path(path))
 
     def _forget(self, path: str) -> None:
         entry = self._entries.pop(path)

@@ -446,8 +446,9 @@ def test_a_50_mb_memory_file_is_skipped_without_being_read(workspace: Path) -> N
 def test_ampersands_and_stars_inside_quoted_strings_parse_through_the_safe_loader(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`&`/`*` in quoted strings send the block to the pure-Python alias-refusing loader (never
-    libyaml), and it still parses them as plain text; the memory loads."""
+    """`&`/`*` in quoted strings never reach libyaml: the one-line-per-key form reads them as
+    the text they are, and a block outside it goes to the pure-Python alias-refusing loader;
+    the memory loads."""
     import yaml
 
     import store.front_yaml as front_yaml
@@ -470,6 +471,8 @@ def test_ampersands_and_stars_inside_quoted_strings_parse_through_the_safe_loade
     with monkeypatch.context() as patch:  # (undo() would also restore the real HOME)
         patch.setattr(yaml, "load", spy)
         memory_module.split_front_matter(text)
+        assert loaders == []  # every line is `key: scalar` or `key: [scalars]`
+        memory_module.split_front_matter(text.replace("single: '&", "single:\n  '&"))
         assert loaders == [front_yaml._Loader]
 
     (workspace / MEMORY / "ampersands-and-stars.md").write_text(text)
