@@ -115,15 +115,11 @@ class Application:
         return server_spec(store, flags, elicitation_timeout=self._elicitation_timeout, prepare=self._prepare)
 
     def _prepare(self) -> None:
-        """The loaded spec's start-up step: import what operations need (here, on one thread:
-        concurrent first imports of jsonschema can fail), then read the store's indexes on a
-        background thread while the client sends its next request. Requests that get there
-        first simply wait on the store's own locks."""
-        try:
-            import jsonschema.validators  # noqa: F401
-            import numpy  # noqa: F401
-        except ImportError:  # reported again by the first call that needs it
-            log.warning("a dependency failed to import", exc_info=True)
+        """The loaded spec's start-up step: read the store's indexes on a background thread
+        while the client sends its next request. Requests that get there first simply wait on
+        the store's own locks. Nothing heavy is imported up front: a small store's valid calls
+        need neither jsonschema (see protocol.validation) nor numpy (store.bm25), and each is
+        imported by its package name first wherever it is needed, which is safe from any thread."""
         assert self.store is not None
         warm = threading.Thread(target=_warm, args=(self.store,), name="engram-warm", daemon=True)
         self.helpers.append(warm)

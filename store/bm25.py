@@ -7,8 +7,8 @@ corpus size. (BM25Okapi's log((N − n + 0.5) / (n + 0.5)) is zero or negative f
 the documents or more, which made a one- or two-memory store find nothing.) Scores equal a
 rank-bm25 `BM25` subclass with the same idf (the test oracle), but a query touches only the
 postings of its terms and adding or removing one document costs only that document's terms.
-Postings are compact arrays; numpy (imported on first search) does the arithmetic, except
-for a query whose postings are few (at most SMALL_POSTINGS), scored in plain Python the same way.
+Postings are compact arrays; numpy does the arithmetic, except for a query whose postings are
+few (see `_plain`), scored in plain Python the same way, bit for bit.
 """
 
 from __future__ import annotations
@@ -32,7 +32,15 @@ from store.fsutil import open_regular
 K1: Final = 1.5
 B: Final = 0.75
 SMALL_POSTINGS: Final = 1024
-"""Queries touching at most this many postings are scored without numpy (see `scores`)."""
+"""Queries touching at most this many postings are scored without numpy (see `_plain`)."""
+UNLOADED_POSTINGS: Final = 20_000
+"""…and up to this many while numpy is not imported yet: ~10 ms in plain Python against ~100 ms
+for importing it, so a small store's first search (and the session hook) never pays for it."""
+
+
+def _plain(postings: int) -> bool:
+    """Whether a query touching this many postings is worked out in plain Python."""
+    return postings <= SMALL_POSTINGS or (postings <= UNLOADED_POSTINGS and "numpy" not in sys.modules)
 
 
 def _idf(documents: int, holding: int) -> float:
@@ -149,7 +157,7 @@ class InvertedIndex:
             return []
         wanted = [(tid, self._df[tid]) for term in query if (tid := self._term_id.get(term)) is not None]
         wanted = [(tid, df) for tid, df in wanted if df]
-        if sum(df for _, df in wanted) <= SMALL_POSTINGS:
+        if _plain(sum(df for _, df in wanted)):
             return self._scores_small(wanted, top)
         import numpy as np
 
@@ -177,8 +185,7 @@ class InvertedIndex:
 
     def _scores_small(self, wanted: list[tuple[int, int]], top: int | None) -> list[tuple[Hashable, float]]:
         """`scores` when the query's postings are few (a small store, or rare words): the same
-        arithmetic, term by term in the same order, without numpy, whose import alone costs a
-        one-shot command (the session hook) more than the search."""
+        arithmetic, term by term in the same order, without numpy."""
         n = len(self._slot)
         avgdl = self._total_len / n
         doc_len = self._doc_len
@@ -198,21 +205,30 @@ class InvertedIndex:
 
     def covering(self, groups: Iterable[Iterable[str]], among: Iterable[Hashable]) -> set[Hashable]:
         """The documents of `among` that hold at least one term of each group (a word or its
-        stem): those that hold every word of a query. One boolean mask per group, no sorting."""
-        import numpy as np
-
+        stem): those that hold every word of a query. One boolean mask per group, no sorting
+        (plain sets when the postings are few, as in `scores`)."""
         slots = [(key, slot) for key in among if (slot := self._slot.get(key)) is not None]
         if not slots:
             return set()
-        held = np.ones(len(self._keys), dtype=bool)
-        for group in groups:
+        tids = [
+            [tid for term in set(group) if (tid := self._term_id.get(term)) is not None and self._df[tid]]
+            for group in groups
+        ]
+        if _plain(sum(self._df[tid] for group in tids for tid in group)):
+            held: set[int] | None = None
+            for group in tids:
+                docs = {slot for tid in group for slot in self._postings(tid)[0]}
+                held = docs if held is None else held & docs
+            return {key for key, slot in slots if held is None or slot in held}
+        import numpy as np
+
+        mask_all = np.ones(len(self._keys), dtype=bool)
+        for group in tids:
             mask = np.zeros(len(self._keys), dtype=bool)
-            for term in set(group):
-                tid = self._term_id.get(term)
-                if tid is not None and self._df[tid]:
-                    mask[np.frombuffer(self._postings(tid)[0], dtype=np.uint32)] = True
-            held &= mask
-        return {key for key, slot in slots if held[slot]}
+            for tid in group:
+                mask[np.frombuffer(self._postings(tid)[0], dtype=np.uint32)] = True
+            mask_all &= mask
+        return {key for key, slot in slots if mask_all[slot]}
 
     def containing(self, terms: Iterable[str]) -> list[Hashable]:
         """Every document holding all of `terms`, shortest first (ties by key): the documents
@@ -225,17 +241,24 @@ class InvertedIndex:
             tids.append(tid)
         if not tids:
             return []
-        import numpy as np
-
         tids.sort(key=lambda t: (self._df[t], t))
-        common = np.frombuffer(self._postings(tids[0])[0], dtype=np.uint32)
-        for tid in tids[1:]:
-            docs = np.frombuffer(self._postings(tid)[0], dtype=np.uint32)
-            common = np.intersect1d(common, docs, assume_unique=True)
-            if not len(common):
-                return []
+        if _plain(sum(self._df[tid] for tid in tids)):
+            found = set(self._postings(tids[0])[0])
+            for tid in tids[1:]:
+                found.intersection_update(self._postings(tid)[0])
+            common: Iterable[int] = found
+        else:
+            import numpy as np
+
+            rows = np.frombuffer(self._postings(tids[0])[0], dtype=np.uint32)
+            for tid in tids[1:]:
+                docs = np.frombuffer(self._postings(tid)[0], dtype=np.uint32)
+                rows = np.intersect1d(rows, docs, assume_unique=True)
+                if not len(rows):
+                    return []
+            common = (int(s) for s in rows)
         keys = self._keys
-        slots = sorted((int(s) for s in common), key=lambda s: (self._doc_len[s], str(keys[s])))
+        slots = sorted(common, key=lambda s: (self._doc_len[s], str(keys[s])))
         return [keys[s] for s in slots]
 
 

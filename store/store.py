@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from store import staleness
 from store.catalog import Catalog, Snapshot, memory_key
@@ -32,6 +32,10 @@ from store.workspace import ScopeDir, init_scope, project_dir, user_dir
 if TYPE_CHECKING:
     from store.vectors import VectorIndex
     from store.verdicts import Candidate
+
+NUMPY_STORE: Final = 2000
+"""Memories above which a server's warm-up imports numpy: its queries touch enough postings
+that numpy's arithmetic beats plain Python (store.bm25)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,11 +199,14 @@ class Store:
             return self._view
 
     def warm(self) -> None:
-        """Read the indexes in now, so the first request does not wait for them."""
+        """Read the indexes in now, so the first request does not wait for them; a large
+        store also imports numpy, which its searches then use (store.bm25)."""
         view = self.view()
         self._search.warm()
         if self._vectors_on():
             self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
+        if len(view.durable) + len(view.notes) > NUMPY_STORE:
+            import numpy  # noqa: F401
 
     def clean_temps(self) -> None:
         """Remove temp files a killed writer left behind (a listing: servers do it off the

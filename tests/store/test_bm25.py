@@ -184,5 +184,36 @@ def test_few_postings_score_the_same_without_numpy(seed: int, monkeypatch: pytes
         monkeypatch.setattr(bm25, "SMALL_POSTINGS", 10**9)
         plain = sorted(index.scores(query, top), key=lambda pair: str(pair[0]))
         monkeypatch.setattr(bm25, "SMALL_POSTINGS", -1)
+        monkeypatch.setattr(bm25, "UNLOADED_POSTINGS", -1)
         with_numpy = sorted(index.scores(query, top), key=lambda pair: str(pair[0]))
         assert plain == with_numpy
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_few_postings_cover_and_contain_the_same_without_numpy(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`covering` (every word of a query, each as itself or its stem) and `containing` give
+    the same documents, in the same order, with and without numpy."""
+    import store.bm25 as bm25
+
+    rnd = random.Random(seed)
+    words = [f"w{i}" for i in range(12)]
+    index = InvertedIndex()
+    for key in range(200):
+        index.add(key, [rnd.choice(words) for _ in range(rnd.randint(1, 12))])
+    for key in rnd.sample(range(200), 30):
+        index.remove(key)
+    among = rnd.sample(range(200), 150)
+    found = 0
+    for _ in range(20):
+        groups = [rnd.sample([*words, "absent"], rnd.randint(1, 2)) for _ in range(rnd.randint(0, 3))]
+        terms = rnd.sample(words, rnd.randint(1, 3))
+        answers = []
+        for bound in (10**9, -1):
+            monkeypatch.setattr(bm25, "SMALL_POSTINGS", bound)
+            monkeypatch.setattr(bm25, "UNLOADED_POSTINGS", bound)
+            answers.append((index.covering(groups, among), index.containing(terms)))
+        assert answers[0] == answers[1]
+        found += bool(answers[0][0]) + bool(answers[0][1])
+    assert found > 10  # most queries find something: the comparison is not of empty sets

@@ -344,7 +344,7 @@ def test_the_handshake_imports_no_model_and_the_warm_up_loads_it(
     empty_workspace: Path, vectors_on: None
 ) -> None:
     """`initialize` never waits for the model, nor for the application or its store: the reply
-    goes out before any of them is imported; the start-up step after it loads them all (checked
+    goes out before any of them is imported; the start-up step after it loads them (checked
     in a fresh interpreter, with the real server's Application)."""
     _paraphrase_store(empty_workspace)
     script = """
@@ -381,7 +381,8 @@ print(json.dumps({"reply": json.loads(out.getvalue().splitlines()[0]), "before":
     report = json.loads(run.stdout)
     assert report["reply"]["result"]["serverInfo"]["name"] == "engram"
     assert report["before"] == []
-    assert report["after"] == list(("engram_mcp.app", "store.store", "jsonschema", "numpy", *VECTOR_MODULES))
+    # jsonschema is left for the first call it takes to judge (protocol.validation)
+    assert report["after"] == list(("engram_mcp.app", "store.store", "numpy", *VECTOR_MODULES))
     assert (empty_workspace / ".engram" / "vectors.bin").is_file()
 
 
