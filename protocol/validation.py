@@ -114,7 +114,9 @@ def _bound(limit: Any, instance: Any, holds: Callable[[Any, Any], bool]) -> bool
     return not _number(instance) or holds(instance, limit)
 
 
-def _length(limit: Any, instance: Any, kind: type, holds: Callable[[int, int], bool]) -> bool:
+def _length(
+    limit: Any, instance: Any, kind: type[str | list[Any]], holds: Callable[[int, int], bool]
+) -> bool:
     if not isinstance(limit, int) or isinstance(limit, bool):
         raise TypeError
     return not isinstance(instance, kind) or holds(len(instance), limit)
