@@ -33,9 +33,10 @@ K1: Final = 1.5
 B: Final = 0.75
 SMALL_POSTINGS: Final = 1024
 """Queries touching at most this many postings are scored without numpy (see `_plain`)."""
-UNLOADED_POSTINGS: Final = 20_000
-"""…and up to this many while numpy is not imported yet: ~10 ms in plain Python against ~100 ms
-for importing it, so a small store's first search (and the session hook) never pays for it."""
+UNLOADED_POSTINGS: Final = 4096
+"""…and up to this many while numpy is not imported yet (~3 ms in plain Python, against ~100 ms
+for importing it): a small store's first search and the session hook never pay for it, and
+longer texts (a verdict's candidate, a large store's queries) import it once."""
 
 
 def _plain(postings: int) -> bool:
