@@ -147,11 +147,9 @@ class StaticModel:
         self._table: Any = np.ascontiguousarray(table, dtype=np.float16)
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
-        self._skip = {
-            i
-            for t in ("<unk>", "[UNK]", "<pad>", "[PAD]")
-            if (i := self._tokenizer.token_to_id(t)) is not None
-        } | {i for t, i in self._tokenizer.get_vocab().items() if not any(c.isalnum() for c in t)}
+        self._counted: dict[int, bool] = {}
+        """Token id → whether it counts towards a text's vector, worked out when first seen
+        (the whole vocabulary up front cost ~65 ms of every start)."""
         digest = hashlib.sha256(weights.read_bytes())
         digest.update(tokenizer.read_bytes())
         self.name = name
@@ -164,7 +162,7 @@ class StaticModel:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         rows = len(self._table)
         for i, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
-            ids = [t for t in encoding.ids if t not in self._skip and 0 <= t < rows]
+            ids = [t for t in encoding.ids if 0 <= t < rows and self._counts(t)]
             if ids:
                 vector = self._table[ids].astype(np.float32).mean(axis=0)
                 norm = float(np.linalg.norm(vector))
@@ -172,6 +170,19 @@ class StaticModel:
                     out[i] = vector / norm
         # Stored as float16: embedding now or reading the file later gives the same numbers.
         return out.astype(np.float16).astype(np.float32)
+
+    def _counts(self, token_id: int) -> bool:
+        """Whether a token counts: not unknown or padding, and holding a letter or digit
+        (punctuation and whitespace pieces carry no meaning of their own)."""
+        counted = self._counted.get(token_id)
+        if counted is None:
+            token = self._tokenizer.id_to_token(token_id) or ""
+            counted = token not in _SPECIAL and any(c.isalnum() for c in token)
+            self._counted[token_id] = counted
+        return counted
+
+
+_SPECIAL: Final = frozenset({"<unk>", "[UNK]", "<pad>", "[PAD]"})
 
 
 def _embedding_table(tensors: dict[str, Any]) -> Any:

@@ -537,3 +537,15 @@ def test_a_memory_found_by_meaning_alone_follows_the_word_matches_and_never_scor
     assert result.backends == ("bm25", BUNDLED)
     assert sorted(e.id for e in result.entries[:3]) == ["billing-0", "billing-1", "billing-2"]
     assert all(e.score > 0 for e in result.entries)
+
+
+@needs_extra
+def test_the_tokens_that_count_are_worked_out_as_the_whole_vocabulary_would_give_them() -> None:
+    """Deciding per token id when first seen gives, for every id of the bundled model, what the
+    vocabulary read up front gave: unknown, padding and pieces without a letter or digit skip."""
+    model = load_model("")
+    tokenizer = model._tokenizer
+    special = {tokenizer.token_to_id(t) for t in ("<unk>", "[UNK]", "<pad>", "[PAD]")} - {None}
+    skipped = special | {i for t, i in tokenizer.get_vocab().items() if not any(c.isalnum() for c in t)}
+    assert 100 < len(skipped) < 5000
+    assert [i for i in range(len(model._table)) if model._counts(i) == (i in skipped)] == []
