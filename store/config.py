@@ -1,13 +1,18 @@
 """Settings: workspace `.engram/config.json` over `$ENGRAM_HOME/config.json` over defaults (SPEC §9).
 
 Each file is validated with a JSON Schema; an invalid file is ignored as a whole and reported
-as a diagnostic naming the key and the allowed range, so engram still runs on the rest.
+as a diagnostic naming the key and the allowed range, so engram still runs on the rest. The
+digests of files that passed are kept in `$ENGRAM_HOME/config-checked.json` (`CheckedConfigs`),
+so a process that reads an unchanged file again (every session hook, every server start) does
+not import jsonschema for it, ~70 ms.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -142,7 +147,68 @@ def _link_leaves(path: Path, base: Path) -> bool:
     return real_base not in real.parents
 
 
-def read_config_file(path: Path, label: str, *, base: Path | None = None) -> tuple[dict[str, Any], list[str]]:
+CHECKED_NAME: Final = "config-checked.json"
+CHECKED_KEEP: Final = 64
+"""Digests `config-checked.json` keeps, newest last (a user's configs across workspaces)."""
+
+
+class CheckedConfigs:
+    """Which config files passed the schema: sha256 digests of the schema and a file's bytes,
+    kept in the user's own folder (never in a workspace, so a clone cannot add to it). A file
+    whose digest is known is taken as valid without jsonschema; any change to the file or to
+    the schema makes a new digest, checked again. `writable` False (a read-only store) only
+    reads the list."""
+
+    def __init__(self, path: Path, *, writable: bool) -> None:
+        self.path = path
+        self._writable = writable
+        self._known: list[str] | None = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def digest(raw: bytes) -> str:
+        return hashlib.sha256(_schema_text() + b"\0" + raw).hexdigest()
+
+    def known(self, digest: str) -> bool:
+        with self._lock:
+            return digest in self._read()
+
+    def note(self, digest: str) -> None:
+        with self._lock:
+            known = self._read()
+            if digest in known or not self._writable or not self.path.parent.is_dir():
+                return
+            known.append(digest)
+            del known[:-CHECKED_KEEP]
+            from store.fsutil import write_atomic
+
+            with contextlib.suppress(OSError):  # a memo: the next read checks again
+                write_atomic(self.path, orjson.dumps(known), sync_dir=False)
+
+    def _read(self) -> list[str]:
+        if self._known is None:
+            from store.fsutil import read_regular
+
+            try:
+                found = orjson.loads(read_regular(self.path, 1 << 16))
+            except (OSError, orjson.JSONDecodeError):
+                found = []
+            self._known = [d for d in found if isinstance(d, str)] if isinstance(found, list) else []
+        return self._known
+
+
+_SCHEMA_TEXT: list[bytes] = []
+
+
+def _schema_text() -> bytes:
+    if not _SCHEMA_TEXT:
+        _SCHEMA_TEXT.append(orjson.dumps(SCHEMA, option=orjson.OPT_SORT_KEYS))
+    return _SCHEMA_TEXT[0]
+
+
+def read_config_file(
+    path: Path, label: str, *, base: Path | None = None, checked: CheckedConfigs | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """The file's settings, or ({}, problems) when it is unreadable or invalid.
 
     Read as a regular file of at most 1 MiB, never blocking (a FIFO or a device such as
@@ -150,7 +216,8 @@ def read_config_file(path: Path, label: str, *, base: Path | None = None) -> tup
     With `base` (the workspace, for `.engram/config.json`, which travels through git) a link
     leading outside `base` is refused with ENGRAM_UNSAFE_PATH; a link inside it is followed.
     Without `base` (`$ENGRAM_HOME/config.json`, often a dotfiles link) links are followed, and
-    the target must still be a regular file."""
+    the target must still be a regular file. `checked`: skip the schema for bytes that passed
+    it before, and remember these when they pass."""
     if base is not None and _link_leaves(path, base):
         return {}, [
             ConfigProblem(
@@ -178,12 +245,17 @@ def read_config_file(path: Path, label: str, *, base: Path | None = None) -> tup
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         return {}, [f"{label}: not valid JSON ({exc}); fix the file or delete it to use defaults"]
+    digest = CheckedConfigs.digest(raw) if checked is not None else ""
+    if checked is not None and isinstance(data, dict) and checked.known(digest):
+        return data, []
     from jsonschema import Draft202012Validator
 
     errors = sorted(Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
     if errors:
         return {}, [_describe(e, label) + "; the file is ignored until fixed" for e in errors]
     assert isinstance(data, dict)
+    if checked is not None:
+        checked.note(digest)
     return data, []
 
 
@@ -218,7 +290,7 @@ def merge_config(layers: list[dict[str, Any]], problems: list[str]) -> Config:
     )
 
 
-def load_config(user_path: Path, project_path: Path) -> Config:
+def load_config(user_path: Path, project_path: Path, checked: CheckedConfigs | None = None) -> Config:
     layers: list[dict[str, Any]] = []
     problems: list[str] = []
     workspace = project_path.parent.parent  # `<workspace>/.engram/config.json`
@@ -226,7 +298,7 @@ def load_config(user_path: Path, project_path: Path) -> Config:
         (user_path, "$ENGRAM_HOME/config.json", None),
         (project_path, ".engram/config.json", workspace),
     ):
-        data, found = read_config_file(path, label, base=base)
+        data, found = read_config_file(path, label, base=base, checked=checked)
         layers.append(data)
         problems.extend(found)
     model, found = _vector_model(layers[0], layers[1])

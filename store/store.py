@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from store import staleness
 from store.catalog import Catalog, Snapshot, memory_key
-from store.config import Config, load_config
+from store.config import CHECKED_NAME, CheckedConfigs, Config, load_config
 from store.errors import NotFound, Problem, UnsafePath
 from store.ids import check_id
 from store.load import LoadResult, Selected, single, tiered
@@ -117,6 +117,7 @@ class Store:
         self._config_lock = threading.Lock()
         self._config_key: tuple[Any, ...] = ()
         self._config = Config()
+        self._checked = CheckedConfigs(self.user.root / CHECKED_NAME, writable=not read_only)
 
     # --- the per-user secret and what it found (SPEC §2) ------------------------------------
     def key(self) -> bytes:
@@ -145,7 +146,7 @@ class Store:
         key = tuple(_stamp(p) for p in (self.user.config_path, self.project.config_path))
         with self._config_lock:
             if key != self._config_key:
-                self._config = load_config(self.user.config_path, self.project.config_path)
+                self._config = load_config(self.user.config_path, self.project.config_path, self._checked)
                 self._config_key = key
             return self._config
 

@@ -42,6 +42,7 @@ STATE_FILES: Final = (
     "vectors.bin",
     "pending-approvals.json",
     "journal.json",
+    "config-checked.json",
     "engram.lock",
 )
 """Files engram keeps for itself in a scope root; anything but a regular file in their place (a

@@ -89,3 +89,42 @@ def test_the_config_budget_is_the_load_default(workspace: Path) -> None:
     _write(workspace / ".engram" / "config.json", {"load": {"budget_tokens": 400}})
     result, _ = Store(workspace).load("fix the crash")
     assert "budget 400 tokens" in result.text
+
+
+def _imports_jsonschema(workspace: Path) -> tuple[bool, int]:
+    """(whether reading the workspace's config imported jsonschema, its budget) in a fresh process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; from store.store import Store; "
+        f"c = Store(Path({str(workspace)!r})).config(); print('jsonschema' in sys.modules, c.budget_tokens)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    imported, budget = done.stdout.split()
+    return imported == "True", int(budget)
+
+
+def test_a_config_that_passed_is_not_checked_again_and_a_changed_one_is(
+    empty_workspace: Path, engram_home: Path
+) -> None:
+    """The digest of a file that passed is kept in $ENGRAM_HOME: the next process reads the
+    unchanged file without jsonschema; the same file made invalid is checked and refused."""
+    engram_home.mkdir(parents=True)
+    config = empty_workspace / ".engram" / "config.json"
+    _write(config, {"load": {"budget_tokens": 1500}})
+    assert _imports_jsonschema(empty_workspace) == (True, 1500)  # checked, and remembered
+    assert len(orjson.loads((engram_home / "config-checked.json").read_bytes())) == 1
+    assert _imports_jsonschema(empty_workspace) == (False, 1500)
+    _write(config, {"load": {"budget_tokens": 5}})
+    found = Store(empty_workspace).config()
+    assert found.budget_tokens == 2000
+    assert any("budget_tokens" in message for _, message in found.diagnostics)
+    assert len(orjson.loads((engram_home / "config-checked.json").read_bytes())) == 1  # not kept
+
+
+def test_a_read_only_store_remembers_no_config(empty_workspace: Path, engram_home: Path) -> None:
+    engram_home.mkdir(parents=True)
+    _write(empty_workspace / ".engram" / "config.json", {"load": {"budget_tokens": 1500}})
+    assert Store(empty_workspace, read_only=True).config().budget_tokens == 1500
+    assert not (engram_home / "config-checked.json").exists()
