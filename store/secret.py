@@ -28,6 +28,7 @@ import os
 import secrets
 import stat
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -152,8 +153,14 @@ def _create(path: Path, key: bytes | None = None) -> bytes:
 # --- tags ---------------------------------------------------------------------------------------
 def tag(key: bytes, kind: str, data: bytes | memoryview) -> str:
     """HMAC-SHA256 of `data`, bound to the kind of file (a tag of one kind never fits another)."""
+    return tag_chunks(key, kind, (data,))
+
+
+def tag_chunks(key: bytes, kind: str, chunks: Iterable[bytes | memoryview]) -> str:
+    """`tag` of the chunks' bytes one after the other (a large file, a piece at a time)."""
     mac = hmac.new(key, kind.encode() + b"\0", hashlib.sha256)
-    mac.update(data)
+    for chunk in chunks:
+        mac.update(chunk)
     return mac.hexdigest()
 
 

@@ -8,6 +8,7 @@ import base64
 import hashlib
 import hmac
 import itertools
+import mmap
 import os
 import stat
 import threading
@@ -254,6 +255,44 @@ def test_the_search_index_engram_wrote_is_used_again(workspace: Path) -> None:
     assert not fresh.notices()
     fresh.close()
     assert (workspace / ".engram" / "search.idx").read_bytes() == data  # trusted: not rebuilt
+
+
+@pytest.mark.parametrize("trailer_tag", [b"\xff" * 64, "é".encode() * 32, b"0" * 64])
+def test_a_search_index_whose_tag_is_not_engrams_is_rebuilt_whatever_its_bytes(
+    workspace: Path, trailer_tag: bytes
+) -> None:
+    """The last 64 bytes are the tag: non-ASCII or plain wrong, the index is untrusted and
+    rebuilt (never a crash comparing them)."""
+    store = Store(workspace)
+    store.search("uv")
+    store.close()
+    cache = workspace / ".engram" / "search.idx"
+    cache.write_bytes(cache.read_bytes()[:-64] + trailer_tag)
+    with pytest.raises(bm25.Untrusted):
+        bm25.load_tagged(cache, store.key())
+    fresh = Store(workspace)
+    assert fresh.search("uv")[0].id == "use-uv-for-python"
+    assert any("search.idx" in m for _, m in fresh.notices())
+
+
+def test_an_index_larger_than_one_verified_piece_checks_and_loads(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tag is checked a piece at a time (pages let go as it goes): across piece bounds,
+    including a last short piece, it gives the tag of the whole file."""
+    store = Store(workspace)
+    store.search("uv")
+    store.close()
+    cache = workspace / ".engram" / "search.idx"
+    monkeypatch.setattr(bm25, "_VERIFY_CHUNK", mmap.PAGESIZE)
+    assert cache.stat().st_size > 3 * mmap.PAGESIZE
+    index = bm25.load_tagged(cache, store.key())
+    assert index.documents()
+    data = bytearray(cache.read_bytes())
+    data[mmap.PAGESIZE + 7] ^= 1  # one bit in the second piece
+    cache.write_bytes(bytes(data))
+    with pytest.raises(bm25.Untrusted):
+        bm25.load_tagged(cache, store.key())
 
 
 # --- usage.json -----------------------------------------------------------------------------------
