@@ -165,28 +165,40 @@ def test_containing_finds_every_document_holding_all_terms_shortest_first() -> N
     assert load(dump(index)).containing(["b", "a"]) == ["short", "twin", "long"]
 
 
+def _random_index(rnd: random.Random, words: list[str], size: int, longest: int) -> InvertedIndex:
+    """`size` documents of random words, then a few removed (slots freed)."""
+    index = InvertedIndex()
+    for key in range(size):
+        index.add(key, [rnd.choice(words) for _ in range(rnd.randint(1, longest))])
+    for key in rnd.sample(range(size), size // 7):
+        index.remove(key)
+    return index
+
+
+def _plain_python(monkeypatch: pytest.MonkeyPatch, plain: bool) -> None:
+    """Make every query take the plain-Python path, or every one the numpy path."""
+    import store.bm25 as bm25
+
+    bound = 10**9 if plain else -1
+    monkeypatch.setattr(bm25, "SMALL_POSTINGS", bound)
+    monkeypatch.setattr(bm25, "UNLOADED_POSTINGS", bound)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_few_postings_score_the_same_without_numpy(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The plain-Python path for small queries gives numpy's scores, bit for bit, and the same
     `top` cut (ties included), after adds and removes."""
-    import store.bm25 as bm25
-
     rnd = random.Random(seed)
     words = [f"w{i}" for i in range(40)]
-    index = InvertedIndex()
-    for key in range(300):
-        index.add(key, [rnd.choice(words) for _ in range(rnd.randint(1, 30))])
-    for key in rnd.sample(range(300), 40):
-        index.remove(key)
+    index = _random_index(rnd, words, 300, 30)
     for _ in range(20):
         query = rnd.sample(words, rnd.randint(1, 4)) + ["absent"]
         top = rnd.choice([None, 1, 5, 50])
-        monkeypatch.setattr(bm25, "SMALL_POSTINGS", 10**9)
-        plain = sorted(index.scores(query, top), key=lambda pair: str(pair[0]))
-        monkeypatch.setattr(bm25, "SMALL_POSTINGS", -1)
-        monkeypatch.setattr(bm25, "UNLOADED_POSTINGS", -1)
-        with_numpy = sorted(index.scores(query, top), key=lambda pair: str(pair[0]))
-        assert plain == with_numpy
+        answers = []
+        for plain in (True, False):
+            _plain_python(monkeypatch, plain)
+            answers.append(sorted(index.scores(query, top), key=lambda pair: str(pair[0])))
+        assert answers[0] == answers[1]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -195,24 +207,17 @@ def test_few_postings_cover_and_contain_the_same_without_numpy(
 ) -> None:
     """`covering` (every word of a query, each as itself or its stem) and `containing` give
     the same documents, in the same order, with and without numpy."""
-    import store.bm25 as bm25
-
     rnd = random.Random(seed)
     words = [f"w{i}" for i in range(12)]
-    index = InvertedIndex()
-    for key in range(200):
-        index.add(key, [rnd.choice(words) for _ in range(rnd.randint(1, 12))])
-    for key in rnd.sample(range(200), 30):
-        index.remove(key)
+    index = _random_index(rnd, words, 200, 12)
     among = rnd.sample(range(200), 150)
     found = 0
     for _ in range(20):
         groups = [rnd.sample([*words, "absent"], rnd.randint(1, 2)) for _ in range(rnd.randint(0, 3))]
         terms = rnd.sample(words, rnd.randint(1, 3))
         answers = []
-        for bound in (10**9, -1):
-            monkeypatch.setattr(bm25, "SMALL_POSTINGS", bound)
-            monkeypatch.setattr(bm25, "UNLOADED_POSTINGS", bound)
+        for plain in (True, False):
+            _plain_python(monkeypatch, plain)
             answers.append((index.covering(groups, among), index.containing(terms)))
         assert answers[0] == answers[1]
         found += bool(answers[0][0]) + bool(answers[0][1])
