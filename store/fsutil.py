@@ -9,7 +9,6 @@ import errno
 import hashlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -20,6 +19,8 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: 
     """Write `data` so a crash leaves either the old file or the new one; return its sha256.
 
     `sync_dir=False` leaves the folder's fsync to the caller (a batch syncs each folder once)."""
+    import tempfile  # (and shutil under it): writers only, not a read-only command's start
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
