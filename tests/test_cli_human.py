@@ -23,6 +23,7 @@ from protocol.validation import compile_validator
 from store.store import Store
 from store.workspace import find_workspace
 from tests.test_cli_people import call_tool
+from tests.wire import default_sigint
 
 ENGRAM = str(Path(sys.executable).with_name("engram"))
 ENGRAM_MCP = str(Path(sys.executable).with_name("engram-mcp"))
@@ -200,7 +201,12 @@ def _wait_reading_stdin(proc: subprocess.Popen[bytes], timeout: float = 30.0) ->
 def test_signals_exit_quietly(workspace: Path, program: str, sig: signal.Signals, code: int) -> None:
     argv = [ENGRAM, "save-session", "--text", "-"] if program == "engram" else [ENGRAM_MCP]
     proc = subprocess.Popen(
-        argv, cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        argv,
+        cwd=workspace,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=default_sigint,  # Ctrl-C as a terminal delivers it, even when the run is in the background
     )
     try:
         _wait_reading_stdin(proc)

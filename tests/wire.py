@@ -291,7 +291,9 @@ class _Log:
         return self._text.getvalue()
 
 
-def _default_sigint() -> None:
+def default_sigint() -> None:
+    """A child's `preexec_fn`: SIGINT's default action, as a terminal's Ctrl-C finds it (a run
+    started in the background, `make test &`, ignores SIGINT, and a child inherits that)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
@@ -313,7 +315,7 @@ class ProcessSession(_Client):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})},
-            preexec_fn=_default_sigint if sigint else None,
+            preexec_fn=default_sigint if sigint else None,
         )
         assert self.proc.stdout is not None
         self._pump_thread = threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True)
