@@ -14,6 +14,7 @@ import errno
 import hashlib
 import threading
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -197,13 +198,9 @@ class CheckedConfigs:
         return self._known
 
 
-_SCHEMA_TEXT: list[bytes] = []
-
-
+@cache
 def _schema_text() -> bytes:
-    if not _SCHEMA_TEXT:
-        _SCHEMA_TEXT.append(orjson.dumps(SCHEMA, option=orjson.OPT_SORT_KEYS))
-    return _SCHEMA_TEXT[0]
+    return orjson.dumps(SCHEMA, option=orjson.OPT_SORT_KEYS)
 
 
 def read_config_file(
