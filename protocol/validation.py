@@ -53,7 +53,7 @@ def compile_validator(schema: dict[str, Any]) -> Problems:
 
     def problems(instance: Any) -> list[str]:
         if isinstance(instance, dict):
-            nulls = sorted(k for k, v in instance.items() if v is None)
+            nulls = sorted((k for k, v in instance.items() if v is None), key=str)
             if nulls:
                 return [f"argument '{k}' is null: omit it to use the default" for k in nulls]
         if accepts(schema, instance):
@@ -108,10 +108,19 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+_NOT_NUMBERS: Final = (str, bool, list, dict, type(None))
+"""The JSON kinds a numeric bound does not apply to; any other non-int, non-float value (a
+Decimal from a Python caller) is a number to jsonschema, so `accepts` leaves it to it."""
+
+
 def _bound(limit: Any, instance: Any, holds: Callable[[Any, Any], bool]) -> bool:
     if not _number(limit):
         raise TypeError
-    return not _number(instance) or holds(instance, limit)
+    if _number(instance):
+        return holds(instance, limit)
+    if isinstance(instance, _NOT_NUMBERS):
+        return True
+    raise TypeError
 
 
 def _length(
@@ -232,7 +241,7 @@ def _describe(error: ValidationError) -> str:
     if kind == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
         instance = cast(dict[str, Any], error.instance)
-        extra = sorted(set(instance) - set(allowed))
+        extra = sorted(set(instance) - set(allowed), key=str)
         return (
             f"unknown argument {', '.join(repr(e) for e in extra)} (allowed: {', '.join(allowed) or 'none'})"
         )

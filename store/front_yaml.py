@@ -94,7 +94,7 @@ def _load(block: str) -> Any:
 # build constructing these from YAML nodes.
 _LINE: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,99}): (\S(?:.*\S)?)")  # YAML keys end by 1,024
 _INDICATORS: Final = frozenset("-?:,[]{}#&*!|>'\"%@`<=")
-_FLOW_FORBIDDEN: Final = frozenset(",[]{}")
+_FLOW_FORBIDDEN: Final = frozenset(",[]{}?")  # the pure-Python scanner ends a flow scalar at `?` too
 
 
 class _Resolver(yaml.resolver.Resolver):

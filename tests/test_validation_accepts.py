@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +151,9 @@ def test_what_accepts_cannot_vouch_for_goes_to_jsonschema(schema: dict[str, Any]
         ),
         ({"type": "object", "properties": {"a": {"type": "string"}}}, {"a": 1}),
         ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, True),
+        ({"minimum": 5}, Decimal(1)),  # a number to jsonschema, though no JSON parser makes one
+        ({"maximum": 0}, Fraction(1, 2)),
+        ({"anyOf": [{"type": "string"}, {"maximum": 3}]}, Decimal(10)),
     ],
 )
 def test_accepts_refuses_what_each_keyword_forbids(schema: dict[str, Any], instance: Any) -> None:
@@ -189,3 +194,13 @@ def test_valid_calls_and_a_small_search_import_neither_jsonschema_nor_numpy(
 def test_a_null_argument_is_refused_even_where_the_schema_has_no_type(workspace: Path) -> None:
     problems = compile_validator({"type": "object", "properties": {"ids": {}}})
     assert problems({"ids": None}) == ["argument 'ids' is null: omit it to use the default"]
+
+
+def test_keys_that_are_not_strings_get_messages_not_an_exception() -> None:
+    """Only a Python caller can pass them (JSON keys are strings); still a message, never a crash."""
+    problems = compile_validator({"type": "object", "additionalProperties": False, "properties": {"a": {}}})
+    assert problems({1: "x", "b": 2})
+    assert problems({1: None, "b": None}) == [
+        "argument '1' is null: omit it to use the default",
+        "argument 'b' is null: omit it to use the default",
+    ]
