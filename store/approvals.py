@@ -64,7 +64,7 @@ def _intact(key: bytes, hashed: str, record: dict[str, Any]) -> bool:
         expected = integrity_tag(key, hashed, record)
     except (TypeError, orjson.JSONEncodeError):
         return False
-    return hmac.compare_digest(str(record.get("tag", "")), expected)
+    return secret.matches(record.get("tag"), expected)
 
 
 @dataclass(slots=True)
@@ -163,7 +163,9 @@ class Pending:
                 "ENGRAM_TOKEN_UNKNOWN",
                 "unknown approval token (never issued here, or long gone); propose again",
             )
-        if not hmac.compare_digest(str(record.get("tag", "")), self._expected(key, record)):
+        if not hmac.compare_digest(
+            secret.found_bytes(record.get("tag")), self._expected(key, record).encode()
+        ):
             raise TokenRefused(
                 "ENGRAM_INTEGRITY",
                 "the pending proposal was edited after it was made, or was not made by this user's engram "

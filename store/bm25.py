@@ -13,7 +13,6 @@ few (see `_plain`), scored in plain Python the same way, bit for bit.
 
 from __future__ import annotations
 
-import hmac
 import itertools
 import math
 import mmap
@@ -309,7 +308,7 @@ def load_tagged(path: Path, key: bytes) -> InvertedIndex:
             if hasattr(mmap, "MADV_DONTNEED"):
                 mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
 
-    if not hmac.compare_digest(mapped[size - 64 :], secret.tag_chunks(key, TAG_KIND, pieces()).encode()):
+    if not secret.matches(mapped[size - 64 :], secret.tag_chunks(key, TAG_KIND, pieces())):
         body.release()
         raise Untrusted("bad tag")
     return load(body)

@@ -165,7 +165,21 @@ def tag_chunks(key: bytes, kind: str, chunks: Iterable[bytes | memoryview]) -> s
 
 
 def valid(key: bytes, kind: str, data: bytes | memoryview, found: object) -> bool:
-    return isinstance(found, str) and hmac.compare_digest(found, tag(key, kind, data))
+    return matches(found, tag(key, kind, data))
+
+
+def matches(found: object, expected: str) -> bool:
+    """Whether a tag read from a file is `expected`, in constant time (see `found_bytes`)."""
+    return hmac.compare_digest(found_bytes(found), expected.encode())
+
+
+def found_bytes(found: object) -> bytes:
+    """A tag read from a file, as bytes to compare: the file may hold anything, and a non-ASCII
+    string (which `hmac.compare_digest` refuses to compare as text, raising) or no string at
+    all is simply not the tag (b"" never matches)."""
+    if isinstance(found, str):
+        return found.encode("utf-8", "surrogatepass")
+    return found if isinstance(found, bytes) else b""
 
 
 def wrap(key: bytes, kind: str, payload: bytes) -> bytes:
@@ -190,8 +204,4 @@ def unwrap(key: bytes, kind: str, data: bytes) -> bytes | None:
         payload = b"{" + rest[1:]
     else:
         return None
-    try:
-        text = found.decode("ascii")
-    except UnicodeDecodeError:
-        return None
-    return payload if valid(key, kind, payload, text) else None
+    return payload if valid(key, kind, payload, found) else None

@@ -475,7 +475,7 @@ def _decode(data: bytes, model: StaticModel, key: bytes) -> dict[str, Rows]:
     if not data.startswith(_MAGIC):
         raise ValueError("not an engram vectors file")
     at = len(_MAGIC)
-    tag, body = data[at : at + 64].decode("ascii", "replace"), memoryview(data)[at + 65 :]  # no copy
+    tag, body = data[at : at + 64], memoryview(data)[at + 65 :]  # no copy
     if data[at + 64 : at + 65] != b"\n" or not secret.valid(key, _KIND, body, tag):
         raise ValueError("its tag does not match")
     size = int.from_bytes(body[:8], "little")

@@ -209,6 +209,18 @@ def test_a_pull_request_adding_an_always_memory_and_a_seal_line_is_reported(
     assert any("2 line(s)" in d["message"] for d in report["diagnostics"] if d["code"] == "ENGRAM_UNTRUSTED")
 
 
+def test_a_seal_line_whose_tag_is_not_ascii_is_refused_not_a_crash(workspace: Path) -> None:
+    """`hmac.compare_digest` raises on non-ASCII text: a planted seal is simply untrusted."""
+    review.accept(Store(workspace))
+    memory_hash = Store(workspace).view().durable["use-uv-for-python"].hash
+    with open(workspace / ".engram" / "seals.log", "ab") as seals:
+        seals.write(orjson.dumps(["durable/use-uv-for-python", memory_hash, "é" * 64]) + b"\n")
+    store = Store(workspace)
+    assert store.search("uv")[0].id == "use-uv-for-python"
+    assert review.verify(store)["ok"] is True
+    assert any("1 line(s)" in m for c, m in store.notices() if c == "ENGRAM_UNTRUSTED")
+
+
 def test_a_planted_index_json_vouches_for_nothing(workspace: Path) -> None:
     store = Store(workspace)
     review.accept(store)
@@ -314,6 +326,20 @@ def test_flipping_declined_back_to_pending_fails_with_integrity(workspace: Path)
     record = data["proposals"][token_hash(preview.token)]
     record["status"] = "pending"
     record["tag"] = old_tag(preview.token, record)  # what an agent holding the token can compute
+    path.write_bytes(orjson.dumps(data))
+    assert refused(Store(workspace, clock=fixed()), preview.token) == "ENGRAM_INTEGRITY"
+    assert not (workspace / ".engram" / "memory" / "frobnicate-the-quux-widgets-nightly.md").exists()
+
+
+@pytest.mark.parametrize("planted", ["é" * 64, 12345, None])
+def test_a_pending_proposal_whose_tag_is_not_text_of_ours_fails_with_integrity(
+    workspace: Path, planted: object
+) -> None:
+    store = Store(workspace, clock=fixed())
+    preview = propose(store, [candidate()])
+    path = workspace / ".engram" / "pending-approvals.json"
+    data = orjson.loads(path.read_bytes())
+    data["proposals"][token_hash(preview.token)]["tag"] = planted
     path.write_bytes(orjson.dumps(data))
     assert refused(Store(workspace, clock=fixed()), preview.token) == "ENGRAM_INTEGRITY"
     assert not (workspace / ".engram" / "memory" / "frobnicate-the-quux-widgets-nightly.md").exists()
