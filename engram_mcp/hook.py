@@ -40,8 +40,6 @@ def git_objective(workspace: Path) -> tuple[str, str]:
     call; ("", "") when git has nothing to say."""
     out = run_git(
         workspace,
-        "-c",
-        "log.showSignature=false",
         "log",
         "--no-color",
         f"-{COMMITS}",

@@ -24,12 +24,13 @@ token like any save (`engram commit TOKEN`).
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
+
+from store.git import run_git
 
 SOURCES: Final = ("claude-md", "agents-md", "cursor-rules", "copilot", "claude-memory")
 MAX_CANDIDATES: Final = 100
@@ -193,19 +194,10 @@ def markdown_candidates(text: str, source: str, paths: list[str] | None = None) 
 def _claude_project_dir(workspace: Path, home: Path) -> Path:
     """`~/.claude/projects/<git root, non-alphanumerics as ->/memory/` (worktrees share it)."""
     root = workspace
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            cwd=workspace,
-            capture_output=True,
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-        )
-        if done.returncode == 0 and done.stdout.strip():
-            common = Path(done.stdout.decode().strip())
-            root = common.parent if common.name == ".git" else root
-    except (OSError, subprocess.SubprocessError):
-        pass
+    common = run_git(workspace, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    if common and common.strip():
+        found = Path(common.strip())
+        root = found.parent if found.name == ".git" else root
     return home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(root)) / "memory"
 
 

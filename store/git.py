@@ -1,9 +1,24 @@
-"""One way to ask git something (code references, staleness, history, what a pull brought).
+"""One way to ask git something (code references, staleness, churn, history, what a pull
+brought, the session hook's routing).
 
-`run_git` starts `git` in a folder with no prompt (stdin closed), no optional locks (a read never
-blocks the human's own git), no fsmonitor hook (a cloned repository's config cannot make a read
-run a program), and a timeout; it returns stdout as text, or None when git is missing, times
-out or fails. Callers treat None as "git has nothing to say".
+A repository is untrusted, and so is every folder in it: a clone can hold the plain files of a
+bare repository (`HEAD`, `config`, `objects/`, `refs/`) in a sub-project folder, and git run
+there discovers it and obeys its `config` (`gpg.program`, `core.fsmonitor`, filter and diff
+drivers, `core.worktree`), running any program on every read. So `run_git` never lets git
+discover a repository. It names the one engram's own workspace discovery finds (the nearest
+`.git`, a folder or the file of a worktree or submodule, at or above the folder asked about) as
+`GIT_DIR` with its parent as `GIT_WORK_TREE`, runs git only inside that working tree, and runs
+nothing at all where there is no `.git`. The environment's own `GIT_*` variables (a host started
+from a git hook carries `GIT_DIR`) are dropped, so nothing outside redirects it either.
+
+A second belt, for a `.git/config` that is itself hostile (a repository unpacked from an
+archive): `safe.bareRepository=explicit`, no fsmonitor, no hooks, no signature checks, no
+external diff or text conversion, no pager, no prompt. No option list can cover every key that
+runs a program; naming the repository is the defence, the options only narrow the rest.
+
+Each call also has no optional locks (a read never blocks the human's own git) and a timeout;
+it returns stdout as text, or None when git is missing, times out or fails. Callers treat None
+as "git has nothing to say".
 """
 
 from __future__ import annotations
@@ -16,16 +31,63 @@ from typing import Final
 TIMEOUT: Final = 10.0
 """Seconds a git call may take before it counts as failed."""
 
+SAFE_OPTIONS: Final = (
+    "safe.bareRepository=explicit",
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "log.showSignature=false",
+    "diff.external=",
+    "core.sshCommand=false",
+    "credential.helper=",
+    "protocol.allow=never",
+)
+"""`-c` settings every call carries (the second belt; see the module docstring)."""
+
+_KEPT_GIT_VARIABLES: Final = frozenset(("GIT_CONFIG_NOSYSTEM",))
+"""The only `GIT_*` variables of the environment that reach git (they can only narrow it)."""
+
+
+def repository(folder: Path) -> tuple[Path, Path] | None:
+    """(`.git`, its working tree) of the repository holding `folder`: the nearest `.git` at or
+    above it, found the way engram finds a workspace (store.workspace.is_git_root); None outside
+    any repository. Never asks git, so no folder's files can make git choose another."""
+    here = Path(os.path.abspath(folder))
+    for candidate in (here, *here.parents):
+        dot_git = candidate / ".git"
+        if os.path.lexists(dot_git):
+            return dot_git, candidate
+    return None
+
+
+def _environment(git_dir: Path, work_tree: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEPT_GIT_VARIABLES}
+    env.update(
+        GIT_DIR=str(git_dir),
+        GIT_WORK_TREE=str(work_tree),
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+    )
+    return env
+
 
 def run_git(cwd: Path, *args: str, timeout: float = TIMEOUT) -> str | None:
+    """git `args` in `cwd` (a folder inside a repository's working tree), against that
+    repository named explicitly; None when there is none, or git fails."""
+    found = repository(cwd)
+    if found is None:
+        return None
+    git_dir, work_tree = found
+    options = [part for option in SAFE_OPTIONS for part in ("-c", option)]
     try:
         done = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", *args],
+            ["git", *options, *args],
             cwd=cwd,
             capture_output=True,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+            env=_environment(git_dir, work_tree),
         )
     except (OSError, subprocess.SubprocessError):
         return None

@@ -28,7 +28,18 @@ def arrived(workspace: Path, memory_dir: Path, ids: Iterable[str]) -> set[str]:
     except ValueError:
         return set()
     tracked = run_git(workspace, "ls-files", "-z", "--", folder)
-    differing = run_git(workspace, "diff", "--name-only", "--relative", "-z", "HEAD", "--", folder)
+    differing = run_git(
+        workspace,
+        "diff",
+        "--no-textconv",
+        "--no-ext-diff",
+        "--name-only",
+        "--relative",
+        "-z",
+        "HEAD",
+        "--",
+        folder,
+    )
     if tracked is None or differing is None:
         return set()
     changed = set(differing.split("\0"))

@@ -287,7 +287,16 @@ class Checker:
     def _load_churn(self, paths: Sequence[str]) -> None:
         found: dict[str, list[tuple[int, int]]] = {p: [] for p in paths}
         out = run_git(
-            self.root, "log", "--no-renames", "--relative", "--numstat", "--format=@%ct", "--", *paths
+            self.root,
+            "log",
+            "--no-renames",
+            "--no-textconv",
+            "--no-ext-diff",
+            "--relative",
+            "--numstat",
+            "--format=@%ct",
+            "--",
+            *paths,
         )
         when = 0
         for line in (out or "").splitlines():
