@@ -9,8 +9,8 @@ human is asked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from store import transaction
@@ -28,6 +28,21 @@ if TYPE_CHECKING:
     from store.store import Store, View
 
 
+@dataclass(frozen=True, slots=True)
+class Before:
+    """The memory an UPDATE rewrites or a SUPERSEDE retires, as the store holds it now: what
+    the preview and the dialog diff the candidate against (SPEC §4.1, §4.3). Its text came
+    from a memory file, so it is untrusted."""
+
+    id: str
+    title: str
+    body: str
+    tags: tuple[str, ...]
+    paths: tuple[str, ...]
+    changed: bool
+    """Its file is no longer the one the verdict was pinned to: the commit will defer it."""
+
+
 @dataclass(slots=True)
 class Preview:
     """A stored proposal as the proposer sees it; `token` is shown once."""
@@ -38,6 +53,30 @@ class Preview:
     redactions: int
     dropped: int = 0
     """Older open proposals dropped to keep pending-approvals.json within its caps."""
+    before: Mapping[int, Before] = field(default_factory=dict)
+    """The memory each UPDATE or SUPERSEDE changes, by candidate number (`targets`)."""
+
+
+def targets(store: Store, entries: Sequence[ProposalEntry], view: View | None = None) -> dict[int, Before]:
+    """The memory each UPDATE or SUPERSEDE entry changes, in the entry's own scope; an entry
+    whose target is gone has none (its commit defers it)."""
+    wanted = [e for e in entries if e.verdict.kind in ("UPDATE", "SUPERSEDE")]
+    if not wanted:
+        return {}
+    scoped = known(view or store.view())
+    found: dict[int, Before] = {}
+    for e in wanted:
+        memory = scoped.in_scope(e.scope, e.verdict.target or e.verdict.id)
+        if memory is not None:
+            found[e.n] = Before(
+                id=memory.id,
+                title=memory.title,
+                body=memory.body,
+                tags=tuple(memory.tags),
+                paths=tuple(memory.paths),
+                changed=e.verdict.target_hash is not None and memory.hash != e.verdict.target_hash,
+            )
+    return found
 
 
 def known(view: View) -> Known:
@@ -134,7 +173,9 @@ def store_proposal(
         pending = Pending.read(store.project.pending_path, store.key)
         pending.add(token, record)
         transaction.apply(store, [(store.project.pending_path, pending.render(now))])
-    return Preview(token, record["expires"], list(entries), redactions, pending.dropped)
+    return Preview(
+        token, record["expires"], list(entries), redactions, pending.dropped, targets(store, entries)
+    )
 
 
 def promote(store: Store, note_id: object, kind: str | None = None) -> Preview:

@@ -1,16 +1,29 @@
-"""The approval dialog's form: one boolean per candidate and a scope, and what an accepted
-answer keeps. The flows that ask it are engram_mcp.ops.write_ops'."""
+"""The approval dialog: its message (what each candidate writes), its form (one boolean per
+candidate and a scope), and what an accepted answer keeps. The flows that ask it are
+engram_mcp.ops.write_ops'.
+
+The message shows each candidate's type and body and, for an UPDATE or SUPERSEDE, a short
+diff against the memory it changes (SPEC §4.3; issue 19: a dialog of titles alone let an
+UPDATE under a memory's old title write a `curl … | sh` body). Every quoted line sits behind a
+gutter engram writes (`| `, `- | `, `+ | `), escaped by store.untrusted, so a body cannot
+forge a line of the message. The message is bounded (MESSAGE_LIMIT): each candidate gets an
+equal share for its head lines, body and diff, and what is cut is named. The form itself
+never carries memory text.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import orjson
 
-from engram_mcp.ops.previews import written_fields
+from engram_mcp.ops.changes import Change, changed_lines, drop_mark, quoted, short_diff, summary, within
+from engram_mcp.ops.previews import changes_of, written_fields
+from store import untrusted
 from store.entries import ProposalEntry
+from store.proposals import Before
 
 
 def shown_key(name: str, shown: Any) -> str:
@@ -48,6 +61,83 @@ def dialog_title(entry: ProposalEntry) -> str:
         head += " [always]"
     head += _mark("paths", fields["paths"]) + _mark("roles", fields["roles"]) + _mark("tags", fields["tags"])
     return f"{head} — {fields['title']}"[:TITLE_LIMIT]
+
+
+MESSAGE_LIMIT: Final = 20_000
+"""Characters of the dialog's message, whatever the proposal (20 candidates of 20,000)."""
+SHARE_LIMIT: Final = 3_600
+"""Characters of one candidate's part of the message when the proposal is small."""
+HEAD_LIMIT: Final = 1_200
+"""Of a candidate's share, what its head lines (title, type, drop mark, title/tag changes) may
+take at most: the rest is its body and diff."""
+QUOTED_LINE: Final = 240
+"""Characters of one quoted body line before the cut."""
+
+
+def _head(entry: ProposalEntry, change: Change | None, cut: int) -> list[str]:
+    """Title, drop mark and type line, each at most `cut` characters: always shown."""
+    fields = written_fields(entry)
+    tags = ", ".join(untrusted.line(t, 60) for t in fields["tags"][:8])
+    more = f" +{len(fields['tags']) - 8} more" if len(fields["tags"]) > 8 else ""
+    lines = [dialog_title(entry)]
+    if change is not None and (mark := drop_mark(change)) is not None:
+        lines.append("   " + mark)
+    lines.append(
+        f"   type: {untrusted.line(fields['type'], 40)} · scope: {untrusted.line(fields['scope'], 40)}"
+        f" · tags: {tags or 'none'}{more}"
+    )
+    return [untrusted.line(line, cut) for line in lines]
+
+
+def _body_lines(text: str) -> list[str]:
+    lines = quoted(text.rstrip("\n")) if text.strip() else []
+    return [("   | " + (x if len(x) <= QUOTED_LINE else x[: QUOTED_LINE - 1] + "…")).rstrip() for x in lines]
+
+
+def _size(lines: Sequence[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
+
+
+def candidate_part(entry: ProposalEntry, change: Change | None, share: int) -> list[str]:
+    """One candidate's lines of the message, at most `share` characters: its head (title,
+    drop mark, type: a fifth of the share each at most), what changes besides the body (up to
+    HEAD_LIMIT or half the share with the head), then its body and its short diff (half each
+    of the rest)."""
+    part = _head(entry, change, min(TITLE_LIMIT, share // 5))
+    if change is not None:
+        more = ["   " + line for line in summary(change)]
+        part += within(
+            more, min(HEAD_LIMIT, share // 2) - _size(part), lambda i: f"   … ({len(more) - i} more line(s))"
+        )
+    body = ["   body:", *_body_lines(entry.body)]
+    diff = ["   " + line for line in short_diff(change)] if change is not None else []
+    left = share - _size(part)
+    part += within(
+        body,
+        left - min(_size(diff), left // 2),
+        lambda i: f"   … ({len(body) - i} more line(s) of the body not shown)",
+    )
+    part += within(
+        diff,
+        share - _size(part),
+        lambda i: f"   … ({changed_lines(diff[i:])} more changed line(s) not shown)",
+    )
+    return part
+
+
+def approval_message(
+    entries: Sequence[ProposalEntry], redactions: int, before: Mapping[int, Before] | None = None
+) -> str:
+    """What the human reads above the form: each candidate's type, body and, for an UPDATE
+    or SUPERSEDE, what it changes in the memory it names (`before`: store.proposals.targets).
+    At most MESSAGE_LIMIT characters: each candidate gets an equal share, SHARE_LIMIT at most."""
+    changes = changes_of(entries, before)
+    header = f"engram: save {len(entries)} memory candidate(s) to this project? Untick any you reject." + (
+        f" ({redactions} secret(s) redacted.)" if redactions else ""
+    )
+    share = min(SHARE_LIMIT, (MESSAGE_LIMIT - len(header)) // max(len(entries), 1) - 2)
+    parts = [header, *("\n".join(candidate_part(e, changes.get(e.n), share)) for e in entries)]
+    return "\n\n".join(parts)
 
 
 def approval_schema(entries: Sequence[ProposalEntry]) -> dict[str, Any]:

@@ -3,16 +3,28 @@ commit report. Shared by the tools and the CLI."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from engram_mcp import code_preview
+from engram_mcp.ops.changes import (
+    Change,
+    change,
+    changed_lines,
+    drop_mark,
+    full_diff,
+    quoted,
+    short_diff,
+    summary,
+    within,
+)
 from engram_mcp.outcome import Outcome
+from store import untrusted
 from store.approvals import MAX_PROPOSALS
 from store.commits import CommitReport
 from store.entries import ProposalEntry
 from store.memory import iso
-from store.proposals import Preview
+from store.proposals import Before, Preview
 
 COMMIT_HINT: Final = (
     "Show these candidates to the human. Call engram_commit with this approval_token and "
@@ -20,7 +32,36 @@ COMMIT_HINT: Final = (
 )
 
 
-def preview_rows(entries: Sequence[ProposalEntry]) -> list[dict[str, Any]]:
+SUPERSEDE_DIFF: Final = 4_000
+"""Characters of a SUPERSEDE's diff against the memory it retires, in the preview (its new
+body is shown whole above it)."""
+
+
+def changes_of(entries: Sequence[ProposalEntry], before: Mapping[int, Before] | None) -> dict[int, Change]:
+    """What each UPDATE and SUPERSEDE changes in the memory it names (engram_mcp.ops.changes)."""
+    return {
+        e.n: change(e, before[e.n], written_fields(e))
+        for e in entries
+        if before and e.n in before and e.verdict.kind in ("UPDATE", "SUPERSEDE")
+    }
+
+
+def _change_row(c: Change) -> dict[str, Any]:
+    return {
+        "target": c.target,
+        "title_changed": c.title is not None,
+        "body_changed": c.body_changed,
+        "dropped_lines": c.dropped_lines,
+        "dropped_tags": [untrusted.line(t, 60) for t in c.tags[0]],
+        "dropped_paths": [untrusted.line(p, 60) for p in c.paths[0]],
+        "changed_since_proposed": c.changed,
+    }
+
+
+def preview_rows(
+    entries: Sequence[ProposalEntry], before: Mapping[int, Before] | None = None
+) -> list[dict[str, Any]]:
+    changes = changes_of(entries, before)
     rows = []
     for e in entries:
         verdict = e.verdict
@@ -42,6 +83,8 @@ def preview_rows(entries: Sequence[ProposalEntry]) -> list[dict[str, Any]]:
         row.update(code_preview.row_fields(fields))
         if verdict.shadows:
             row["shadows"] = verdict.shadows
+        if e.n in changes:
+            row["changes"] = _change_row(changes[e.n])
         rows.append(row)
     return rows
 
@@ -67,13 +110,22 @@ def _listed(values: Sequence[str]) -> str:
     return ", ".join(values) if values else "none"
 
 
-def preview_text(entries: Sequence[ProposalEntry], redactions: int) -> str:
+def preview_text(
+    entries: Sequence[ProposalEntry], redactions: int, before: Mapping[int, Before] | None = None
+) -> str:
+    """The numbered preview; an UPDATE shows its body as a diff against the memory it rewrites
+    and a SUPERSEDE its diff against the one it retires, each marked when it drops text or
+    tags (`before`: store.proposals.targets)."""
+    changes = changes_of(entries, before)
     lines = [f"Proposal: {len(entries)} candidate(s), {redactions} redaction(s). Nothing is saved yet.", ""]
     for e in entries:
         verdict = e.verdict
         draft = e.note_draft
         shadows = f" (shadows {verdict.shadows} in this workspace)" if verdict.shadows else ""
         lines.append(f"{e.n}. Verdict: {verdict.line()}{shadows}")
+        c = changes.get(e.n)
+        if c is not None and (mark := drop_mark(c)) is not None:
+            lines.append("   " + mark)
         if draft is not None:
             lines.append(f"   [note] {draft.title} → {draft.id} ({draft.scope})")
             if draft.objective:
@@ -92,10 +144,22 @@ def preview_text(entries: Sequence[ProposalEntry], redactions: int) -> str:
                 f"{'user:' if s.scope == 'user' else ''}{s.id} ({s.similarity:.2f})" for s in e.similar
             )
             lines.append(f"   Closest: {near}")
+        if c is not None:
+            lines.extend("   " + line for line in summary(c))
         body = e.body or (draft.text if draft is not None else "")
-        lines.extend("   | " + line for line in body.rstrip("\n").splitlines())
+        if c is not None and c.kind == "UPDATE" and c.body_changed:
+            lines.extend("   " + line for line in full_diff(c))
+        else:
+            lines.extend("   | " + line for line in (quoted(body.rstrip("\n")) if body.strip() else ()))
+            if c is not None and c.kind == "SUPERSEDE":
+                lines += _bounded_diff(c, SUPERSEDE_DIFF)
         lines.append("")
     return "\n".join(lines)
+
+
+def _bounded_diff(c: Change, budget: int) -> list[str]:
+    diff = ["   " + line for line in short_diff(c)]
+    return within(diff, budget, lambda i: f"   … ({changed_lines(diff[i:])} more changed line(s))")
 
 
 def token_outcome(preview: Preview, prefix: str = "", hint: str = COMMIT_HINT) -> Outcome:
@@ -104,12 +168,12 @@ def token_outcome(preview: Preview, prefix: str = "", hint: str = COMMIT_HINT) -
     data = {
         "approval_token": preview.token,
         "expires_at": iso(preview.expires),
-        "candidates": preview_rows(preview.candidates),
+        "candidates": preview_rows(preview.candidates, preview.before),
         "redactions": preview.redactions,
     }
     text = (
         prefix
-        + preview_text(preview.candidates, preview.redactions)
+        + preview_text(preview.candidates, preview.redactions, preview.before)
         + f"approval_token: {preview.token} (expires {iso(preview.expires)})\n"
         + hint.replace("TOKEN", preview.token)
     )

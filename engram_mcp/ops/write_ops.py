@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Final
 
-from engram_mcp.ops.dialog import approval_schema, chosen_entries, shown_key
+from engram_mcp.ops.dialog import approval_message, approval_schema, chosen_entries, shown_key
 from engram_mcp.ops.previews import preview_rows, report_outcome, token_outcome
 from engram_mcp.outcome import Outcome
 from protocol.spec import Elicit, ElicitAnswer
@@ -29,12 +29,8 @@ FALLBACK: Final = {
 def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, origin: str) -> Flow:
     """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer."""
     schema = approval_schema(entries)
-    answer = yield Elicit(
-        key=shown_key("approval", schema),
-        message=f"engram: save {len(entries)} memory candidate(s) to this project? Untick any you reject."
-        + (f" ({redactions} secret(s) redacted.)" if redactions else ""),
-        schema=schema,
-    )
+    message = approval_message(entries, redactions, proposals.targets(store, entries))
+    answer = yield Elicit(key=shown_key("approval", [schema, message]), message=message, schema=schema)
     if answer.action == "accept":
         try:
             chosen = chosen_entries(entries, answer.content)
