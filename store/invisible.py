@@ -13,15 +13,23 @@ Hangul fillers (U+3164, U+115F, U+1160, U+FFA0), which render as blank. The one 
 a zero-width joiner or non-joiner (U+200D, U+200C) between two visible characters is kept,
 because emoji sequences and Persian, Arabic and Indic words need it; one standing next to a
 space, at an edge or next to another invisible character is refused.
+
+Redaction is blind to all of them (`Matchable`): a joiner kept between two letters would
+otherwise split a token so that no rule sees it. It matches on the text less every invisible
+character, variation selectors and the combining grapheme joiner too (they stand invisibly
+after any letter), and replaces the secret together with whatever was hidden inside it.
 """
 
 from __future__ import annotations
 
+import bisect
+import re
 import unicodedata
 from typing import Final
 
 HANGUL_FILLERS: Final = frozenset("\u3164\u115f\u1160\uffa0")
 _JOINERS: Final = frozenset("\u200c\u200d")
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
 
 
 def is_invisible(ch: str) -> bool:
@@ -57,3 +65,36 @@ def describe(ch: str) -> str:
     """`U+202E (RIGHT-TO-LEFT OVERRIDE)` for a refusal message."""
     name = unicodedata.name(ch, "")
     return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
+
+
+def _blind(ch: str) -> bool:
+    """Invisible to a reader, so redaction must not see it either: format characters, Hangul
+    fillers, variation selectors, the combining grapheme joiner."""
+    return (
+        is_invisible(ch) or "\ufe00" <= ch <= "\ufe0f" or "\U000e0100" <= ch <= "\U000e01ef" or ch == "\u034f"
+    )
+
+
+class Matchable:
+    """`text` as redaction matches it: `flat` is `text` less its invisible characters, and
+    `origin(i)` is where `flat[i]` stands in `text`."""
+
+    __slots__ = ("flat", "_gaps")
+
+    def __init__(self, text: str) -> None:
+        dropped = (
+            [] if text.isascii() else [m.start() for m in _NON_ASCII.finditer(text) if _blind(m.group())]
+        )
+        # the k-th dropped character stood just before flat[dropped[k] - k]
+        self._gaps = [at - k for k, at in enumerate(dropped)]
+        if dropped:
+            edges = [-1, *dropped, len(text)]
+            text = "".join(text[a + 1 : b] for a, b in zip(edges, edges[1:], strict=False))
+        self.flat = text
+
+    def origin(self, i: int) -> int:
+        return i + bisect.bisect_right(self._gaps, i)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self._gaps)

@@ -1,20 +1,37 @@
 """Secrets out of every field before anyone sees a preview (SPEC §4.1).
 
 Text inside `<private>…</private>` is dropped; secret-looking strings become `[REDACTED]`.
-Patterns aim at things that are secrets by shape, so hashes, UUIDs, commit ids and prose
-about secrets ("password policy", "the token budget") survive:
+Matching runs on the text less its invisible characters (store/invisible.py `Matchable`), so a
+zero-width joiner, soft hyphen or bidi mark inside a token does not hide it; the replacement
+covers the secret and everything hidden inside it, and invisible characters outside a secret
+stay where they were (the candidate checks still refuse them).
 
-* provider key prefixes (AWS, GitHub, GitLab, Slack, Stripe, OpenAI/Anthropic, Google), JWTs;
+Why a rule table of our own, with kinds following gitleaks (store/redact_rules.py), and not
+detect-secrets (checked: detect-secrets 1.5.0, its last release, May 2024):
+* its import costs about 220 ms (it pulls in `requests`), against a few ms for these patterns;
+* its regex plugins miss kinds engram must catch: GitLab tokens other than `glpat-`/`glrt-`,
+  Hugging Face, Google OAuth (`GOCSPX-`, `ya29.`), Anthropic, `curl -u`, `docker login -p`,
+  `sshpass -p`, `.netrc`, URL passwords without a user, PGP/SSH2/PuTTY keys;
+* its high-entropy plugins redact ordinary memory text: used on strings (its `scan_line`, with
+  each plugin's own entropy floor), they flag 252 of 253 `git log` lines that hold a full
+  commit hash and 186 of 300 wheel RECORD lines (`sha256=…` in base64); used on files they
+  only look inside quotes and miss every unquoted token. A false redaction destroys a memory
+  body, so nothing here guesses from entropy: a token is known by its shape or by the name of
+  the key it is assigned to. On the 281 memory files under fixtures/ (4,489 lines) this module
+  changes nothing (tests/store/test_redact_corpus.py holds that and the corpus of kinds).
+
+What is redacted, in this order:
 * private key blocks of every armour kind: PEM (`-----BEGIN … PRIVATE KEY-----`), PGP
   (`PRIVATE KEY BLOCK`), SSH2 (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`), PuTTY files;
+* webhook URLs that are credentials by themselves (Slack, Discord, Microsoft Teams): the URL;
+* provider tokens by shape (redact_rules.TOKENS: AWS, GitHub, GitLab, Slack, Stripe,
+  OpenAI/Anthropic, Google API and OAuth, Hugging Face, PyPI, npm, SendGrid, JWTs and more);
 * the credentials of a URL (`scheme://user:password@host`, also with no user and with `@` or
   `/` inside the password; the last `@` before the host ends it; `host:8443/` is a port);
-* webhook URLs that are credentials by themselves (Slack `hooks.slack.com/services/…`,
-  Discord `…/api/webhooks/…`): the whole URL;
-* HTTP credentials: `Authorization: Basic|Bearer|Token|Digest <value>` (the value), and a
-  bare `Bearer <value>` of 16 or more token characters holding a digit;
-* `.netrc` lines (`machine h login u password p`, also with `password p` on its own line),
-  and `mysql … -pPASSWORD`;
+* Azure connection strings' `AccountKey=`/`SharedAccessKey=`/`SharedAccessSignature=` and a
+  SAS URL's `sig=`;
+* command lines: `curl -u|--user user:PASS`, `docker|podman|… login -p|--password PASS`,
+  `sshpass -p PASS`, `mysql … -pPASS`;
 * assignments to secret-named keys. A key is secret-named when it *ends* in a secret word:
   `…password`, `…passwd`, `…passphrase`, `…secret(s)`, `…token`, `…api_key`/`apiKey`,
   `…private_key`, `…access_key`, `…secret_key`, `…signing_key`, `…credential(s)`, in any case
@@ -33,45 +50,41 @@ about secrets ("password policy", "the token budget") survive:
     friday`) when the value looks like a secret rather than a word: it holds a digit or a
     symbol, or a capital letter after its first. So "password: must be rotated" and
     "password: click Forgot" stay.
-  Never redacted as values: template references (`$VAR`, `${…}`, `<token>`, `{{ … }}`),
-  values already `[REDACTED]`, and numbers of at most five digits (`token: 2000` is a limit or
-  a count, not a credential; a longer run of digits is redacted, it may be a PIN or a seed).
+  An `.env` line `UPPER_KEY=value` (`ENCRYPTION_KEY=…`, `MAPBOX_KEY=…`) is redacted when the
+  value looks like a key: eight characters or more with a digit or an inner capital, and not a
+  path or URL (`SORT_KEY=created_at`, `SSH_KEY=~/.ssh/id_ed25519` stay).
+* HTTP credentials: `Authorization: Basic|Bearer|Token|Digest <value>` (the value: 16
+  characters or more, or fewer with a digit, symbol or inner capital), a bare `Bearer <value>`
+  of 16 or more token characters with a digit, symbol or inner capital; `.netrc` lines
+  (`machine h login u password p`, also `password p` on its own line).
+Never redacted as values: template references (`$VAR`, `${…}`, `<token>`, `{{ … }}`), values
+already `[REDACTED]`, and numbers of at most five digits (`token: 2000` is a limit or a count,
+not a credential; a longer run of digits is redacted, it may be a PIN or a seed).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
-from typing import Final
+from collections.abc import Callable
+from typing import Final, NamedTuple
+
+from store.invisible import Matchable
+from store.redact_rules import TOKENS, WEBHOOKS
 
 MARK: Final = "[REDACTED]"
-_PRIVATE: Final = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
+
+
+class _Rule(NamedTuple):
+    pattern: re.Pattern[str]
+    group: int = 0
+    """The group that is the secret (0: the whole match)."""
+    secret: Callable[[str], bool] | None = None
+    """A test the secret must pass, or the match is left alone."""
+    mark: str = MARK
+
+
 _ARMOUR: Final = r"-{4,5} ?EDGE (?:[A-Z0-9]+ )*(?:PRIVATE|SECRET) KEY(?: BLOCK)? ?-{4,5}"
-_PATTERNS: Final = tuple(
-    re.compile(p, re.DOTALL)
-    for p in (
-        _ARMOUR.replace("EDGE", "BEGIN") + r".*?(?:" + _ARMOUR.replace("EDGE", "END") + r"|\Z)",
-        r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
-        r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
-        r"\bASIA[0-9A-Z]{16}\b",
-        r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b",  # GitHub tokens
-        r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b",
-        r"\bglpat-[A-Za-z0-9_\-]{20,}\b",  # GitLab
-        r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b",  # Slack
-        r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b",  # Stripe
-        r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}\b",  # OpenAI / Anthropic style
-        r"\bAIza[0-9A-Za-z_\-]{35}\b",  # Google API key
-        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\b",  # JWT
-        # user:password@ in URLs: the user may be empty, the password may hold '@' and '/';
-        # a port followed by a path (`host:8443/users/@alice`) is not a password.
-        r"(?<=://)[^\s:/@]*:(?!\d+(?:[/?#\s]|$))\S+?(?=@[^\s@]*(?:\s|$))",
-        r"\bhttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+",
-        r"\bhttps://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+",
-    )
-)
-_ENV_ASSIGNMENT: Final = re.compile(
-    r"(?m)^(\s*(?:export\s+)?[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|ACCESS_KEY|"
-    r"SIGNING_KEY|_PASS|_PWD|CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*)(['\"]?)(?!\[REDACTED\])([^\s'\"]{4,})\2"
-)
 _SECRET_KEY: Final = (
     # one character class before the word (never a nested repeat), so no backtracking blow-up
     r"(?:[A-Za-z0-9_.-]*?"
@@ -80,29 +93,7 @@ _SECRET_KEY: Final = (
     r"|[A-Za-z0-9_.-]*?[A-Za-z0-9][_.-](?:pass|pwd))"
 )
 _NOT_A_VALUE: Final = r"(?!\[REDACTED\]|\$|<|\{\{|\d{1,5}(?![^\s'\",;])|\d{1,5}[,;]?\s)"
-_TIGHT_ASSIGNMENT: Final = re.compile(
-    rf"(?i)(?<![\w.-])({_SECRET_KEY}=)(['\"]?){_NOT_A_VALUE}([^\s'\"]{{4,}})\2"
-)
-_QUOTED_ASSIGNMENT: Final = re.compile(
-    rf"(?i)(?<![\w.-])(['\"]?{_SECRET_KEY}['\"]?\s*[=:]\s*)(['\"]){_NOT_A_VALUE}([^'\"\n]{{4,}})\2"
-)
-_LINE_ASSIGNMENT: Final = re.compile(
-    rf"(?im)^(\s*(?:[-*]\s+)?(?:export\s+)?{_SECRET_KEY}\s*[=:]\s*){_NOT_A_VALUE}([^\s'\"]{{4,}})(?=\s*(?:#.*)?$)"
-)
-_MID_LINE_ASSIGNMENT: Final = re.compile(
-    rf"(?i)(?<![\w.-])({_SECRET_KEY}\s*[=:]\s*){_NOT_A_VALUE}([^\s'\"]{{3,}}[^\s'\".,;:)])"
-)
-_AUTHORIZATION: Final = re.compile(
-    r"(?i)\b(authorization\s*:\s*(?:basic|bearer|token|digest)\s+)(?!\[REDACTED\]|\$|<|\{\{)([A-Za-z0-9._~+/=-]{8,})"
-)
-_BEARER: Final = re.compile(
-    r"(?i)\b(bearer\s+)(?!\[REDACTED\])(?=[A-Za-z._~+/=-]*\d)([A-Za-z0-9._~+/=-]{16,})"
-)
-_NETRC: Final = re.compile(
-    r"(?im)(\blogin\s+\S+\s+pass(?:word|wd)\s+)(?!\[REDACTED\])(\S{4,})(?=\s|$)"
-    r"|(^[ \t]*pass(?:word|wd)[ \t]+)(?!\[REDACTED\])(\S{4,})(?=[ \t]*$)"
-)
-_MYSQL: Final = re.compile(r"(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)(?!\[REDACTED\])([^\s'\"]{4,})")
+_NOT_TEMPLATE: Final = r"(?!\[REDACTED\]|\$|<|\{\{)"
 _PLACEHOLDERS: Final = frozenset(
     ("required", "optional", "none", "null", "true", "false", "yes", "no", "string", "empty", "unset")
     + ("hidden", "secret", "redacted", "inherit")  # `secrets: inherit` in GitHub Actions
@@ -110,49 +101,191 @@ _PLACEHOLDERS: Final = frozenset(
 
 
 def _looks_secret(value: str) -> bool:
-    """A mid-line value that is a secret rather than a word: a digit, a symbol, or a capital
-    letter after the first character."""
+    """A value that is a secret rather than a word: a digit, a symbol, or a capital letter
+    after the first character."""
     return value.lower() not in _PLACEHOLDERS and (
         not value.isalpha() or any(ch.isupper() for ch in value[1:])
     )
 
 
+def _not_placeholder(value: str) -> bool:
+    return value.lower() not in _PLACEHOLDERS
+
+
+def _header_value(value: str) -> bool:
+    """An `Authorization:` value: any run of 16 token characters (an all-letter bearer token
+    too), or a shorter one that is not a plain word."""
+    return _not_placeholder(value) and (len(value) >= 16 or _looks_secret(value))
+
+
+def _long_secret(value: str) -> bool:
+    """A bare `Bearer` value: 16 characters or more with a digit or an inner capital."""
+    return len(value) >= 16 and any(ch.isdigit() or (i and ch.isupper()) for i, ch in enumerate(value))
+
+
+def _looks_like_key(value: str) -> bool:
+    """An `.env` `…_KEY=` value that is a key, not a column name, a version or a path."""
+    if value.startswith(("/", "~", ".")) or "://" in value:
+        return False
+    has_digit = any(ch.isdigit() for ch in value)
+    return (has_digit and any(ch.isalpha() for ch in value)) or any(ch.isupper() for ch in value[1:])
+
+
+def _rules() -> tuple[_Rule, ...]:
+    def rule(
+        pattern: str, group: int = 0, secret: Callable[[str], bool] | None = None, flags: int = 0
+    ) -> _Rule:
+        return _Rule(re.compile(pattern, flags), group, secret)
+
+    login = r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm\s+registry)\s+login"
+    return (
+        _Rule(re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL), mark=""),
+        rule(
+            _ARMOUR.replace("EDGE", "BEGIN") + r".*?(?:" + _ARMOUR.replace("EDGE", "END") + r"|\Z)",
+            flags=re.DOTALL,
+        ),
+        rule(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)", flags=re.DOTALL),
+        *(rule(pattern) for _, pattern in WEBHOOKS),
+        *(rule(pattern) for _, pattern in TOKENS),
+        # user:password@ in URLs: the user may be empty, the password may hold '@' and '/';
+        # a port followed by a path (`host:8443/users/@alice`) is not a password.
+        rule(r"(?<=://)[^\s:/@]*:(?!\d+(?:[/?#\s]|$))\S+?(?=@[^\s@]*(?:\s|$))"),
+        rule(
+            r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*"
+            + _NOT_TEMPLATE
+            + r"([^;\s'\"]{8,})",
+            1,
+        ),
+        rule(r"(?i)[?&]sig=([A-Za-z0-9%+/=]{16,})", 1),
+        rule(
+            r"\bcurl\b[^\n]*?\s(?:-u|--user)(?:=|\s*)(['\"]?)[^\s:'\"]*:"
+            + _NOT_TEMPLATE
+            + r"([^\s'\"]{3,})\1",
+            2,
+        ),
+        rule(
+            r"\b"
+            + login
+            + r"\b[^\n]*?\s(?:-p|--password)(?:=|\s+)(['\"]?)"
+            + _NOT_TEMPLATE
+            + r"([^\s'\"]{3,})\1",
+            2,
+        ),
+        rule(r"\bsshpass\b[^\n]*?\s-p\s*(['\"]?)" + _NOT_TEMPLATE + r"([^\s'\"]{3,})\1", 2),
+        rule(r"(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)" + _NOT_TEMPLATE + r"([^\s'\"]{4,})", 2, _looks_secret),
+        rule(
+            r"(?m)^(\s*(?:export\s+)?[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|"
+            r"ACCESS_KEY|SIGNING_KEY|_PASS|_PWD|CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*)(['\"]?)"
+            r"(?!\[REDACTED\])([^\s'\"]{4,})\2",
+            3,
+        ),
+        rule(
+            r"(?m)^(\s*(?:export\s+)?[A-Z][A-Z0-9_]*_KEY\s*[=:]\s*)(['\"]?)"
+            + _NOT_TEMPLATE
+            + r"([^\s'\"]{8,})\2",
+            3,
+            _looks_like_key,
+        ),
+        rule(rf"(?i)(?<![\w.-])({_SECRET_KEY}=)(['\"]?){_NOT_A_VALUE}([^\s'\"]{{4,}})\2", 3),
+        rule(
+            rf"(?i)(?<![\w.-])(['\"]?{_SECRET_KEY}['\"]?\s*[=:]\s*)(['\"]){_NOT_A_VALUE}([^'\"\n]{{4,}})\2", 3
+        ),
+        rule(
+            rf"(?im)^(\s*(?:[-*]\s+)?(?:export\s+)?{_SECRET_KEY}\s*[=:]\s*){_NOT_A_VALUE}([^\s'\"]{{4,}})(?=\s*(?:#.*)?$)",
+            2,
+            _not_placeholder,
+        ),
+        rule(
+            r"(?i)\b(authorization\s*:\s*(?:basic|bearer|token|digest)\s+)"
+            + _NOT_TEMPLATE
+            + r"([A-Za-z0-9._~+/=-]{8,})",
+            2,
+            _header_value,
+        ),
+        rule(r"(?i)\b(bearer\s+)(?!\[REDACTED\])([A-Za-z0-9._~+/=-]{16,})", 2, _long_secret),
+        rule(r"(?im)(\blogin\s+\S+\s+pass(?:word|wd)\s+)(?!\[REDACTED\])(\S{4,})(?=\s|$)", 2, _looks_secret),
+        rule(r"(?im)(^[ \t]*pass(?:word|wd)[ \t]+)(?!\[REDACTED\])(\S{4,})(?=[ \t]*$)", 2, _looks_secret),
+        rule(
+            rf"(?i)(?<![\w.-])({_SECRET_KEY}\s*[=:]\s*){_NOT_A_VALUE}([^\s'\"]{{3,}}[^\s'\".,;:)])",
+            2,
+            _looks_secret,
+        ),
+    )
+
+
+_RULES: Final = _rules()
+
+
+class _Span(NamedTuple):
+    start: int
+    end: int
+    mark: str
+
+
+def _spans(flat: str) -> tuple[list[_Span], int]:
+    """The replaced spans of `flat` (sorted, disjoint, in `flat`'s positions) and their count.
+
+    Rules run in order, each on the text the earlier ones left, so a value a token rule has
+    already replaced is `[REDACTED]` to the assignment rules."""
+    spans: list[_Span] = []
+    current, count = flat, 0
+    for rule in _RULES:
+        found = [
+            m.span(rule.group)
+            for m in rule.pattern.finditer(current)
+            if rule.secret is None or rule.secret(m.group(rule.group))
+        ]
+        if found:
+            count += len(found)
+            spans = _replaced(spans, found, rule.mark)
+            current = _rebuild(flat, spans, lambda i: i)
+    return spans, count
+
+
+def _replaced(spans: list[_Span], found: list[tuple[int, int]], mark: str) -> list[_Span]:
+    """`spans` with the text at `found` (positions in the text `spans` left) replaced by `mark`;
+    a new span that covers part of an earlier mark takes all of it."""
+    starts, shifts = [], []
+    shift = 0  # flat position minus current position, before each span
+    for span in spans:
+        starts.append(span.start - shift)
+        shifts.append(shift)
+        shift += span.end - span.start - len(span.mark)
+
+    def to_flat(pos: int, end: bool) -> int:
+        at = pos - 1 if end else pos  # the character the edge stands on
+        i = bisect.bisect_right(starts, at) - 1
+        if i < 0:
+            return pos
+        old = spans[i]
+        if at < starts[i] + len(old.mark):  # inside an earlier mark
+            return old.end if end else old.start
+        return pos + shifts[i] + old.end - old.start - len(old.mark)
+
+    new = [(_Span(to_flat(a, False), to_flat(b, True), mark), 0) for a, b in found]
+    merged: list[_Span] = []
+    for span, _ in sorted([*new, *((s, 1) for s in spans)], key=lambda p: (p[0].start, -p[0].end, p[1])):
+        if not merged or span.start >= merged[-1].end:
+            merged.append(span)
+    return merged
+
+
+def _rebuild(text: str, spans: list[_Span], origin: Callable[[int], int]) -> str:
+    out: list[str] = []
+    at = 0
+    for span in spans:
+        start, end = origin(span.start), origin(span.end - 1) + 1
+        out += (text[at:start], span.mark)
+        at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
 def redact(text: str) -> tuple[str, int]:
     """(text with private spans dropped and secrets replaced, number of redactions)."""
-    count = 0
-    text, dropped = _PRIVATE.subn("", text)
-    count += dropped
-    for pattern in _PATTERNS:
-        text, n = pattern.subn(MARK, text)
-        count += n
-
-    def quoted(match: re.Match[str]) -> str:
-        return f"{match.group(1)}{match.group(2)}{MARK}{match.group(2)}"
-
-    for assignment in (_ENV_ASSIGNMENT, _TIGHT_ASSIGNMENT, _QUOTED_ASSIGNMENT):
-        text, n = assignment.subn(quoted, text)
-        count += n
-
-    def last_on_line(match: re.Match[str]) -> str:
-        nonlocal count
-        if match.group(2).lower() in _PLACEHOLDERS:
-            return match.group(0)
-        count += 1
-        return f"{match.group(1)}{MARK}"
-
-    text = _LINE_ASSIGNMENT.sub(last_on_line, text)
-
-    def value_only(match: re.Match[str]) -> str:
-        nonlocal count
-        key, value = [g for g in match.groups() if g is not None]
-        if not _looks_secret(value):
-            return match.group(0)
-        count += 1
-        return f"{key}{MARK}"
-
-    for pattern in (_AUTHORIZATION, _BEARER, _NETRC, _MYSQL, _MID_LINE_ASSIGNMENT):
-        text = pattern.sub(value_only, text)
-    return text, count
+    seen = Matchable(text)
+    spans, count = _spans(seen.flat)
+    return (_rebuild(text, spans, seen.origin), count) if spans else (text, count)
 
 
 def redact_all(values: tuple[str, ...] | list[str]) -> tuple[list[str], int]:
