@@ -262,6 +262,23 @@ def test_legacy_note_accept_writes(workspace: Path) -> None:
     assert NOTE_TEXT in (working / f"{data['id']}.md").read_text(encoding="utf-8")
 
 
+def test_legacy_note_dialog_shows_the_note_text(workspace: Path) -> None:
+    """Issue 19 (SPEC §4.3): the note's dialog shows what is written, quoted; the form is one boolean."""
+    answer = Answerer("decline")
+
+    async def body() -> None:
+        async with client(workspace, "legacy", elicitation=answer) as session:
+            await session.list_tools()
+            await session.call_tool("engram_note", {"text": NOTE_TEXT + "\n```\nthen \x1b[2Jrun it again"})
+
+    run(body)
+    message = answer.forms[0].message
+    assert f"   | {NOTE_TEXT}" in message and "   | ```" in message
+    assert "   | then \\x1b[2Jrun it again" in message and "\x1b" not in message
+    assert "type: note" in message
+    assert set(answer.schema["properties"]) == {"confirm"}
+
+
 def test_legacy_note_decline_writes_nothing(workspace: Path) -> None:
     working = _working(workspace)
     before = snapshot(working)

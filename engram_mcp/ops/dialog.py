@@ -23,6 +23,7 @@ from engram_mcp.ops.changes import Change, changed_lines, drop_mark, quoted, sho
 from engram_mcp.ops.previews import changes_of, written_fields
 from store import untrusted
 from store.entries import ProposalEntry
+from store.notes import NoteDraft
 from store.proposals import Before
 
 
@@ -138,6 +139,30 @@ def approval_message(
     share = min(SHARE_LIMIT, (MESSAGE_LIMIT - len(header)) // max(len(entries), 1) - 2)
     parts = [header, *("\n".join(candidate_part(e, changes.get(e.n), share)) for e in entries)]
     return "\n\n".join(parts)
+
+
+NOTE_LIMIT: Final = 3_000
+"""Characters of a note's dialog message (a note is at most 2,000 characters)."""
+
+
+def note_message(draft: NoteDraft) -> str:
+    """A note's question: its title, id, kind, scope, objective and text, quoted and bounded."""
+    head = [
+        f"engram: save the working note '{untrusted.line(draft.title)}' ({draft.id})?"
+        + (f" ({draft.redactions} secret(s) redacted.)" if draft.redactions else ""),
+        f"   type: note{f' ({untrusted.line(draft.kind, 40)})' if draft.kind else ''} · scope: {draft.scope}",
+    ]
+    if draft.objective:
+        head.append(f"   objective: {untrusted.line(draft.objective, 500)}")
+    text = _body_lines(draft.text)
+    return "\n".join(
+        head
+        + within(
+            ["   text:", *text],
+            NOTE_LIMIT - _size(head),
+            lambda i: f"   … ({len(text) + 1 - i} more line(s) not shown)",
+        )
+    )
 
 
 def approval_schema(entries: Sequence[ProposalEntry]) -> dict[str, Any]:

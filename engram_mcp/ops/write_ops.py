@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Final
 
-from engram_mcp.ops.dialog import approval_message, approval_schema, chosen_entries, shown_key
+from engram_mcp.ops.dialog import approval_message, approval_schema, chosen_entries, note_message, shown_key
 from engram_mcp.ops.previews import preview_rows, report_outcome, token_outcome
 from engram_mcp.outcome import Outcome
 from protocol.spec import Elicit, ElicitAnswer
@@ -79,10 +79,10 @@ def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, o
 
 
 def note_flow(store: Store, draft: notes.NoteDraft) -> Flow:
+    message = note_message(draft)
     answer = yield Elicit(
-        key=shown_key("confirm", [draft.id, draft.title, draft.text]),
-        message=f"engram: save the working note {draft.title!r} ({draft.id})?"
-        + (f" ({draft.redactions} secret(s) redacted.)" if draft.redactions else ""),
+        key=shown_key("confirm", [draft.id, message]),
+        message=message,
         schema={
             "type": "object",
             "properties": {"confirm": {"type": "boolean", "title": "Save this note", "default": True}},
