@@ -36,7 +36,7 @@ from engram_mcp.ops.previews import report_outcome, token_outcome
 from engram_mcp.outcome import Outcome, failure, guarded, store_failure
 from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.tools.write_tools import NOTE_INPUT
-from engram_mcp.transcripts import session_candidates
+from engram_mcp.transcripts import host_problem, session_candidates
 from store import commits, mining, notes, proposals, review, transaction
 from store.errors import NoWorkspace, StoreError
 from store.store import Store
@@ -129,6 +129,12 @@ def _read_text(source: str, flag: str = "--text") -> str:
 
 
 def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
+    if args.host is not None and (problem := host_problem(args.host)) is not None:
+        raise UsageError(problem)
+    if args.host is not None and args.text is not None:
+        raise UsageError(
+            "--host NAME reads that host's sessions: use it alone or with --query-level N, not --text"
+        )
     if args.text is not None and args.query_level is not None:
         raise UsageError("pass one of --text FILE (or - for stdin) and --query-level N, not both")
     if args.text is None and args.query_level is None:
@@ -138,7 +144,7 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
     if args.query_level is not None:
         if not 1 <= args.query_level <= 1000:
             raise UsageError("--query-level takes 1 to 1000 sessions")
-        raw, note = session_candidates(store.workspace, args.query_level)
+        raw, note = session_candidates(store.workspace, args.query_level, args.host)
     else:
         raw, note = mining.mine(_read_text(args.text))
     if not raw:
@@ -280,6 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="mine the last N host sessions of this workspace (the default, with N 1: this session)",
+    )
+    session.add_argument(
+        "--host",
+        metavar="NAME",
+        help="read only this host's sessions: claude, codex, gemini or opencode (what /engram passes)",
     )
     session.add_argument(
         "-f", "--force", action="store_true", help="write the ADDs now; defer the rest for review"

@@ -1,152 +1,131 @@
 """The human's own words from recent host sessions of this workspace (SPEC §7 `--query-level`).
 
-* Claude Code: `~/.claude/projects/<workspace path with / and . as ->/<session>.jsonl`, lines
-  `{"type": "user", "message": {"role": "user", "content": str | [{"type": "text", …}]}, "cwd": …}`.
-* Codex: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`, first a `session_meta` line whose
-  `payload.cwd` names the workspace, then `response_item` messages with `role: "user"` and
-  `input_text` parts (or `event_msg` `user_message` lines).
+`recent_sessions` reads the newest sessions of one host (`host`, what `/engram ss -f` passes
+with `--host`) or, for the human at a terminal, of every host engram can read, newest first:
+Claude Code, Codex, Gemini CLI and opencode (where each keeps them, and how the human's text
+is told from the host's and the model's: `session_formats`). Only what the human typed is
+kept: never compact summaries, sub-agent prompts, tool results, command output, injected
+context or assistant text. Every file is hostile input (`session_files`): bounded, never
+through a link out of the host's folder; unreadable lines are skipped and counted.
 
-Only what the human typed is read (no tool output, no assistant text). Unknown or corrupt lines
-are skipped and counted, never fatal.
+The summary says which host and which session file each read came from and, when there was
+none, every folder engram looked in and what to do instead; paths are shown under `~/` and
+through `store.untrusted.line`.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
+from store.untrusted import line
+
+HOSTS: Final = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "opencode": "opencode"}
+"""`--host` names and how the hosts call themselves."""
+UNREADABLE: Final = ("cursor", "vscode", "windsurf", "antigravity")
+"""Hosts engram links whose sessions it cannot read: nothing it can open keeps them."""
+INSTEAD: Final = (
+    "save the session's text with `engram save-session --text FILE` (or - for stdin), or ask the "
+    "agent in the host to call the engram_save_session tool with the session's knowledge lines"
+)
+MAX_TEXT: Final = 8 << 20
+"""Characters of the human's text kept from all sessions together."""
+SHOWN_SESSIONS: Final = 5
+"""Session files named in the summary; the rest are counted."""
 
 
 @dataclass(slots=True)
 class Mined:
     texts: list[str] = field(default_factory=list)
     sessions: list[str] = field(default_factory=list)
+    """Each session read: the host's name and the file (`~/…`), raw (escape before showing)."""
     skipped_lines: int = 0
+    looked: list[str] = field(default_factory=list)
+    """Every folder or file engram looked in, with the host's name, raw."""
 
 
-def _claude_dir(workspace: Path, home: Path) -> Path:
-    return home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(workspace))
+def host_problem(host: str) -> str | None:
+    """Why `--host host` cannot be used, or None when engram reads that host's sessions."""
+    if host in HOSTS:
+        return None
+    choices = ", ".join(HOSTS)
+    if host.lower() in UNREADABLE:
+        return f"engram cannot read {line(host, 40)}'s sessions; {INSTEAD}. --host takes {choices}"
+    return f"--host takes one of {choices}, not {line(host, 40)!r}"
 
 
-def _codex_sessions(home: Path, env: Mapping[str, str]) -> Path:
-    return Path(env.get("CODEX_HOME") or home / ".codex") / "sessions"
+def recent_sessions(
+    workspace: Path, count: int, env: Mapping[str, str] = os.environ, host: str | None = None
+) -> Mined:
+    """The human's messages from the `count` most recent sessions of this workspace."""
+    from engram_mcp import session_formats as formats
+    from engram_mcp.session_files import Skips, shown
 
-
-def _lines(path: Path, mined: Mined) -> Iterator[dict[str, Any]]:
-    try:
-        raw_lines = path.read_bytes().splitlines()
-    except OSError:
-        mined.skipped_lines += 1
-        return
-    for raw in raw_lines:
-        if not raw.strip():
-            continue
-        try:
-            item = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            mined.skipped_lines += 1
-            continue
-        if isinstance(item, dict):
-            yield item
-        else:
-            mined.skipped_lines += 1
-
-
-_NOT_TYPED: Final = ("<", "[Request interrupted", "Caveat: The messages below")
-"""How host-made user messages start: command/context blocks, interruptions, local-command notes."""
-_COMMAND_MARK: Final = "engram:command"
-"""An expanded `/engram` command (hosts/commands.py): engram's own text, never the human's."""
-
-
-def _typed(text: str) -> bool:
-    return not text.lstrip().startswith(_NOT_TYPED) and _COMMAND_MARK not in text
-
-
-def _human_text(content: Any, kinds: tuple[str, ...]) -> list[str]:
-    if isinstance(content, str):
-        found = [content]
-    elif isinstance(content, list):
-        found = [
-            c["text"]
-            for c in content
-            if isinstance(c, dict) and c.get("type") in kinds and isinstance(c.get("text"), str)
-        ]
-    else:
-        found = []
-    return [text for text in found if _typed(text)]
-
-
-def _claude_session(path: Path, mined: Mined) -> list[str]:
-    said: list[str] = []
-    for item in _lines(path, mined):
-        message = item.get("message")
-        if item.get("type") != "user" or item.get("isMeta") or not isinstance(message, dict):
-            continue
-        said += _human_text(message.get("content"), ("text",))
-    return said
-
-
-def _codex_session(path: Path, workspace: Path, mined: Mined) -> list[str] | None:
-    said: list[str] = []
-    belongs = False
-    for item in _lines(path, mined):
-        payload = item.get("payload")
-        if not isinstance(payload, dict):
-            continue
-        kind = item.get("type")
-        if kind == "session_meta":
-            belongs = str(payload.get("cwd", "")) == str(workspace)
-        elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
-            said += _human_text(payload.get("content"), ("input_text", "text"))
-        elif (
-            kind == "event_msg"
-            and payload.get("type") == "user_message"
-            and isinstance(payload.get("message"), str)
-            and _typed(payload["message"])
-        ):
-            said.append(payload["message"])
-    # Codex logs each message twice (response_item and event_msg user_message): count it once
-    return list(dict.fromkeys(said)) if belongs else None
-
-
-def recent_sessions(workspace: Path, count: int, env: Mapping[str, str] = os.environ) -> Mined:
-    """The human's messages from the `count` most recent sessions of this workspace, both hosts."""
     home = Path(env.get("HOME") or Path.home())
-    candidates: list[tuple[float, str, Path]] = []
-    claude = _claude_dir(workspace.resolve(), home)
-    if claude.is_dir():
-        candidates += [(p.stat().st_mtime, "claude", p) for p in claude.glob("*.jsonl")]
-    codex = _codex_sessions(home, env)
-    if codex.is_dir():
-        candidates += [(p.stat().st_mtime, "codex", p) for p in codex.rglob("rollout-*.jsonl")]
+    paths = tuple(dict.fromkeys((str(workspace.absolute()), str(workspace.resolve()))))
+    ctx = formats.Context(paths, home, env)
+    skips = Skips()
+    hosts = [host] if host else list(HOSTS)
+    found: list[formats.Session] = []
     mined = Mined()
-    for _, host, path in sorted(candidates, key=lambda c: (-c[0], str(c[2]))):
-        if len(mined.sessions) >= count:
+    for name in hosts:
+        if name == "claude":
+            sessions, looked = formats.claude_sessions(ctx)
+        elif name == "codex":
+            sessions, looked = formats.codex_sessions(ctx)
+        elif name == "gemini":
+            sessions, looked = formats.gemini_sessions(ctx, skips)
+        else:
+            sessions, looked = formats.opencode_sessions(ctx, count, skips)
+        found += sessions
+        mined.looked += [f"{_place(path, home)} ({HOSTS[name]})" for path in looked]
+    size = 0
+    for session in sorted(found, key=lambda s: (-s.mtime, str(s.shown), s.key)):
+        if len(mined.sessions) >= count or size > MAX_TEXT:
             break
-        said = (
-            _claude_session(path, mined)
-            if host == "claude"
-            else _codex_session(path, workspace.resolve(), mined)
-        )
+        said = formats.READERS[session.host](session, ctx, skips)
         if said is None:
-            continue
-        mined.sessions.append(f"{host}:{path.name}")
-        mined.texts.extend(said)
+            continue  # another workspace's, or a sub-agent's
+        where = shown(session.shown, home) + (f" session {session.key}" if session.key else "")
+        mined.sessions.append(f"{HOSTS[session.host]} {where}")
+        for text in said:
+            size += len(text)
+            mined.texts.append(text)
+    mined.skipped_lines = skips.lines
     return mined
 
 
-def session_candidates(workspace: Path, count: int) -> tuple[list[dict[str, Any]], str]:
+def _place(path: Path, home: Path) -> str:
+    from engram_mcp.session_files import shown
+
+    return shown(path, home) + ("" if path.suffix in (".db", ".json") else "/")
+
+
+def summary(mined: Mined, host: str | None) -> str:
+    """What was read (host and file of each session) or, when nothing, where engram looked."""
+    if not mined.sessions:
+        what = f"no {HOSTS[host]} session" if host else "no session of any host"
+        places = ", ".join(line(place) for place in mined.looked)
+        return f"read 0 session(s): {what} of this workspace in {places}; {INSTEAD}"
+    names = [line(name) for name in mined.sessions[:SHOWN_SESSIONS]]
+    if len(mined.sessions) > SHOWN_SESSIONS:
+        names.append(f"and {len(mined.sessions) - SHOWN_SESSIONS} more")
+    note = f"read {len(mined.sessions)} session(s) ({', '.join(names)})"
+    if mined.skipped_lines:
+        note += f", skipped {mined.skipped_lines} unreadable line(s)"
+    return note
+
+
+def session_candidates(
+    workspace: Path, count: int, host: str | None = None
+) -> tuple[list[dict[str, Any]], str]:
     """Candidates mined from the human's lines in the last `count` host sessions, and a summary."""
     from store.mining import mine
 
-    mined = recent_sessions(workspace, count)
-    raw, skipped = mine("\n".join(mined.texts))
-    note = f"read {len(mined.sessions)} session(s)"
-    if mined.skipped_lines:
-        note += f", skipped {mined.skipped_lines} unreadable line(s)"
+    mined = recent_sessions(workspace, count, host=host)
+    raw, skipped = mine("\n".join(mined.texts)) if mined.texts else ([], "")
+    note = summary(mined, host)
     return raw, note + (f"; {skipped}" if skipped else "")

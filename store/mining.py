@@ -5,7 +5,10 @@ gotchas, preferences, conventions, procedures and "remember …". Everything els
 
 1. The whole text is redacted first (SPEC §4.1): private spans and key blocks can span lines,
    and a title cut at 80 characters must never keep half a secret.
-2. Code fences, pasted output and lines the assistant said (`assistant:`, `Claude:` …) are
+2. Blocks a host wraps around text it adds (`<system-reminder>`, `<command-name>`,
+   `<local-command-stdout>`, `<bash-stdout>`, `<environment_context>`, `<INSTRUCTIONS>`,
+   `<state_snapshot>` …: `HOST_TAGS`) are cut out whole, closing tag or not (`without_host_blocks`).
+   Code fences, pasted output and lines the assistant said (`assistant:`, `Claude:` …) are
    skipped; a human speaker label (`User:`, `me:`, `[10:32]`) and chat noise in front
    (`ok.`, `thanks!`, `btw`, `also`) are stripped, then lead-ins such as "remember that" or
    "note:", so the candidate is the statement itself.
@@ -34,6 +37,22 @@ MAX_CANDIDATES: Final = 20
 MIN_WORDS: Final = 4
 MAX_LINE: Final = 600
 MAX_TITLE: Final = 80
+
+HOST_TAGS: Final = tuple(
+    # Claude Code: reminders, slash-command wrappers and their output, `!` shell mode, hooks
+    "system-reminder command-name command-message command-args command-contents local-command-stdout "
+    "local-command-stderr local-command-caveat bash-input bash-stdout bash-stderr "
+    "user-prompt-submit-hook task-notification "
+    # Codex: injected context, AGENTS.md, the human's own shell commands, aborted turns
+    "environment_context user_instructions INSTRUCTIONS user_shell_command turn_aborted "
+    "subagent_notification skills_instructions codex_internal_context "
+    # Gemini CLI: session context, hook context, the compression snapshot
+    "session_context hook_context state_snapshot".split()
+)
+"""Tags whose blocks a host adds to a user message; nothing inside one is the human's."""
+_HOST_BLOCK: Final = re.compile(
+    r"<(" + "|".join(map(re.escape, HOST_TAGS)) + r")(?=[\s>/])[^<>]{0,400}>.*?(?:</\1\s*>|\Z)", re.I | re.S
+)
 
 _MARKER: Final = re.compile(r"^\s*(?:[-*•>]+|\d+[.)])\s+")
 _TIME: Final = re.compile(r"^\s*\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s*")
@@ -155,6 +174,11 @@ class Mined:
         return "; ".join(parts)
 
 
+def without_host_blocks(text: str) -> str:
+    """`text` less every host block (`HOST_TAGS`); an unclosed one runs to the end."""
+    return _HOST_BLOCK.sub("", text) if "<" in text else text
+
+
 def knowledge_kind(sentence: str) -> str | None:
     for kind, pattern in _KINDS:
         if pattern.search(sentence):
@@ -196,7 +220,7 @@ def mine_text(text: str) -> Mined:
     """Candidate dicts (type, title, body) for each explicit knowledge sentence, de-duplicated."""
     mined = Mined()
     seen: set[str] = set()
-    text, _ = redact(without_invisible(text))
+    text, _ = redact(without_host_blocks(without_invisible(text)))
     fenced = False
     last_line = -2
     for number, raw in enumerate(text.splitlines()):

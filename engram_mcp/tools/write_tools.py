@@ -213,9 +213,10 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             name="engram_save_session",
             title="Propose memories from session text",
             description=(
-                "Mine session text, or the human's messages in the last `query_level` Claude Code / Codex "
-                "sessions of this workspace, for explicit knowledge lines (decisions, always/never rules, "
-                "gotchas, 'remember …') and propose them like engram_save. Writes nothing."
+                "Mine session text, or the human's messages in the last `query_level` Claude Code, Codex, "
+                "Gemini CLI and opencode sessions of this workspace, for explicit knowledge lines "
+                "(decisions, always/never rules, gotchas, 'remember …') and propose them like engram_save. "
+                "Writes nothing."
             ),
             input_schema=SAVE_SESSION_INPUT,
             output_schema=PROPOSAL_OUTPUT,
