@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from engram_mcp import __version__, cli_code, cli_hosts, cli_memory
+from engram_mcp import __version__, agent_shell, cli_code, cli_hosts, cli_memory
 from engram_mcp.cli_base import CLI_COMMIT_HINT, Fixable, UsageError, checked, human, memory_id_arg
 from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops, write_ops
@@ -61,18 +61,28 @@ def _verify(args: argparse.Namespace, store: Store) -> Outcome:
         if store.read_only:
             raise UsageError("--accept writes the index; it is not allowed with ENGRAM_READ_ONLY")
         before = review.verify(store)
-        recorded = {key: before[key] for key in ("mismatched", "unindexed", "missing")}
+        recorded = {key: before[key] for key in ("mismatched", "unindexed", "missing", "agent_shell")}
         review.accept(store)
     outcome = read_ops.verify(store)
     if not args.accept:
         return outcome
-    names = {"mismatched": "edited", "unindexed": "added", "missing": "gone"}
+    names = {
+        "mismatched": "edited",
+        "unindexed": "added",
+        "missing": "gone",
+        "agent_shell": "written from an agent's shell",
+    }
     listed = [f"{names[key]}: {', '.join(ids)}" for key, ids in recorded.items() if ids]
     text = (
         "Recorded as reviewed: " + "; ".join(listed) + "."
         if listed
         else "Recorded as reviewed: nothing had changed."
     )
+    if store.agent_shell and listed:  # SPEC §7: the agent's accept is listed, not the human's
+        text = (
+            "Recorded as accepted from an agent's shell, so verify keeps listing it until you run "
+            "`engram verify --accept` in your own terminal: " + "; ".join(listed) + "."
+        )
     data = {**outcome.data, "accepted": recorded}
     return Outcome(outcome.ok, text + "\n" + outcome.text, data, outcome.diagnostics)
 
@@ -370,7 +380,11 @@ def _main(argv: Sequence[str] | None) -> int:
     except NoWorkspace as exc:  # a named folder that does not exist is never created
         named = "--workspace" if args.workspace else "ENGRAM_WORKSPACE"
         return _emit(args, failure(exc.code, exc.message.replace("the workspace ", f"{named} ", 1)))
+    shell = agent_shell.detect() if args.writing else []  # SPEC §7: CLI writes are the human's
+    if shell and args.command == "commit":
+        return _emit(args, failure("ENGRAM_AGENT_SHELL", _agent_commit(shell)))
     store = Store(workspace, read_only=read_only, background=False)
+    store.agent_shell = bool(shell)
     try:
         transaction.recover(store)
         store.clean_temps()
@@ -385,6 +399,17 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         store.close()
     return _emit(args, outcome)
+
+
+def _agent_commit(shell: Sequence[str]) -> str:
+    """Why `engram commit` refused in an agent's shell, and the human's ways to approve."""
+    return (
+        f"engram commit runs only in your own terminal: this looks like an agent's shell "
+        f"({agent_shell.described(shell)}), and a commit from there would be the agent approving "
+        "its own proposal. Nothing was written; the proposal is still pending. To approve it: say "
+        "yes in your host's own prompt when the agent calls engram_commit, or run "
+        "`engram commit TOKEN` yourself in your own terminal (`engram pending` lists what is waiting)."
+    )
 
 
 def _emit(args: argparse.Namespace, outcome: Outcome) -> int:

@@ -38,7 +38,7 @@ from typing import Any, Final
 from store.errors import Busy, CorruptMemory, NotRegular, Problem, UnsafePath
 from store.fsutil import read_regular
 from store.ids import is_valid_id
-from store.index_file import IndexFile, Records
+from store.index_file import SHELL_MARK, IndexFile, Records
 from store.lock import default_timeout, workspace_lock
 from store.memory import MAX_FILE_BYTES, Memory, parse_memory
 from store.progress import Progress
@@ -487,9 +487,12 @@ class Catalog:
             self._dirty = True
         return memories, problem
 
-    def flush(self, accept_all: bool = False) -> None:
+    def flush(self, accept_all: bool = False, *, agent_shell: bool = False) -> None:
         """Write index.json when it no longer describes the files (every current record,
-        keeping stored seals); `accept_all` writes it whatever, sealing every file.
+        keeping stored seals); `accept_all` writes it whatever, sealing every file; with
+        `agent_shell` (`verify --accept` run from an agent's shell) a file whose seal is not its
+        current hash, and a file gone since, is sealed as accepted there (`SHELL_MARK`): verify
+        keeps listing it until the human accepts.
 
         Derived data: a busy lock skips it, except for `accept_all` (`verify --accept`), which
         is the human's record and raises Busy instead of being dropped."""
@@ -526,15 +529,18 @@ class Catalog:
                         "size": entry.size,
                         "r": memory.record(),
                     }
-                    if accept_all:
+                    if accept_all and agent_shell and previous.get("sealed") != memory.hash:
+                        record["sealed"] = SHELL_MARK + memory.hash
+                    elif accept_all:
                         record["sealed"] = memory.hash
                     elif previous.get("sealed"):
                         record["sealed"] = previous["sealed"]
                     records[key] = record
-                if not accept_all:
+                if not accept_all or agent_shell:
                     for key, previous in stored.items():  # keep tombstones until accepted
                         if key not in records and isinstance(previous, dict) and previous.get("sealed"):
-                            records[key] = {"sealed": previous["sealed"], "gone": True}
+                            gone = SHELL_MARK if accept_all else previous["sealed"]
+                            records[key] = {"sealed": gone, "gone": True}
                 self._file.write(records)
         except (Busy, OSError):
             with self._lock:
@@ -542,19 +548,23 @@ class Catalog:
             if accept_all:
                 raise
 
-    def seal(self, keys: set[str] | None = None) -> None:
+    def seal(self, keys: set[str] | None = None, *, agent_shell: bool = False) -> None:
         """Record current hashes as reviewed: `keys` (engram's own writes, appended to seals.log
         under the lock the writer holds; a key whose file engram removed is recorded as gone),
-        or every file (`verify --accept`, a full rewrite)."""
+        or every file (`verify --accept`, a full rewrite). With `agent_shell` (a CLI write made
+        from an agent's shell, SPEC §7) each seal carries `SHELL_MARK` (a removed file too), so
+        verify lists it for the human's review instead of counting it as theirs."""
         if keys is None:
             self.refresh()
-            self.flush(accept_all=True)
+            self.flush(accept_all=True, agent_shell=agent_shell)
             return
         with self._lock:
             hashes = {
                 memory_key(e.memory): e.memory.hash for e in self._entries.values() if e.memory is not None
             }
             self._dirty = True
+        if agent_shell:
+            hashes = {key: SHELL_MARK + hashes.get(key, "") for key in keys}
         if not keys or not self._persist or not self.scope.root.is_dir():
             return
         self._file.append_seals(keys, hashes)

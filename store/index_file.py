@@ -31,6 +31,10 @@ from store.workspace import ScopeDir
 INDEX_VERSION: Final = 6
 INDEX_KIND: Final = "index"
 SEAL_KIND: Final = "seal"
+SHELL_MARK: Final = "agent-shell:"
+"""Prefix of a seal recorded for a CLI write made from an agent's shell (SPEC §7): the hash
+follows it (nothing, for a file removed there). Never equal to a file's hash, so verify lists
+the file for review until the human's `engram verify --accept` records the plain hash."""
 MAX_INDEX_BYTES: Final = 1 << 30
 
 

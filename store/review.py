@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from store import transaction
 from store.catalog import Catalog, Snapshot, memory_key
 from store.errors import Busy, Problem, UnsafePath
+from store.index_file import SHELL_MARK
 from store.memory import Memory
 
 if TYPE_CHECKING:
@@ -23,7 +24,9 @@ def display_id(memory: Memory) -> str:
 
 
 def verify(store: Store) -> dict[str, Any]:
-    """Files against what engram recorded: hand edits, vanished and unrecorded files.
+    """Files against what engram recorded: hand edits, vanished and unrecorded files, and CLI
+    writes made from an agent's shell (`agent_shell`: sealed with store.index_file.SHELL_MARK,
+    listed until the human accepts them; a file changed after such a write is a hand edit).
 
     Lock-free first, as reads are. A commit of another process in flight can make a clean
     store look otherwise for an instant (its file renamed in, its seal not yet appended, or
@@ -55,20 +58,24 @@ def accept(store: Store) -> None:
     commit rolled forward first, and from every folder listed and every file stat'ed again
     after the lock is taken: a commit racing it lands wholly before (and is accepted with
     the rest) or wholly after (and seals itself), never in between (issue 9: a commit was
-    then reported as "added by hand")."""
+    then reported as "added by hand").
+
+    Run from an agent's shell (`store.agent_shell`, SPEC §7), what it accepts is recorded as
+    accepted there: verify keeps listing it until the human accepts."""
     with transaction.scope_locks(store):
         if store.project.journal_path.exists():
             transaction.recover_locked(store)
         for catalog in store.catalogs:
             catalog.relist()
             catalog.refresh(force=True)
-            catalog.seal()
+            catalog.seal(agent_shell=store.agent_shell)
 
 
 def _compare(store: Store, catalogs: Sequence[Catalog], snapshots: Sequence[Snapshot]) -> dict[str, Any]:
     mismatched: list[str] = []
     missing: list[str] = []
     unindexed: list[str] = []
+    shell: list[str] = []
     repaired: list[Problem] = []
     damaged_index: list[Problem] = []
     checked = 0
@@ -87,21 +94,26 @@ def _compare(store: Store, catalogs: Sequence[Catalog], snapshots: Sequence[Snap
             if sealed is None:
                 if not damaged:  # never blamed on the user while the index cannot be read
                     unindexed.append(display_id(memory))
+            elif sealed == SHELL_MARK + memory.hash:  # written there, unchanged since
+                shell.append(display_id(memory))
             elif sealed != memory.hash:
                 mismatched.append(display_id(memory))
         for key, record in stored.items():
             if key not in present and isinstance(record, dict) and record.get("sealed"):
                 prefix = "" if catalog.scope.scope == "project" else "user:"
-                missing.append(
-                    prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1]
-                )
+                shown = prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1]
+                if record["sealed"] == SHELL_MARK:  # removed from an agent's shell
+                    shell.append(f"{shown} (removed)")
+                else:
+                    missing.append(shown)
     problems = [p for s in snapshots for p in s.problems] + damaged_index
     return {
-        "ok": not mismatched and not missing and not unindexed and not problems,
+        "ok": not mismatched and not missing and not unindexed and not shell and not problems,
         "checked": checked,
         "mismatched": sorted(mismatched),
         "missing": sorted(missing),
         "unindexed": sorted(unindexed),
+        "agent_shell": sorted(shell),
         "pending": store.pending_count(),
         "problems": problems,
         "repaired": list(

@@ -111,6 +111,9 @@ class Store:
         self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
         self._index_hash: tuple[tuple[Any, ...], str] = ((), "")
         self._pool: tuple[tuple[Any, ...], RoutePool] = ((), RoutePool.of(()))
+        self.agent_shell = False
+        """Set by the CLI when it runs in an agent's shell (SPEC §7): what it writes is sealed as
+        made there (store.index_file.SHELL_MARK), and verify lists it for the human's review."""
         self.recovered = 0
         """Files rewritten by `transaction.recover` from an interrupted commit's journal (verify
         reports it)."""

@@ -109,7 +109,7 @@ def apply(store: Store, writes: Sequence[Write]) -> None:
         {**_relative(path, roots), "data": None if data is None else base64.b64encode(data).decode("ascii")}
         for path, data in writes
     ]
-    payload = orjson.dumps({"version": VERSION, "writes": entries})
+    payload = orjson.dumps({"version": VERSION, "writes": entries, "agent_shell": store.agent_shell})
     write_atomic(journal, secret.wrap(key, KIND, payload))
     try:
         _apply(writes)
@@ -146,8 +146,11 @@ def recover_locked(store: Store) -> None:
     store.recovered += len(paths)
 
 
-def seal(store: Store, paths: Sequence[Path]) -> None:
-    """Record the files engram itself just wrote as reviewed, so verify stays clean."""
+def seal(store: Store, paths: Sequence[Path], *, agent_shell: bool | None = None) -> None:
+    """Record the files engram itself just wrote as reviewed, so verify stays clean; a write
+    made from an agent's shell (`store.agent_shell`, or the journal's record of it) is sealed
+    as such instead, and verify lists it for the human's review (SPEC §7)."""
+    marked = store.agent_shell if agent_shell is None else agent_shell
     for catalog in store.catalogs:
         keys = set()
         for path in paths:
@@ -159,7 +162,7 @@ def seal(store: Store, paths: Sequence[Path]) -> None:
                     keys.add(f"{tier}/{path.stem}")
         if keys:
             catalog.note_written(list(paths))
-            catalog.seal(keys)
+            catalog.seal(keys, agent_shell=marked)
 
 
 def _roll_forward(store: Store) -> tuple[list[Path], str | None]:
@@ -179,7 +182,8 @@ def _roll_forward(store: Store) -> tuple[list[Path], str | None]:
         )
     roots = _roots(store)
     try:
-        entries = orjson.loads(payload)["writes"]
+        loaded = orjson.loads(payload)
+        entries, marked = loaded["writes"], loaded.get("agent_shell") is True
         if not isinstance(entries, list):
             raise TypeError("writes is not a list")
         writes: list[Write] = []
@@ -193,7 +197,7 @@ def _roll_forward(store: Store) -> tuple[list[Path], str | None]:
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return [], _discard(journal, "it cannot be read")
     _apply(writes)
-    seal(store, [path for path, _ in writes])
+    seal(store, [path for path, _ in writes], agent_shell=marked)
     journal.unlink()
     log.warning("completed an interrupted commit from %s (%d files)", journal.name, len(writes))
     return [path for path, _ in writes], None

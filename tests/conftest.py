@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from engram_mcp import agent_shell
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
@@ -24,6 +26,16 @@ def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # is switched on only by the tests that are about it (tests/store/test_vectors.py).
     monkeypatch.setenv("ENGRAM_VECTORS", "0")
     return home
+
+
+@pytest.fixture(autouse=True)
+def human_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An in-process `engram` command runs as the human's, at a terminal (SPEC §7): the suite
+    may itself run in an agent's shell or without a terminal. Tests of the agent's shell give
+    engram_mcp.agent_shell.observe their own Observation; a subprocess sees the real one (a
+    human-path subprocess runs in a terminal of its own: tests/terminal.py)."""
+    human = agent_shell.Observation(stdin_tty=True, controlling_tty=True, environ={})
+    monkeypatch.setattr(agent_shell, "observe", lambda: human)
 
 
 @pytest.fixture

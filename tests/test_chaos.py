@@ -42,6 +42,7 @@ import pytest
 from store import review, transaction
 from store.memory import parse_memory
 from store.store import Store
+from tests import terminal
 from tests.wire import ProcessSession as WireSession
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -235,7 +236,7 @@ def cli_actor(actor: Actor, workspace: Path, env: dict[str, str], seed: int, ack
             note = f"Cli scratch {n}: {words(rng, 6)}."
             argv = [ENGRAM, "note", note, "--objective", "chaos"]
         with actor.guard:
-            proc = actor.proc = subprocess.Popen(
+            proc = actor.proc = terminal.popen(  # the human's own command: in a terminal (SPEC §7)
                 argv, cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
         out, err = proc.communicate(timeout=REPLY_TIMEOUT)

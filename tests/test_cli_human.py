@@ -137,7 +137,12 @@ def test_verify_accept_lists_what_it_recorded(ws: Path, capsys: pytest.CaptureFi
         handle.write(b"Hand edit.\n")
     code, envelope = run(capsys, "verify", "--accept")
     assert code == 0
-    assert envelope["data"]["accepted"] == {"mismatched": ["cut-a-release"], "unindexed": [], "missing": []}
+    assert envelope["data"]["accepted"] == {
+        "mismatched": ["cut-a-release"],
+        "unindexed": [],
+        "missing": [],
+        "agent_shell": [],
+    }
     assert main(["verify", "--accept"]) == 0
     assert "nothing had changed" in capsys.readouterr().out
 

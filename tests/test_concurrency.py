@@ -29,6 +29,7 @@ from store.errors import Busy
 from store.index_file import Records
 from store.memory import parse_memory
 from store.store import Store
+from tests import terminal
 from tests.snapshots import memory_state
 from tests.store.helpers import hold_elsewhere, let_go
 
@@ -89,11 +90,10 @@ def drive_cli(workspace: Path, tmp_path: Path, env: dict[str, str]) -> list[str]
         ]
         text = tmp_path / f"session-{run}.txt"
         text.write_text("Some chat first.\n" + "".join(f"- {line}.\n" for line in lines))
-        proc = subprocess.run(
+        proc = terminal.run(  # the human's own command: in a terminal (SPEC §7)
             [ENGRAM, "save-session", "--text", str(text), "--force"],
             cwd=workspace,
             env=env,
-            capture_output=True,
             text=True,
             timeout=60,
         )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -29,6 +28,7 @@ from store import review
 from store.index_file import Records
 from store.memory import parse_memory
 from store.store import Store
+from tests import terminal
 from tests.snapshots import memory_state
 from tests.store.helpers import hold_elsewhere, let_go
 from tests.wire import ProcessSession, WireSession
@@ -101,11 +101,10 @@ def drive_cli(workspace: Path, tmp_path: Path, seed: int) -> list[str]:
         lines = [f"Remember that {words(rng, 6)}." for _ in range(CLI_LINES)]
         text = tmp_path / f"session-{run}.txt"
         text.write_text("Some chat first.\n" + "\n".join(f"- {line}" for line in lines) + "\n")
-        proc = subprocess.run(
+        proc = terminal.run(  # the human's own command: in a terminal (SPEC §7)
             [ENGRAM, "save-session", "--text", str(text), "--force"],
             cwd=workspace,
             env=os.environ.copy(),
-            capture_output=True,
             text=True,
             timeout=60,
         )

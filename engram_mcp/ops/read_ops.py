@@ -151,11 +151,18 @@ def verify(store: Store) -> Outcome:
         lines.append("Recorded but the file is gone: " + ", ".join(report["missing"]))
     if unindexed:
         lines.append("Not yet recorded by engram (added by hand): " + ", ".join(unindexed))
+    if report.get("agent_shell"):
+        lines.append(
+            "Written from an agent's shell, not by you at a terminal: " + ", ".join(report["agent_shell"])
+        )
     for problem in problems:
         lines.append(f"Unusable: {problem.file}: {problem.message}")
     lines += [f"Repaired: {line}" for line in repaired]
-    if report["mismatched"] or report["missing"] or report["unindexed"]:
-        lines.append("Review the changes, then run `engram verify --accept` to record them as reviewed.")
+    if report["mismatched"] or report["missing"] or report["unindexed"] or report.get("agent_shell"):
+        lines.append(
+            "Review the changes, then run `engram verify --accept` in your own terminal to record them"
+            " as reviewed."
+        )
     if report["ok"]:
         lines.append("OK: every memory file matches what engram recorded.")
     return Outcome(True, "\n".join(lines), report, store_diagnostics(store, problems, notices=True))

@@ -1,0 +1,192 @@
+"""Is this `engram` running in an agent's shell? (SPEC §7: CLI writes are the human's.)
+
+The agent receives a proposal's approval token in its own `engram_save` result; if its host
+runs shell commands unasked, `engram commit TOKEN` from that shell would be the agent
+approving its own proposal. The host's own rule (`engram link` writes it) is the gate; this is
+engram's second one. An agent controls its command line and its own environment
+(`env -u CLAUDECODE engram commit …`), so three signals are read and any one is enough:
+
+1. **No terminal** (the main belt): stdin is not a terminal, or this process has no controlling
+   terminal (`/dev/tty` cannot be opened). Every host's shell tool measured (Claude Code
+   2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, opencode 1.18.33) runs commands in a session of
+   their own without one; Codex's `exec_command` with `tty: true` gives stdin a terminal that
+   is not controlling.
+2. **A host's variables** in this process's environment: what those shell tools set in their
+   children (e2e/shell.py's probe found them; `HOST_VARIABLES`).
+3. **An ancestor** (Linux `/proc`) whose environment holds one of those variables (the
+   environment a process started with cannot be changed by its child: the host's shell keeps
+   `CLAUDECODE` after `env -u`), or whose program is a host CLI (opencode runs the command as
+   its own child; Codex's sandbox is process 1 of its namespace, `codex-linux-sandbox`).
+
+Nothing here can be switched off: no variable, flag or file makes a detected shell count as
+the human's. A command the agent wraps to look like a terminal (`script`) still has the
+host's shell among its ancestors; only a process that also leaves its ancestry (a double fork)
+and its host's variables behind is not seen, which is why the host's rule is the gate.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from store import untrusted
+
+HOST_VARIABLES: Final = (
+    # Claude Code's Bash tool
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_CHILD_SESSION",
+    "CLAUDE_CODE_EXECPATH",
+    "CLAUDE_PID",
+    "AI_AGENT",
+    # Codex's exec_command (CODEX_SANDBOX is its macOS Seatbelt sandbox's)
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "CODEX_THREAD_ID",
+    "CODEX_SESSION_ID",
+    "CODEX_TOOL_CALL_ID",
+    "CODEX_PERMISSION_PROFILE",
+    "CODEX_CI",
+    # Gemini CLI's run_shell_command (and the relaunched CLI itself)
+    "GEMINI_CLI",
+    "GEMINI_CLI_NO_RELAUNCH",
+    # opencode's bash
+    "OPENCODE",
+    "OPENCODE_PID",
+    "AGENT",
+)
+"""Variables a host's shell tool sets in the commands it runs, by name (set to anything)."""
+
+HOST_PROGRAMS: Final = frozenset({"claude", "codex", "codex-linux-sandbox", "gemini", "opencode"})
+"""Host CLIs by program name: an ancestor running one is an agent's host."""
+
+MAX_ANCESTORS: Final = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    pid: int
+    name: str
+    """The kernel's name for it (`comm`)."""
+    argv: tuple[str, ...] = ()
+    environ: frozenset[str] = frozenset()
+    """The names in the environment it started with."""
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What this process can see of where it runs."""
+
+    stdin_tty: bool
+    controlling_tty: bool
+    environ: Mapping[str, str]
+    ancestors: tuple[Process, ...] = field(default_factory=tuple)
+
+
+def reasons(seen: Observation) -> list[str]:
+    """Why `seen` is an agent's shell (empty: a human's terminal), for the human to read."""
+    found = []
+    if not seen.stdin_tty:
+        found.append("stdin is not a terminal")
+    elif not seen.controlling_tty:
+        found.append("there is no controlling terminal")
+    own = [name for name in HOST_VARIABLES if name in seen.environ]
+    if own:
+        found.append(f"{', '.join(own)} set")
+    for process in seen.ancestors:
+        held = [name for name in HOST_VARIABLES if name in process.environ]
+        program = _host_program(process)
+        if held or program:
+            what = f"{', '.join(held)} set" if held else f"it runs {program}"
+            found.append(
+                f"an ancestor process ({process.pid}, {untrusted.line(process.name, 40)}) is a host's: {what}"
+            )
+            break
+    return found
+
+
+def detect() -> list[str]:
+    """Why this process runs in an agent's shell; empty when it runs in a human's terminal."""
+    return reasons(observe())
+
+
+def observe() -> Observation:
+    """This process: its terminal, its environment and its ancestors."""
+    return Observation(
+        stdin_tty=os.isatty(0),
+        controlling_tty=_controlling_tty(),
+        environ=dict(os.environ),
+        ancestors=tuple(ancestors(os.getppid())),
+    )
+
+
+def ancestors(pid: int, read: Callable[[Path], bytes] | None = None) -> list[Process]:
+    """The processes from `pid` up to process 1 (of this namespace), nearest first, read from
+    `/proc`; empty where there is none (macOS) or it cannot be read."""
+    reader = read or _read_bytes
+    chain: list[Process] = []
+    seen: set[int] = set()
+    while pid >= 1 and pid not in seen and len(chain) < MAX_ANCESTORS:
+        seen.add(pid)
+        base = Path("/proc") / str(pid)
+        try:
+            stat = reader(base / "stat").decode("utf-8", "replace")
+            name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :]
+            parent = int(rest.split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        chain.append(Process(pid, name, _argv(reader, base), _environ(reader, base)))
+        pid = parent
+    return chain
+
+
+def _host_program(process: Process) -> str:
+    """The host CLI `process` runs (its name, or one of its first three argv words: node and
+    bun run a CLI's script), or empty."""
+    for word in (process.name, *process.argv[:3]):
+        base = word.rsplit("/", 1)[-1]
+        if base in HOST_PROGRAMS:
+            return base
+    return ""
+
+
+def _argv(read: Callable[[Path], bytes], base: Path) -> tuple[str, ...]:
+    try:
+        raw = read(base / "cmdline")
+    except OSError:
+        return ()
+    return tuple(word.decode("utf-8", "replace") for word in raw.split(b"\0")[:3] if word)
+
+
+def _environ(read: Callable[[Path], bytes], base: Path) -> frozenset[str]:
+    """The variable names of `base`'s environment (another user's cannot be read: empty)."""
+    try:
+        raw = read(base / "environ")
+    except OSError:
+        return frozenset()
+    return frozenset(
+        entry.split(b"=", 1)[0].decode("utf-8", "replace") for entry in raw.split(b"\0") if b"=" in entry
+    )
+
+
+def _read_bytes(path: Path) -> bytes:
+    with path.open("rb") as file:
+        return file.read(1 << 20)
+
+
+def _controlling_tty() -> bool:
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def described(found: Sequence[str]) -> str:
+    """The reasons as one clause: `stdin is not a terminal; CLAUDECODE set`."""
+    return "; ".join(found)
