@@ -25,24 +25,23 @@ Looked up in the hosts' own code (Claude Code 2.1, Codex 0.171, Gemini CLI 0.61,
   (`$OPENCODE_DB` renames it): `session` (`directory`, `parent_id` set for a sub-agent's),
   `message` (`data.role`), `part` (`data.type: "text"`, `synthetic` / `ignored` when opencode
   wrote it: file contents, shell runs, compaction notes).
+
+This module holds the records, the one test of typed text every host shares (`typed`) and the
+Claude Code and Codex readers; `session_gemini` and `session_opencode` hold the other two.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp.session_files import Skips, contained, json_document, jsonl, listing
+from engram_mcp.session_files import Skips, jsonl, listing
 from store.invisible import without_invisible
 from store.mining import without_host_blocks
-
-MAX_ROWS: Final = 50_000
-"""Messages or parts read from opencode's database for one session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +66,7 @@ class Context:
     """Gemini CLI's logs.json of each project folder, read once per call."""
 
 
-def _dir(env: Mapping[str, str], name: str, default: Path) -> Path:
+def host_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
     value = env.get(name, "")
     return Path(value) if value and os.path.isabs(value) else default
 
@@ -100,7 +99,7 @@ def typed(text: str) -> str | None:
     return None if plain.startswith(_HOST_TEXT) else text
 
 
-def _texts(content: Any, kinds: tuple[str, ...]) -> list[str]:
+def texts(content: Any, kinds: tuple[str, ...]) -> list[str]:
     if isinstance(content, str):
         return [content]
     if not isinstance(content, list):
@@ -111,7 +110,7 @@ def _texts(content: Any, kinds: tuple[str, ...]) -> list[str]:
     return [c["text"] for c in items if c.get("type") in kinds and isinstance(c.get("text"), str)]
 
 
-def _kept(texts: Iterable[str]) -> list[str]:
+def kept(texts: Iterable[str]) -> list[str]:
     return [t for t in map(typed, texts) if t is not None]
 
 
@@ -127,7 +126,7 @@ _CLAUDE_FLAGS: Final = (
 
 
 def claude_folders(ctx: Context) -> tuple[Path, list[Path]]:
-    root = _dir(ctx.env, "CLAUDE_CONFIG_DIR", ctx.home / ".claude")
+    root = host_dir(ctx.env, "CLAUDE_CONFIG_DIR", ctx.home / ".claude")
     projects = root / "projects"
     folders: list[Path] = []
     for path in ctx.paths:
@@ -163,7 +162,7 @@ def claude_said(session: Session, ctx: Context, skips: Skips) -> list[str] | Non
             continue
         message = item.get("message")
         if isinstance(message, dict) and message.get("role", "user") == "user":
-            said += _kept(_texts(message.get("content"), ("text",)))
+            said += kept(texts(message.get("content"), ("text",)))
     return said
 
 
@@ -171,7 +170,7 @@ def claude_said(session: Session, ctx: Context, skips: Skips) -> list[str] | Non
 
 
 def codex_sessions(ctx: Context) -> tuple[list[Session], list[Path]]:
-    root = _dir(ctx.env, "CODEX_HOME", ctx.home / ".codex")
+    root = host_dir(ctx.env, "CODEX_HOME", ctx.home / ".codex")
     folder = root / "sessions"
     found = [
         Session("codex", mtime, shown, real)
@@ -201,173 +200,12 @@ def codex_said(session: Session, ctx: Context, skips: Skips) -> list[str] | None
             if kind != "session_meta" or not _codex_main(payload, ctx):
                 return None
         elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
-            texts = _texts(payload.get("content"), ("input_text", "text"))
-            kept = _kept(texts)
-            if len(kept) == len(texts):  # one injected fragment makes the whole message Codex's
-                said += kept
+            sent = texts(payload.get("content"), ("input_text", "text"))
+            human = kept(sent)
+            if len(human) == len(sent):  # one injected fragment makes the whole message Codex's
+                said += human
         elif kind == "event_msg" and payload.get("type") == "user_message":
             message = payload.get("message")
             if isinstance(message, str) and payload.get("kind") in (None, "plain"):
-                said += _kept([message])
+                said += kept([message])
     return list(dict.fromkeys(said))  # Codex logs each message twice (response_item, event_msg)
-
-
-# Gemini CLI
-
-
-def _sha256(path: str) -> str:
-    return hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def gemini_folders(ctx: Context, skips: Skips) -> tuple[Path, list[Path], list[Path]]:
-    """(root, project folders, what was looked at)."""
-    root = _dir(ctx.env, "GEMINI_CLI_HOME", ctx.home) / ".gemini"
-    registry = (
-        json_document(root / "projects.json", skips, 4 << 20) if (root / "projects.json").exists() else None
-    )
-    projects = registry.get("projects") if isinstance(registry, dict) else None
-    ids = [
-        slug
-        for path in ctx.paths
-        if isinstance(projects, dict)
-        and isinstance(slug := projects.get(path), str)
-        and re.fullmatch(r"[a-z0-9][a-z0-9-]{0,127}", slug)
-    ]
-    folders = [root / "tmp" / ident for ident in dict.fromkeys(ids + [_sha256(p) for p in ctx.paths])]
-    looked = [root / "projects.json"] if not ids else []
-    return root, folders, looked + [folder / "chats" for folder in folders[: len(ids) or 1]]
-
-
-def gemini_sessions(ctx: Context, skips: Skips) -> tuple[list[Session], list[Path]]:
-    root, folders, looked = gemini_folders(ctx, skips)
-    found = [
-        Session("gemini", mtime, shown, real)
-        for folder in folders
-        for mtime, shown, real in listing(
-            folder / "chats", root, prefix="session-", suffixes=(".jsonl", ".json")
-        )
-    ]
-    return found, looked
-
-
-def _records(path: Path, skips: Skips) -> Iterable[dict[str, Any]]:
-    if path.suffix == ".json":
-        document = json_document(path, skips)
-        return [document] if isinstance(document, dict) else []
-    return jsonl(path, skips)
-
-
-def _gemini_history(path: Path, skips: Skips) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The header fields and the live messages by id, as Gemini CLI itself replays the file."""
-    meta: dict[str, Any] = {}
-    messages: dict[str, dict[str, Any]] = {}
-
-    def take(batch: Any) -> None:
-        for message in batch if isinstance(batch, list) else []:
-            if isinstance(message, dict) and isinstance(message.get("id"), str):
-                messages[message["id"]] = message
-
-    for record in _records(path, skips):
-        if isinstance(record.get("$rewindTo"), str):
-            ids = list(messages)
-            cut = ids.index(record["$rewindTo"]) if record["$rewindTo"] in ids else 0
-            for ident in ids[cut:]:
-                del messages[ident]
-        elif isinstance(record.get("id"), str):
-            messages[record["id"]] = record
-        elif isinstance(record.get("$set"), dict):
-            if isinstance(record["$set"].get("messages"), list):
-                messages.clear()
-                take(record["$set"]["messages"])
-            meta.update(record["$set"])
-        elif isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str):
-            meta.update(record)
-            take(record.get("messages"))
-    return meta, messages
-
-
-def _gemini_parts(message: Mapping[str, Any]) -> list[str]:
-    display = message.get("displayContent")
-    content = display if display else message.get("content")
-    parts = content if isinstance(content, list) else [content]
-    if any(isinstance(p, dict) and ("functionResponse" in p or "functionCall" in p) for p in parts):
-        return []  # a tool's result, recorded as a user turn
-    texts = [p for p in parts if isinstance(p, str)] + [
-        p["text"]
-        for p in parts
-        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
-    ]
-    return ["".join(texts)] if texts else []
-
-
-def _gemini_typed(text: str) -> bool:
-    return not text.lstrip().startswith(("/", "?"))  # slash commands and help, as Gemini CLI skips them
-
-
-def _gemini_logs(folder: Path, root: Path, skips: Skips) -> dict[str, list[str]]:
-    real = contained(folder / "logs.json", root)
-    entries = json_document(real, skips) if real is not None else None
-    by_session: dict[str, list[str]] = {}
-    for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict) or entry.get("type") != "user":
-            continue
-        if isinstance(entry.get("message"), str) and isinstance(entry.get("sessionId"), str):
-            by_session.setdefault(entry["sessionId"], []).append(entry["message"])
-    return by_session
-
-
-def gemini_said(session: Session, ctx: Context, skips: Skips) -> list[str] | None:
-    meta, messages = _gemini_history(session.real, skips)
-    if meta.get("projectHash") not in {_sha256(p) for p in ctx.paths} or meta.get("kind") == "subagent":
-        return None
-    root = _dir(ctx.env, "GEMINI_CLI_HOME", ctx.home) / ".gemini"
-    folder = session.shown.parent.parent
-    if folder not in ctx.logs:
-        ctx.logs[folder] = _gemini_logs(folder, root, skips)
-    logged = ctx.logs[folder].get(str(meta.get("sessionId")))
-    if logged:
-        return _kept(t for t in logged if _gemini_typed(t))
-    texts = [t for m in messages.values() if m.get("type") == "user" for t in _gemini_parts(m)]
-    return _kept(t for t in texts if _gemini_typed(t))
-
-
-# opencode
-
-
-def opencode_database(ctx: Context) -> tuple[Path, Path]:
-    """(opencode's data folder, its database file)."""
-    data = _dir(ctx.env, "XDG_DATA_HOME", ctx.home / ".local" / "share") / "opencode"
-    name = ctx.env.get("OPENCODE_DB", "")
-    database = Path(name) if name and os.path.isabs(name) else data / (name or "opencode.db")
-    return (database.parent if os.path.isabs(name) else data), database
-
-
-def opencode_sessions(ctx: Context, count: int, skips: Skips) -> tuple[list[Session], list[Path]]:
-    from engram_mcp.session_db import main_sessions
-
-    root, database = opencode_database(ctx)
-    real = contained(database, root)
-    if real is None or not real.is_file():
-        return [], [database]
-    rows = main_sessions(real, ctx.paths, count, skips)
-    return [Session("opencode", updated, database, real, ident) for ident, updated in rows], [database]
-
-
-def opencode_said(session: Session, ctx: Context, skips: Skips) -> list[str] | None:
-    from engram_mcp.session_db import user_parts
-
-    texts: list[str] = []
-    for part in user_parts(session.real, session.key, MAX_ROWS, skips):
-        if part.get("type") != "text" or part.get("synthetic") or part.get("ignored"):
-            continue  # synthetic: file contents, shell runs, notes opencode adds; ignored: UI only
-        if isinstance(part.get("text"), str):
-            texts.append(part["text"])
-    return _kept(texts)
-
-
-READERS: Final[Mapping[str, Callable[[Session, Context, Skips], list[str] | None]]] = {
-    "claude": claude_said,
-    "codex": codex_said,
-    "gemini": gemini_said,
-    "opencode": opencode_said,
-}

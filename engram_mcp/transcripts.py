@@ -62,7 +62,15 @@ def recent_sessions(
 ) -> Mined:
     """The human's messages from the `count` most recent sessions of this workspace."""
     from engram_mcp import session_formats as formats
+    from engram_mcp import session_gemini, session_opencode
     from engram_mcp.session_files import Skips, shown
+
+    readers = {
+        "claude": formats.claude_said,
+        "codex": formats.codex_said,
+        "gemini": session_gemini.gemini_said,
+        "opencode": session_opencode.opencode_said,
+    }
 
     home = Path(env.get("HOME") or Path.home())
     paths = tuple(dict.fromkeys((str(workspace.absolute()), str(workspace.resolve()))))
@@ -77,16 +85,16 @@ def recent_sessions(
         elif name == "codex":
             sessions, looked = formats.codex_sessions(ctx)
         elif name == "gemini":
-            sessions, looked = formats.gemini_sessions(ctx, skips)
+            sessions, looked = session_gemini.gemini_sessions(ctx, skips)
         else:
-            sessions, looked = formats.opencode_sessions(ctx, count, skips)
+            sessions, looked = session_opencode.opencode_sessions(ctx, count, skips)
         found += sessions
         mined.looked += [f"{_place(path, home)} ({HOSTS[name]})" for path in looked]
     size = 0
     for session in sorted(found, key=lambda s: (-s.mtime, str(s.shown), s.key)):
         if len(mined.sessions) >= count or size > MAX_TEXT:
             break
-        said = formats.READERS[session.host](session, ctx, skips)
+        said = readers[session.host](session, ctx, skips)
         if said is None:
             continue  # another workspace's, or a sub-agent's
         where = shown(session.shown, home) + (f" session {session.key}" if session.key else "")

@@ -1,4 +1,5 @@
-"""opencode's SQLite session store, read as hostile input (see session_formats for the tables).
+"""opencode's sessions of a workspace, from its SQLite store (see session_formats for the tables),
+read as hostile input.
 
 The database is opened read-only by URI (`mode=ro`): nothing is created or changed, a locked
 database gives up after a second. Its schema is not trusted either: `session`, `message` and
@@ -10,6 +11,7 @@ row) is counted as skipped, never raised.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -18,8 +20,11 @@ from typing import Any, Final
 
 import orjson
 
-from engram_mcp.session_files import MAX_LINE, Skips
+from engram_mcp.session_files import MAX_LINE, Skips, contained
+from engram_mcp.session_formats import Context, Session, host_dir, kept
 
+MAX_ROWS: Final = 50_000
+"""Messages or parts read from opencode's database for one session."""
 STEPS: Final = 50_000_000
 """SQLite virtual-machine steps one connection may run before it is stopped."""
 _TABLES: Final = ("message", "part", "session")
@@ -93,3 +98,30 @@ def user_parts(database: Path, session: str, limit: int, skips: Skips) -> Iterat
             continue
         if isinstance(info, dict) and info.get("role") == "user" and isinstance(data, dict):
             yield data
+
+
+def opencode_database(ctx: Context) -> tuple[Path, Path]:
+    """(opencode's data folder, its database file)."""
+    data = host_dir(ctx.env, "XDG_DATA_HOME", ctx.home / ".local" / "share") / "opencode"
+    name = ctx.env.get("OPENCODE_DB", "")
+    database = Path(name) if name and os.path.isabs(name) else data / (name or "opencode.db")
+    return (database.parent if os.path.isabs(name) else data), database
+
+
+def opencode_sessions(ctx: Context, count: int, skips: Skips) -> tuple[list[Session], list[Path]]:
+    root, database = opencode_database(ctx)
+    real = contained(database, root)
+    if real is None or not real.is_file():
+        return [], [database]
+    rows = main_sessions(real, ctx.paths, count, skips)
+    return [Session("opencode", updated, database, real, ident) for ident, updated in rows], [database]
+
+
+def opencode_said(session: Session, ctx: Context, skips: Skips) -> list[str] | None:
+    texts: list[str] = []
+    for part in user_parts(session.real, session.key, MAX_ROWS, skips):
+        if part.get("type") != "text" or part.get("synthetic") or part.get("ignored"):
+            continue  # synthetic: file contents, shell runs, notes opencode adds; ignored: UI only
+        if isinstance(part.get("text"), str):
+            texts.append(part["text"])
+    return kept(texts)
