@@ -28,7 +28,9 @@ DIFF_LINES: Final = 600
 quadratic and worse on bodies of many alike lines (10,000 lines of 150 kinds: 22 s; 600 lines:
 ~20 ms, measured on the shared 2-core machine)."""
 LINE_LIMIT: Final = 240
-"""Characters of one quoted diff line before the cut."""
+"""Characters of one quoted line of a short diff before the cut."""
+REMOVED_LINE: Final = 2_000
+"""Characters of one removed line in the preview's full diff (the new body's lines are whole)."""
 _ESCAPE_GROWTH: Final = 6
 """An escape is at most six characters (`\\u2028`), so `block` with this headroom never cuts."""
 
@@ -38,8 +40,8 @@ def quoted(text: str) -> list[str]:
     return untrusted.block(text, _ESCAPE_GROWTH * len(text) + 1).split("\n")
 
 
-def _cut(line: str) -> str:
-    return line if len(line) <= LINE_LIMIT else line[: LINE_LIMIT - 1] + "…"
+def _cut(line: str, limit: int = LINE_LIMIT) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,13 +167,13 @@ def full_diff(c: Change) -> Iterator[str]:
     if not c.body_changed:
         return
     yield f"body, against {c.target}'s (- removed, + added):"
-    for mark, line in c.body:
-        yield f"{mark} | {_cut(line)}".rstrip()
+    for mark, line in c.body:  # the new body's lines whole, as the preview of an ADD shows them
+        yield f"{mark} | {_cut(line, REMOVED_LINE) if mark == '-' else line}".rstrip()
     if (beyond := c.beyond()) is not None:
         yield beyond
     if c.tail:
         yield "the rest of the new body (? | : not compared):"
-        yield from (f"? | {_cut(line)}".rstrip() for line in c.tail)
+        yield from (f"? | {line}".rstrip() for line in c.tail)
 
 
 def short_diff(c: Change, context: int = 1) -> list[str]:
