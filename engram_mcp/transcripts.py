@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from store.errors import NotFound
 from store.untrusted import line
 
 HOSTS: Final = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "opencode": "opencode"}
@@ -35,6 +36,10 @@ MAX_TEXT: Final = 8 << 20
 """Characters of the human's text kept from all sessions together."""
 SHOWN_SESSIONS: Final = 5
 """Session files named in the summary; the rest are counted."""
+
+
+class NoSession(NotFound):
+    """No session of the host (or of any host) for this workspace: says where engram looked."""
 
 
 @dataclass(slots=True)
@@ -112,12 +117,15 @@ def _place(path: Path, home: Path) -> str:
     return shown(path, home) + ("" if path.suffix in (".db", ".json") else "/")
 
 
-def summary(mined: Mined, host: str | None) -> str:
-    """What was read (host and file of each session) or, when nothing, where engram looked."""
-    if not mined.sessions:
-        what = f"no {HOSTS[host]} session" if host else "no session of any host"
-        places = ", ".join(line(place) for place in mined.looked)
-        return f"read 0 session(s): {what} of this workspace in {places}; {INSTEAD}"
+def nothing_found(mined: Mined, host: str | None) -> str:
+    """Where engram looked for a session of this workspace, and what to do instead."""
+    what = f"no {HOSTS[host]} session" if host else "no host session"
+    places = ", ".join(line(place) for place in mined.looked)
+    return f"{what} of this workspace: engram looked in {places}. Instead, {INSTEAD}"
+
+
+def summary(mined: Mined) -> str:
+    """Which sessions were read: the host and the file of each."""
     names = [line(name) for name in mined.sessions[:SHOWN_SESSIONS]]
     if len(mined.sessions) > SHOWN_SESSIONS:
         names.append(f"and {len(mined.sessions) - SHOWN_SESSIONS} more")
@@ -130,10 +138,16 @@ def summary(mined: Mined, host: str | None) -> str:
 def session_candidates(
     workspace: Path, count: int, host: str | None = None
 ) -> tuple[list[dict[str, Any]], str]:
-    """Candidates mined from the human's lines in the last `count` host sessions, and a summary."""
+    """Candidates mined from the human's lines in the last `count` host sessions, and a summary.
+
+    Raises:
+        NoSession: no session of `host` (or of any host) for this workspace was found.
+    """
     from store.mining import mine
 
     mined = recent_sessions(workspace, count, host=host)
-    raw, skipped = mine("\n".join(mined.texts)) if mined.texts else ([], "")
-    note = summary(mined, host)
+    if not mined.sessions:
+        raise NoSession(nothing_found(mined, host))
+    raw, skipped = mine("\n".join(mined.texts))
+    note = summary(mined)
     return raw, note + (f"; {skipped}" if skipped else "")

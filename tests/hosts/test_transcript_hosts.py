@@ -25,6 +25,7 @@ import pytest
 from engram_mcp.transcripts import recent_sessions
 from tests.conftest import FIXTURES
 from tests.hosts.test_link import run, run_json
+from tests.wire import WireSession
 
 SESSIONS = FIXTURES / "sessions"
 CLAUDE = "claude-5d1c7e20-8a3b-4f6e-9c21-7b0e4d2a1f93.jsonl"
@@ -241,6 +242,25 @@ def test_nothing_found_names_every_folder_engram_looked_in(
     rc, out, err = run(capsys, "save-session", "--host", "opencode")
     assert rc == 1
     assert "~/.local/share/opencode/opencode.db" in err and "~/.claude" not in err, err
+
+
+def test_the_mcp_tool_reads_the_same_sessions_and_names_the_folders_on_a_miss(
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with WireSession(ws) as wire:
+        wire.initialize()
+        result = wire.call("engram_save_session", {"query_level": 3})["result"]
+        assert result["isError"] is True
+        diagnostics = result["structuredContent"]["diagnostics"]
+        assert [d["code"] for d in diagnostics] == ["ENGRAM_NOT_FOUND"]
+        assert "~/.gemini/" in diagnostics[0]["message"] and "opencode.db" in diagnostics[0]["message"]
+        plant_opencode(private_home, ws)
+        plant_gemini(private_home, ws, logs=True)
+        result = wire.call("engram_save_session", {"query_level": 3})["result"]
+        assert not result.get("isError"), result
+        candidates = result["structuredContent"]["data"]["candidates"]
+        assert {c["title"] for c in candidates} == OPENCODE_TITLES | GEMINI_TITLES
+        assert wire.close() == 0
 
 
 def test_host_names_are_checked(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
