@@ -6,9 +6,15 @@ byte-for-byte unchanged with a count of zero.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+
 import pytest
 
+from store import commits, notes, proposals
 from store.redact import MARK, redact
+from store.store import Store
+from tests.store.test_redact_corpus import CORPUS
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 GITHUB_CLASSIC = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -260,3 +266,83 @@ def test_more_prose_and_settings_survive(text: str) -> None:
     """A key must end in a secret word (`tokenBudget` does not); a value mid-line must look
     like a secret (a digit or symbol, or mixed case), not a word; placeholders are kept."""
     assert redact(text) == (text, 0)
+
+
+# --- through the write path (issue 19: a token with a zero-width joiner inside reached
+# pending-approvals.json and the committed memory file) ------------------------------------
+
+ZWJ = "\u200d"
+
+
+def _split_secrets() -> list[tuple[str, str]]:
+    """(secret with a zero-width joiner in its middle, line holding it): kinds the issue named."""
+    wanted = (
+        "gitlab-runner-authentication-token",
+        "slack-app-token",
+        "stripe-webhook-secret",
+        "huggingface-access-token",
+        "google-oauth-client-secret",
+        "pypi-upload-token",
+        "authorization-bearer-all-letters",
+        "docker-login-p",
+    )
+    out = []
+    for kind, before, secret, after in CORPUS:
+        if kind in wanted:
+            mid = len(secret) // 2
+            out.append((secret, before + secret[:mid] + ZWJ + secret[mid:] + after))
+    assert len(out) == len(wanted)
+    return out
+
+
+def _leaks(data: bytes, secrets: list[str]) -> list[str]:
+    """Each secret whose first or second half appears in `data` (raw or JSON-escaped joiner)."""
+    text = data.decode("utf-8")
+    return [s for s in secrets if s[: len(s) // 2] in text or s[len(s) // 2 :] in text]
+
+
+def test_a_split_secret_reaches_neither_the_pending_file_nor_the_memory_file(workspace: Path) -> None:
+    store = Store(workspace, clock=lambda: datetime(2026, 12, 1, 12, tzinfo=UTC).timestamp())
+    pairs = _split_secrets()
+    secrets = [s for s, _ in pairs]
+    raw = {
+        "type": "fact",
+        "title": "Staging credentials for the zorblax fleet " + pairs[0][1].split()[2],
+        "body": "How the zorblax fleet signs in:\n" + "\n".join(line for _, line in pairs) + "\n",
+        "tags": ["zorblax", pairs[3][1].split()[2]],
+    }
+    entries, redactions = proposals.draft(store, [raw])
+    preview = proposals.store_proposal(store, entries, redactions, "save")
+    pending = workspace / ".engram" / "pending-approvals.json"
+    assert _leaks(pending.read_bytes(), secrets) == []
+    assert redactions >= len(pairs) and MARK.encode() in pending.read_bytes()
+
+    report = commits.commit(store, preview.token, "all")
+    written = workspace / ".engram" / "memory" / f"{report.written[0]['id']}.md"
+    body = written.read_bytes()
+    assert body.count(MARK.encode()) >= len(pairs) and _leaks(body, secrets) == []
+    assert ZWJ.encode() not in body
+    for path in sorted(p for p in (workspace / ".engram").rglob("*") if p.is_file()):
+        assert _leaks(path.read_bytes(), secrets) == [], path
+
+
+def test_a_split_secret_does_not_reach_a_working_note(workspace: Path) -> None:
+    store = Store(workspace)
+    secret, line = _split_secrets()[0]
+    draft = notes.draft_note(store, f"The runner came back after re-registering: {line}")
+    notes.save_note(store, draft)
+    for path in (workspace / ".engram" / "working").glob("*.md"):
+        assert _leaks(path.read_bytes(), [secret]) == [], path
+    assert draft.redactions == 1
+
+
+def test_invisible_characters_outside_a_secret_stay_for_the_checks_to_refuse() -> None:
+    """Only what was inside the secret goes with it: a zero-width space elsewhere stays, so the
+    candidate check still refuses it, and an emoji's joiners are untouched."""
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    text = f"ok {family} \u200b and {AWS_KEY[:6]}{ZWJ}{AWS_KEY[6:]} done"
+    assert redact(text) == (f"ok {family} \u200b and {MARK} done", 1)
+
+
+def test_a_private_span_with_a_joiner_in_its_tag_is_dropped() -> None:
+    assert redact(f"keep <pri{ZWJ}vate>home address</private> this") == ("keep  this", 1)
