@@ -198,6 +198,7 @@ def test_legacy_scope_choice_keeps_only_that_scope(workspace: Path, engram_home:
             await session.list_tools()
             data = _data(await session.call_tool("engram_save", {"candidates": mixed}))
             assert answer.schema["properties"]["scope"]["enum"] == ["all", "project", "user"]
+            assert "to this project and your user memory?" in answer.forms[0].message
             assert sorted(w["n"] for w in data["written"]) == [1, 3]
         assert len(set(snapshot(memory)) - set(before)) == 2
         assert snapshot(user_memory) == before_user

@@ -126,6 +126,9 @@ def candidate_part(entry: ProposalEntry, change: Change | None, share: int) -> l
     return part
 
 
+_WHERE: Final = {frozenset({"project"}): "this project", frozenset({"user"}): "your user memory"}
+
+
 def approval_message(
     entries: Sequence[ProposalEntry], redactions: int, before: Mapping[int, Before] | None = None
 ) -> str:
@@ -133,7 +136,9 @@ def approval_message(
     or SUPERSEDE, what it changes in the memory it names (`before`: store.proposals.targets).
     At most MESSAGE_LIMIT characters: each candidate gets an equal share, SHARE_LIMIT at most."""
     changes = changes_of(entries, before)
-    header = f"engram: save {len(entries)} memory candidate(s) to this project? Untick any you reject." + (
+    scopes = {e.scope for e in entries}
+    where = _WHERE.get(frozenset(scopes), "this project and your user memory")
+    header = f"engram: save {len(entries)} memory candidate(s) to {where}? Untick any you reject." + (
         f" ({redactions} secret(s) redacted.)" if redactions else ""
     )
     share = min(SHARE_LIMIT, (MESSAGE_LIMIT - len(header)) // max(len(entries), 1) - 2)
