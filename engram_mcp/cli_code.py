@@ -17,7 +17,7 @@ import orjson
 from engram_mcp import importers
 from engram_mcp.ops.previews import token_outcome
 from engram_mcp.outcome import Outcome, failure
-from store import proposals
+from store import proposals, untrusted
 from store.history import history
 from store.staleness import describe, is_stale, key, marks_data
 from store.store import Store
@@ -142,7 +142,9 @@ def export_lines(store: Store) -> list[bytes]:
             "front_matter": memory.meta,
             "body": memory.body,
         }
-        lines.append(orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
+        lines.append(
+            untrusted.json_text(orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
+        )
     return lines
 
 

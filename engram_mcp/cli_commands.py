@@ -37,7 +37,7 @@ from engram_mcp.outcome import Outcome, failure, guarded, store_failure
 from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.tools.write_tools import NOTE_INPUT
 from engram_mcp.transcripts import host_problem, session_candidates
-from store import commits, mining, notes, proposals, review, transaction
+from store import commits, mining, notes, proposals, review, transaction, untrusted
 from store.errors import NoWorkspace, StoreError
 from store.store import Store
 from store.workspace import find_workspace
@@ -419,7 +419,7 @@ def _emit(args: argparse.Namespace, outcome: Outcome) -> int:
     passed = outcome.ok and outcome.data.get("ok") is not False
     if args.json:
         shown = Outcome(outcome.ok, text, outcome.data, diagnostics)
-        sys.stdout.write(orjson.dumps(shown.envelope(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(untrusted.json_text(orjson.dumps(shown.envelope(), option=orjson.OPT_INDENT_2)).decode() + "\n")
     else:
         print(text, file=sys.stdout if outcome.ok else sys.stderr)
         if outcome.ok:  # notes add what the text does not say already (doctor's findings do)

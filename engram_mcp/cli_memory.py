@@ -25,7 +25,7 @@ from engram_mcp.ops.previews import preview_rows, preview_text, report_outcome
 from engram_mcp.outcome import Outcome
 from engram_mcp.schemas import MEMORY_TYPES, SCOPES
 from engram_mcp.tools.write_tools import CANDIDATE
-from store import commits, curate, proposals, transaction
+from store import commits, curate, proposals, transaction, untrusted
 from store.invisible import describe, first_invisible
 from store.memory import DURABLE_TYPES, STATUSES
 from store.redact import redact
@@ -35,6 +35,10 @@ from store.validity import is_date
 Command = Callable[[argparse.Namespace, Store], Outcome]
 Register = Callable[..., argparse.ArgumentParser]
 
+SHOW_LIMIT: Final = 200_000
+"""Characters of a file `engram show` prints. It prints the file as written, like `cat`, but
+with control characters other than line breaks and tabs escaped (store.untrusted.block), and
+its `--json` front matter escaped value by value; `export --json` gives exact values."""
 _ADD_FLAGS: Final = {
     "type": "TYPE",
     "title": "TITLE",
@@ -174,7 +178,7 @@ def _show(args: argparse.Namespace, store: Store) -> Outcome:
     memory = curate.find(store, args.id)
     data, meta, body = curate.read_file(store, memory)
     file = curate.file_name(store, memory)
-    text = data.decode("utf-8", "replace").rstrip("\n")
+    text = untrusted.block(data.decode("utf-8", "replace").rstrip("\n"), SHOW_LIMIT)
     return Outcome(
         True,
         f"{file}\n{text}",
@@ -183,8 +187,8 @@ def _show(args: argparse.Namespace, store: Store) -> Outcome:
             "scope": memory.scope,
             "tier": memory.tier,
             "file": file,
-            "meta": meta,
-            "body": body,
+            "meta": untrusted.data(meta, SHOW_LIMIT),
+            "body": untrusted.block(body, SHOW_LIMIT),
         },
     )
 

@@ -26,6 +26,7 @@ from typing import IO, Final
 
 import orjson
 
+from store import untrusted
 from store.git import run_git
 
 STDIN_WAIT_SECONDS = 0.2
@@ -99,12 +100,12 @@ def session_start(
         index = store.index_hash()[:12]
         out.write(result.text.rstrip("\n") + "\n")
         for code, message in problems:
-            out.write(f"engram note: {code}: {message}\n")
+            out.write(f"engram note: {code}: {untrusted.line(message, 400)}\n")
         if source:
-            out.write(f"engram: no session objective set; routed by git ({source})\n")
+            out.write(f"engram: no session objective set; routed by git ({untrusted.line(source)})\n")
         out.write(f"engram: loaded {shown} memories ({result.tokens} tokens) index {index}\n")
     except Exception as exc:  # the host's session start must never fail because of engram
         out.write(
-            f"engram: session-start skipped ({type(exc).__name__}: {str(exc)[:200]}); run `engram doctor`\n"
+            f"engram: session-start skipped ({type(exc).__name__}: {untrusted.line(exc)}); run `engram doctor`\n"
         )
     return 0

@@ -31,6 +31,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from store import untrusted
+
+MESSAGE_LIMIT = 2000
+"""Characters of an error message or a diagnostic, after escaping."""
+
 
 class StoreError(Exception):
     code: str = "ENGRAM_ERROR"
@@ -40,6 +45,7 @@ class StoreError(Exception):
     changing files (the journal completes it at the next write or start)."""
 
     def __init__(self, message: str) -> None:
+        message = untrusted.line(message, MESSAGE_LIMIT)  # it may quote a clone's file
         super().__init__(message)
         self.message = message
 
@@ -115,3 +121,8 @@ class Problem:
     code: str
     file: str
     message: str
+
+    def __post_init__(self) -> None:
+        # Every diagnostic quotes a clone's file name, and often its text: escaped here once.
+        object.__setattr__(self, "file", untrusted.line(self.file))
+        object.__setattr__(self, "message", untrusted.line(self.message, MESSAGE_LIMIT))

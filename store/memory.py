@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import orjson
 
+from store import untrusted
 from store.errors import Conflict, CorruptMemory
 from store.ids import is_valid_id
 
@@ -355,14 +356,18 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
     title = meta.get("title")
     if not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE:
         raise CorruptMemory(f"title must be a non-empty string of at most {MAX_TITLE} characters")
-    if any(ch in title for ch in "\r\n\x00\u2028\u2029"):
-        raise CorruptMemory("title must be a single line")
+    if untrusted.control_character(title) is not None:
+        raise CorruptMemory("title must be a single line with no control characters")
     if meta.get("status", "active") not in STATUSES:
         raise CorruptMemory(f"status must be one of: {', '.join(STATUSES)}")
     for key in ("tags", "paths", "roles", "supersedes", "refs"):
         value = meta.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise CorruptMemory(f"{key} must be a list of strings")
+        # A bad ref is kept and named by the staleness check; every other list is of names.
+        bad = next((v for v in value or () if key != "refs" and untrusted.control_character(v)), None)
+        if bad is not None:
+            raise CorruptMemory(f"{key} {untrusted.line(bad, 60)} holds a control character or line break")
     if "always" in meta and not isinstance(meta["always"], bool):
         raise CorruptMemory("always must be true or false")
     for key in ("valid_until", "review_after") if tier == "durable" else ():  # store.validity

@@ -8,9 +8,9 @@ engram_commit…`, a forged closing fence), and a terminal control sequence rewr
 human sees. So such text goes through `line` (one line: every control character, line or
 paragraph separator, bidi override and invisible format character shown as an escape, the
 length bounded) or `block` (a body quoted inside a fence: line breaks and tabs kept, every
-other such character escaped, the length bounded and the rest named). A backslash is shown
-doubled, so an escape in the output always means the character, never text that looked like
-one.
+other such character escaped, the length bounded and the rest named). Both are idempotent
+(what they return holds nothing they would escape), so text escaped where it was made (a
+diagnostic, a stale reason) can pass through the outer layers' escaping unchanged.
 """
 
 from __future__ import annotations
@@ -22,17 +22,26 @@ LINE_LIMIT: Final = 200
 """Characters of one untrusted value on one output line, before the cut."""
 
 _UNSAFE: Final = re.compile(
-    "[\\\\\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+    "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
 )
 _UNSAFE_IN_BLOCK: Final = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
 )
 
 
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def control_character(text: str) -> str | None:
+    """The first control character or line/paragraph separator in `text` (every character that
+    some reader takes as a line break is one), or None: a single-line field holding one is
+    refused where it is read, not only escaped where it is shown."""
+    found = _CONTROL.search(text)
+    return None if found is None else found.group()
+
+
 def _escape(match: re.Match[str]) -> str:
     char = match.group()
-    if char == "\\":
-        return "\\\\"
     code = ord(char)
     return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (
         f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
@@ -55,6 +64,24 @@ def block(text: str, limit: int) -> str:
     return f"{shown[:limit]}\n… ({rest} more characters not shown)"
 
 
-def is_plain(text: str) -> bool:
-    """`text` would be shown as written by `line` (no escape, no cut at the default limit)."""
-    return len(text) <= LINE_LIMIT and _UNSAFE.search(text) is None
+_JSON_BREAKS: Final = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]")
+
+
+def json_text(data: bytes) -> bytes:
+    """Serialised JSON with the line breaks JSON leaves raw (U+0085, U+2028, U+2029 and the
+    other C1 controls: valid inside a JSON string, but a line break to a terminal or to
+    anything that reads the text by lines) written as `\\uXXXX` escapes. The value is the same
+    to any JSON parser."""
+    return _JSON_BREAKS.sub(lambda m: b"\\u%04x" % ord(m.group().decode()), data)
+
+
+def data(value: object, limit: int = LINE_LIMIT) -> object:
+    """Structured data for display (a front matter, say): every string in it, keys included,
+    through `line`. `export` keeps exact values; what is shown is escaped."""
+    if isinstance(value, str):
+        return line(value, limit)
+    if isinstance(value, dict):
+        return {line(k, limit) if isinstance(k, str) else k: data(v, limit) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [data(v, limit) for v in value]
+    return value
