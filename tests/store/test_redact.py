@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from store import commits, notes, proposals
+from store import commits, mining, notes, proposals
 from store.redact import MARK, redact
 from store.store import Store
 from tests.store.test_redact_corpus import CORPUS
@@ -346,3 +346,12 @@ def test_invisible_characters_outside_a_secret_stay_for_the_checks_to_refuse() -
 
 def test_a_private_span_with_a_joiner_in_its_tag_is_dropped() -> None:
     assert redact(f"keep <pri{ZWJ}vate>home address</private> this") == ("keep  this", 1)
+
+
+def test_a_split_secret_is_not_mined_from_a_session() -> None:
+    pairs = _split_secrets()
+    text = "\n".join(f"We decided the staging fleet signs in this way: {line}" for _, line in pairs)
+    found = mining.extract_candidates(text)
+    assert found, "the decisions are mined"
+    for candidate in found:
+        assert _leaks(repr(candidate).encode(), [s for s, _ in pairs]) == [], candidate
