@@ -28,7 +28,7 @@ DIFF_LINES: Final = 600
 quadratic and worse on bodies of many alike lines (10,000 lines of 150 kinds: 22 s; 600 lines:
 ~20 ms, measured on the shared 2-core machine)."""
 LINE_LIMIT: Final = 240
-"""Characters of one quoted line of a short diff before the cut."""
+"""Characters of one quoted line of a short diff before it wraps."""
 REMOVED_LINE: Final = 2_000
 """Characters of one removed line in the preview's full diff (the new body's lines are whole)."""
 _ESCAPE_GROWTH: Final = 6
@@ -40,8 +40,16 @@ def quoted(text: str) -> list[str]:
     return untrusted.block(text, _ESCAPE_GROWTH * len(text) + 1).split("\n")
 
 
-def _cut(line: str, limit: int = LINE_LIMIT) -> str:
+def _cut(line: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def wrapped(gutter: str, line: str, width: int = LINE_LIMIT) -> list[str]:
+    """`line` behind `gutter` (`   | `, `- | `…), a long one in pieces of `width` whose gutter
+    shows `↪` for `|`: nothing of a line is hidden past a cut (a `curl … | sh` at column 300)."""
+    pieces = [line[i : i + width] for i in range(0, len(line), width)] or [""]
+    more = gutter.replace("|", "↪")
+    return [(gutter if i == 0 else more) + piece for i, piece in enumerate(pieces)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +194,7 @@ def short_diff(c: Change, context: int = 1) -> list[str]:
     out = [f"what changes in {c.target}'s body (- removed, + added):"]
     for i, (mark, line) in enumerate(c.body):
         if keep[i]:
-            out.append(f"{mark} | {_cut(line)}".rstrip())
+            out += [x.rstrip() for x in wrapped(f"{mark} | ", line)]
         elif keep[i - 1] if i else True:
             out.append("  | …")
     if (beyond := c.beyond()) is not None:

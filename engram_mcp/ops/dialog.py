@@ -14,12 +14,21 @@ never carries memory text.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import orjson
 
-from engram_mcp.ops.changes import Change, changed_lines, drop_mark, quoted, short_diff, summary, within
+from engram_mcp.ops.changes import (
+    Change,
+    changed_lines,
+    drop_mark,
+    quoted,
+    short_diff,
+    summary,
+    within,
+    wrapped,
+)
 from engram_mcp.ops.previews import changes_of, written_fields
 from store import untrusted
 from store.entries import ProposalEntry
@@ -72,7 +81,7 @@ HEAD_LIMIT: Final = 1_200
 """Of a candidate's share, what its head lines (title, type, drop mark, title/tag changes) may
 take at most: the rest is its body and diff."""
 QUOTED_LINE: Final = 240
-"""Characters of one quoted body line before the cut."""
+"""Characters of one quoted body line before it wraps."""
 
 
 def _head(entry: ProposalEntry, change: Change | None, cut: int) -> list[str]:
@@ -92,40 +101,49 @@ def _head(entry: ProposalEntry, change: Change | None, cut: int) -> list[str]:
 
 def _body_lines(text: str) -> list[str]:
     lines = quoted(text.rstrip("\n")) if text.strip() else []
-    return [("   | " + (x if len(x) <= QUOTED_LINE else x[: QUOTED_LINE - 1] + "…")).rstrip() for x in lines]
+    return [piece.rstrip() for x in lines for piece in wrapped("   | ", x, QUOTED_LINE)]
 
 
 def _size(lines: Sequence[str]) -> int:
     return sum(len(line) + 1 for line in lines)
 
 
-def candidate_part(entry: ProposalEntry, change: Change | None, share: int) -> list[str]:
-    """One candidate's lines of the message, at most `share` characters: its head (title,
-    drop mark, type: a fifth of the share each at most), what changes besides the body (up to
-    HEAD_LIMIT or half the share with the head), then its body and its short diff (half each
-    of the rest)."""
+def candidate_part(entry: ProposalEntry, change: Change | None, share: int) -> tuple[list[str], bool]:
+    """One candidate's lines of the message, at most `share` characters, and whether any was
+    left out: its head (title, drop mark, type: a fifth of the share each at most), what changes
+    besides the body (up to HEAD_LIMIT or half the share with the head), then its body and its
+    short diff (half each of the rest)."""
     part = _head(entry, change, min(TITLE_LIMIT, share // 5))
+    cut = False
+
+    def add(lines: list[str], budget: int, rest: Callable[[int], str]) -> None:
+        nonlocal cut
+        shown = within(lines, budget, rest)
+        cut = cut or shown != lines
+        part.extend(shown)
+
     if change is not None:
         more = ["   " + line for line in summary(change)]
-        part += within(
-            more, min(HEAD_LIMIT, share // 2) - _size(part), lambda i: f"   … ({len(more) - i} more line(s))"
-        )
+        add(more, min(HEAD_LIMIT, share // 2) - _size(part), lambda i: f"   … ({len(more) - i} more line(s))")
     body = ["   body:", *_body_lines(entry.body)]
     diff = ["   " + line for line in short_diff(change)] if change is not None else []
     left = share - _size(part)
-    part += within(
+    add(
         body,
         left - min(_size(diff), left // 2),
         lambda i: f"   … ({len(body) - i} more line(s) of the body not shown)",
     )
-    part += within(
+    add(
         diff,
         share - _size(part),
         lambda i: f"   … ({changed_lines(diff[i:])} more changed line(s) not shown)",
     )
-    return part
+    return part, cut
 
 
+CUT_WARNING: Final = (
+    "\nSome candidates are cut short below (it says where): untick any you could not read in full."
+)
 _WHERE: Final = {frozenset({"project"}): "this project", frozenset({"user"}): "your user memory"}
 
 
@@ -141,9 +159,11 @@ def approval_message(
     header = f"engram: save {len(entries)} memory candidate(s) to {where}? Untick any you reject." + (
         f" ({redactions} secret(s) redacted.)" if redactions else ""
     )
-    share = min(SHARE_LIMIT, (MESSAGE_LIMIT - len(header)) // max(len(entries), 1) - 2)
-    parts = [header, *("\n".join(candidate_part(e, changes.get(e.n), share)) for e in entries)]
-    return "\n\n".join(parts)
+    share = min(SHARE_LIMIT, (MESSAGE_LIMIT - len(header) - len(CUT_WARNING)) // max(len(entries), 1) - 2)
+    shown = [candidate_part(e, changes.get(e.n), share) for e in entries]
+    if any(cut for _, cut in shown):
+        header += CUT_WARNING
+    return "\n\n".join([header, *("\n".join(part) for part, _ in shown)])
 
 
 NOTE_LIMIT: Final = 3_000
