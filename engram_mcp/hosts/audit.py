@@ -312,5 +312,5 @@ def audit(workspace: Path, env: Mapping[str, str] = os.environ) -> tuple[list[Fi
     where = Where(workspace, env)
     found = [f for check in (_codex, _claude, _opencode, _gemini, _cursor, _vscode) for f in check(where)]
     linked = opencode_linked(where)
-    shell, notes = shell_audit(where, opencode_linked=linked[0][0] if linked else None)
-    return found + shell, notes
+    shell, ungated = shell_audit(where, opencode_linked=linked[0][0] if linked else None)
+    return found + shell + ungated, []  # a shell that runs engram's writes unasked fails doctor

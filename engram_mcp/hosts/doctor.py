@@ -29,6 +29,8 @@ from engram_mcp.hosts.link import (
     link_file,
     link_hook,
 )
+from engram_mcp.hosts.rule_files import link_rules, rule_file
+from engram_mcp.hosts.shell_rules import MARK
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import TARGETS, HostFile, claude_settings, known_files
 
@@ -149,6 +151,15 @@ def upgrade(workspace: Path, *, dry_run: bool = False, env: Mapping[str, str] = 
         results.append(link_file(host, args=extra, force=False, dry_run=dry_run))
     if hook_installed(claude_settings(workspace)):
         results.append(link_hook(workspace, dry_run))
+    for target in ("codex", "gemini"):  # re-pin engram's shell-rule files (they name the script)
+        for global_ in (False, True):
+            rules = rule_file(target, global_, workspace, env)
+            try:
+                text = read(rules.path) if rules is not None else None
+            except HostError:
+                continue
+            if rules is not None and text is not None and MARK in text and text != rules.text:
+                results.append(link_rules(rules, dry_run=dry_run))
     for target in TARGETS:  # re-pin every /engram command of ours (its text names `engram`)
         for global_ in (False, True):
             for file in command_files(target, global_, workspace, env):

@@ -13,7 +13,6 @@ from engram_mcp.hosts.targets import display_path, home_of
 
 INFORMATIONAL: Final = (
     "host.step_pending",
-    "host.shell_ungated",
     "host.command_missing",
     "host.command_stale",
 )

@@ -3,13 +3,13 @@
 * opencode: `"permission": {"engram_engram_commit": "ask"}` — its default agent otherwise runs
   every tool unasked (`opencode run` committed). The read tools need nothing: opencode allows
   them by default.
-* Gemini CLI: the read tools' full names in `tools.allowed`, so `gemini -p` offers them to the
-  model (headless Gemini denies, and hides, every tool whose policy is "ask"). Workspace policy
-  files (`.gemini/policies/`) are switched off in Gemini CLI, and `trust`, `mcp.allowed` or
-  `mcp.autoAllowInHeadless` would cover the commit tool too, so `tools.allowed` is the one
-  setting that allows exactly the read tools, in both scopes. Gemini does not merge the user's
-  and the project's `tools.allowed` (the project list replaces the user list), which link says
-  when the user list is not empty.
+* opencode's shell: `"permission": {"bash": {"engram commit *": "ask", …}}` (shell_rules.py), at
+  the end of the `bash` object so that no earlier pattern of the user's wins over it.
+* Claude Code's shell: `permissions.ask` rules `Bash(engram commit *)` … in `.claude/settings.json`.
+* Gemini CLI: nothing in settings.json any more: its policy file (shell_rules.py) allows the read
+  and proposal tools and asks for the rest. `link` takes out the `tools.allowed` entries older
+  links wrote (deprecated in Gemini CLI 0.61, which warns about them on every run), unless the
+  original file had them.
 * Codex gets its per-tool modes inside the managed block (codex_toml.py).
 
 Every edit is a format-preserving JSONC splice; `remove` is the inverse of `add`, given the
@@ -19,30 +19,35 @@ the user had written before link.
 
 from __future__ import annotations
 
-from engram_mcp.hosts import jsonc
+import fnmatch
+
+from engram_mcp.hosts import jsonc, shell_rules
 from engram_mcp.hosts.gate import GEMINI_ALLOWED, OPENCODE_RULE, opencode_decision
 
 _PERMISSION = ("permission",)
 _ALLOWED = ("tools", "allowed")
+_BASH = ("permission", "bash")
+_ASK = ("permissions", "ask")
 
 
 class RuleError(ValueError):
     """The file's shape leaves no room for engram's rule; `fix` says what the user should change."""
 
 
-def add(target: str, text: str) -> str:
-    """`text` with engram's rules for `target` added (unchanged when they are there already)."""
+def add(target: str, text: str, original: str | None = None) -> str:
+    """`text` with engram's rules for `target` added (unchanged when they are there already);
+    `original` is the file before engram first changed it."""
     if target == "opencode":
-        return _add_opencode(text)
-    if target == "gemini":
-        return _add_gemini(text)
+        return _add_bash(_add_opencode(text))
+    if target == "gemini" and original is not None:  # an older link's tools.allowed entries
+        return _remove_gemini(text, original)
     return text
 
 
 def remove(target: str, text: str, original: str | None) -> str:
     """`text` without the rules `add` put there; rules present in `original` stay."""
     if target == "opencode":
-        return _remove_opencode(text, original)
+        return _remove_opencode(_remove_bash(text, original), original)
     if target == "gemini":
         return _remove_gemini(text, original)
     return text
@@ -85,19 +90,108 @@ def _remove_opencode(text: str, original: str | None) -> str:
 
 
 # --- Gemini CLI -----------------------------------------------------------------------------------
-def _add_gemini(text: str) -> str:
-    allowed = _get(text, _ALLOWED)
-    if allowed is None:
-        tools = _get(text, ("tools",))
-        if tools is not None and not isinstance(tools, dict):
-            raise RuleError('"tools" is not an object; fix it by hand')
-        return jsonc.set_member(text, ("tools",), "allowed", list(GEMINI_ALLOWED))
-    if not isinstance(allowed, list):
-        raise RuleError('"tools.allowed" is not a list; fix it by hand')
-    for name in GEMINI_ALLOWED:
-        if name not in allowed:
-            text = jsonc.append_item(text, _ALLOWED, name)
+# --- opencode's shell ------------------------------------------------------------------------------
+def _probe(pattern: str) -> str:
+    return pattern.replace(" *", " x").replace("*", "x")
+
+
+def _add_bash(text: str) -> str:
+    from engram_mcp.hosts.shell_audit import opencode_bash
+
+    permission = _get(text, _PERMISSION)
+    patterns = shell_rules.opencode_patterns()
+    if all(opencode_bash(permission, _probe(p))[0] in ("ask", "deny") for p in patterns):
+        return text  # the user's rules ask (or refuse) already: "ask" for every tool, say
+    bash = _get(text, _BASH)
+    if bash is not None and not isinstance(bash, (dict, str)):
+        raise RuleError('"permission.bash" is neither an object nor a string; fix it by hand')
+    if bash == "allow":
+        text = jsonc.set_member(text, _PERMISSION, "bash", {"*": "allow"})
+    for pattern in patterns:
+        current = _get(text, _BASH)
+        keys = list(current) if isinstance(current, dict) else []
+        if pattern in keys:
+            ours = shell_rules.opencode_patterns()
+            later = [k for k in keys[keys.index(pattern) + 1 :] if k not in ours]
+            if current[pattern] == "ask" and not any(_covers_too(k, pattern) for k in later):  # type: ignore[index]
+                continue
+            text = jsonc.remove_member(text, _BASH, pattern, prune=False)
+        text = jsonc.set_member(text, _BASH, pattern, "ask")
+    if any(opencode_bash(_get(text, _PERMISSION), _probe(p))[0] != "ask" for p in patterns):
+        raise RuleError(
+            'a later "permission" rule overrides "bash" (opencode\'s last match wins): '
+            'move "bash" after it, then link again'
+        )
     return text
+
+
+def _covers_too(key: str, pattern: str) -> bool:
+    """Whether a later bash key could match what `pattern` matches (then engram's goes last)."""
+    probe = pattern.replace("*", "x")
+    return fnmatch.fnmatchcase(probe, key.replace("[", "[[]")) or fnmatch.fnmatchcase(pattern, key)
+
+
+def _remove_bash(text: str, original: str | None) -> str:
+    bash = _get(text, _BASH)
+    if not isinstance(bash, dict):
+        return text
+    before = _get(original, _BASH)
+    if isinstance(before, str) and before == "allow" and set(bash) == {"*", *shell_rules.opencode_patterns()}:
+        return jsonc.set_member(text, _PERMISSION, "bash", "allow")
+    kept = before if isinstance(before, dict) else {}
+    for pattern in shell_rules.opencode_patterns():
+        if bash.get(pattern) == "ask" and kept.get(pattern) != "ask":
+            remaining = _get(text, _BASH)
+            last = isinstance(remaining, dict) and len(remaining) == 1
+            text = jsonc.remove_member(text, _BASH, pattern, prune=False)
+            if last and before is None:
+                text = jsonc.remove_member(
+                    text, _PERMISSION, "bash", prune=_get(original, _PERMISSION) is None
+                )
+    return text
+
+
+# --- Claude Code's shell ---------------------------------------------------------------------------
+def add_claude_ask(text: str | None) -> str:
+    """`.claude/settings.json` with engram's `permissions.ask` rules (created when absent)."""
+    rules = shell_rules.claude_rules()
+    if text is None or not text.strip():
+        return jsonc.new_document(("permissions",), "ask", rules)
+    ask = _get(text, _ASK)
+    if ask is None:
+        permissions = _get(text, ("permissions",))
+        if permissions is not None and not isinstance(permissions, dict):
+            raise RuleError('"permissions" is not an object; fix it by hand')
+        return jsonc.set_member(text, ("permissions",), "ask", rules)
+    if not isinstance(ask, list):
+        raise RuleError('"permissions.ask" is not a list; fix it by hand')
+    for rule in rules:
+        if rule not in ask:
+            text = jsonc.append_item(text, _ASK, rule)
+    return text
+
+
+def remove_claude_ask(text: str, original: str | None) -> str:
+    ask = _get(text, _ASK)
+    if not isinstance(ask, list):
+        return text
+    before = _get(original, _ASK)
+    kept = before if isinstance(before, list) else []
+    ours = [i for i, rule in enumerate(ask) if rule in shell_rules.claude_rules() and rule not in kept]
+    if not ours:
+        return text
+    if before is None and len(ours) == len(ask):
+        return jsonc.remove_member(
+            text, ("permissions",), "ask", prune=_get(original, ("permissions",)) is None
+        )
+    for index in reversed(ours):
+        text = jsonc.remove_item(text, _ASK, index)
+    return text
+
+
+def claude_ask_installed(text: str | None) -> bool:
+    ask = _get(text, _ASK)
+    return isinstance(ask, list) and all(rule in ask for rule in shell_rules.claude_rules())
 
 
 def _remove_gemini(text: str, original: str | None) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp.hosts import codex_toml, gate_rules, jsonc
+from engram_mcp.hosts import codex_toml, gate_rules, jsonc, rule_files
 from engram_mcp.hosts.command import is_ours, pinned
 from engram_mcp.hosts.commands import command_files, link_command, unlink_command
 from engram_mcp.hosts.edits import HostError as HostError
@@ -120,7 +120,7 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
             after = jsonc.new_document(host.container, NAME, entry)
         else:
             after = jsonc.set_member(before, host.container, NAME, entry)
-        after = gate_rules.add(host.target, after)
+        after = gate_rules.add(host.target, after, _original(host))
     except jsonc.JsoncError as exc:
         return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
     except gate_rules.RuleError as exc:
@@ -213,10 +213,11 @@ def link_hook(workspace: Path, dry_run: bool) -> Result:
         groups = _hook_groups(before)
     except (HostError, jsonc.JsoncError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
-    if isinstance(groups, list) and group in groups:
-        return Result("claude", host.shown, "unchanged", "SessionStart hook")
+    label = "SessionStart hook, shell ask rules"
     try:
-        if before is None or not before.strip():
+        if isinstance(groups, list) and group in groups:
+            after = before or ""
+        elif before is None or not before.strip():
             after = jsonc.new_document(("hooks",), "SessionStart", [group])
         elif not isinstance(groups, list):
             after = jsonc.set_member(before, ("hooks",), "SessionStart", [group])
@@ -225,9 +226,12 @@ def link_hook(workspace: Path, dry_run: bool) -> Result:
             for index in reversed([i for i, g in enumerate(groups) if _is_our_group(g)]):
                 after = jsonc.remove_item(after, ("hooks", "SessionStart"), index)  # a stale pin
             after = jsonc.append_item(after, ("hooks", "SessionStart"), group)
+        after = gate_rules.add_claude_ask(after)  # one write: a second would back up the first
     except jsonc.JsoncError as exc:
         return Result("claude", host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
-    return finish(host, before, after, "added" if groups is None else "updated", dry_run, "SessionStart hook")
+    except gate_rules.RuleError as exc:
+        return Result("claude", host.shown, "error", f"{exc}; left untouched")
+    return finish(host, before, after, "added" if groups is None else "updated", dry_run, label)
 
 
 def unlink_hook(workspace: Path, dry_run: bool) -> Result:
@@ -237,20 +241,71 @@ def unlink_hook(workspace: Path, dry_run: bool) -> Result:
         groups = _hook_groups(before)
     except (HostError, jsonc.JsoncError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
-    if before is None or not isinstance(groups, list) or not any(_is_our_group(g) for g in groups):
-        return Result("claude", host.shown, "absent", "SessionStart hook")
-    ours = [i for i, g in enumerate(groups) if _is_our_group(g)]
+    label = "SessionStart hook, shell ask rules"
+    if before is None:
+        return Result("claude", host.shown, "absent", label)
+    text = gate_rules.remove_claude_ask(before, _original(host))
+    groups = _hook_groups(text)
+    ours = [i for i, g in enumerate(groups) if _is_our_group(g)] if isinstance(groups, list) else []
     after: str | None
-    if len(ours) == len(groups):
-        after = jsonc.remove_member(before, ("hooks",), "SessionStart")
-        if after.strip() in ("", "{}") and not host.path.with_name(host.path.name + ".bak").exists():
-            after = None
+    if ours and isinstance(groups, list) and len(ours) == len(groups):
+        text = jsonc.remove_member(text, ("hooks",), "SessionStart")
     else:
-        text = before
         for index in reversed(ours):
             text = jsonc.remove_item(text, ("hooks", "SessionStart"), index)
-        after = text
-    return finish(host, before, after, "removed", dry_run, "SessionStart hook")
+    after = text
+    if after.strip() in ("", "{}") and not _original_exists(host):
+        after = None
+    return finish(host, before, after, "removed", dry_run, label)
+
+
+def _settings_host(workspace: Path, global_: bool, env: Mapping[str, str]) -> HostFile:
+    home = Path(env.get("HOME") or Path.home())
+    folder = Path(env["CLAUDE_CONFIG_DIR"]) if global_ and env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+    path = folder / "settings.json" if global_ else claude_settings(workspace)
+    shown = "~/.claude/settings.json" if global_ else ".claude/settings.json"
+    return HostFile("claude", "global" if global_ else "workspace", path, "json", ("permissions",), shown)
+
+
+def link_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[str, str]) -> Result:
+    """Claude Code's `permissions.ask` rules for engram's CLI writes (shell_rules.py)."""
+    host = _settings_host(workspace, global_, env)
+    try:
+        before = read(host.path)
+        after = gate_rules.add_claude_ask(before)
+    except (HostError, jsonc.JsoncError, gate_rules.RuleError) as exc:
+        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+    return finish(host, before, after, "added", dry_run, "shell ask rules")
+
+
+def unlink_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[str, str]) -> Result:
+    host = _settings_host(workspace, global_, env)
+    try:
+        before = read(host.path)
+        if before is None:
+            return Result("claude", host.shown, "absent", "shell ask rules")
+        after: str | None = gate_rules.remove_claude_ask(before, _original(host))
+    except (HostError, jsonc.JsoncError) as exc:
+        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+    if after is not None and after.strip() in ("", "{}") and not _original_exists(host):
+        after = None
+    return finish(host, before, after, "removed", dry_run, "shell ask rules")
+
+
+def _original_exists(host: HostFile) -> bool:
+    return host.path.with_name(host.path.name + ".bak").exists()
+
+
+def _gemini_still_linked(workspace: Path, global_: bool, env: Mapping[str, str]) -> bool:
+    """Whether the other Gemini scope still runs engram (the policy file serves both)."""
+    other = resolve("gemini", not global_, workspace, env)
+    if not isinstance(other, HostFile):
+        return False
+    try:
+        entry = current_entry(other, read(other.path))
+    except HostError:
+        return False
+    return entry is not None and entry_is_ours(other, entry)
 
 
 def _read_quietly(path: Path) -> str | None:
@@ -285,7 +340,8 @@ def link(
             printed = Result(
                 target, "~/.claude.json", "printed", claude_global_command(no_hook and not user_hook)
             )
-            return [printed, *(link_command(f, force=force, dry_run=dry_run) for f in files)]
+            commands = [link_command(f, force=force, dry_run=dry_run) for f in files]
+            return [printed, *commands, link_claude_ask(workspace, True, dry_run, env)]
         return [Result(target, "-", "skipped", resolved.message)]
     results = []
     args: list[str] = []
@@ -297,14 +353,12 @@ def link(
     if results[0].failed:
         return results
     results.extend(link_command(f, force=force, dry_run=dry_run) for f in files)
+    if (rules := rule_files.rule_file(target, global_, workspace, env)) is not None:
+        results.append(rule_files.link_rules(rules, dry_run=dry_run))
+    if target == "claude" and no_hook:
+        results.append(link_claude_ask(workspace, False, dry_run, env))
     if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
         results[0].step = f"{step.message}: {step.fix}"
-    user_settings = Path(env.get("HOME") or Path.home()) / ".gemini" / "settings.json"
-    if gate_rules.replaced_user_list(target, resolved.scope, _read_quietly(user_settings)):
-        results[0].message = (
-            "Gemini CLI uses this file's tools.allowed instead of the one in ~/.gemini/settings.json "
-            "(it does not merge the lists): copy the entries you need here"
-        )
     if target == "claude" and not no_hook:
         results.append(link_hook(workspace, dry_run))
     return results
@@ -324,13 +378,17 @@ def unlink(
     if isinstance(resolved, Skip):
         if resolved.message == "claude-global":
             printed = Result(target, "~/.claude.json", "printed", "claude mcp remove --scope user engram")
-            return [printed, *(unlink_command(f, dry_run=dry_run) for f in files)]
+            commands = [unlink_command(f, dry_run=dry_run) for f in files]
+            return [printed, *commands, unlink_claude_ask(workspace, True, dry_run, env)]
         return [Result(target, "-", "skipped", resolved.message)]
     results = [unlink_file(resolved, force=force, dry_run=dry_run)]
     if results[0].failed:
         return results
     # the command before the hook: the hook's removal takes away a .claude/ left empty
     results.extend(unlink_command(f, dry_run=dry_run) for f in files)
+    rules = rule_files.rule_file(target, global_, workspace, env)
+    if rules is not None and not (target == "gemini" and _gemini_still_linked(workspace, global_, env)):
+        results.append(rule_files.unlink_rules(rules, dry_run=dry_run))
     if target == "claude":
         results.append(unlink_hook(workspace, dry_run))
     return results

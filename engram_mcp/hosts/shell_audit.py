@@ -18,17 +18,21 @@ What is read, per host (each with the host's own matching; `Where` gives the fil
 * opencode — the `bash` permission of every config and agent (markdown agents included): an
   explicit `allow` that matches those commands (`"bash": "allow"`, `{"engram *": "allow"}`, or
   `"*": "allow"` covering the bash tool; the last matching rule wins). opencode runs bash
-  unasked by default; that is not a setting anyone chose, so a linked opencode with no bash rule
-  at all gets the informational `host.shell_ungated` (exit 0) instead, with the rule that closes
-  the door.
-* Codex — `approval_policy = "never"` with `sandbox_mode` `workspace-write` or
-  `danger-full-access` (the workspace, `.engram/` included, is writable and nothing is asked),
-  and `danger-full-access` with `on-request`/`on-failure` (no sandbox to escalate from, so
-  nothing is asked), in `~/.codex/config.toml` and `.codex/config.toml`. An unset
-  `sandbox_mode` is read-only, Codex's default.
+  unasked by default, so a linked opencode whose rules do not ask before those commands is
+  `host.shell_ungated` (exit 1), fixed by `engram link opencode`.
+* Codex — the effective sandbox and approval policy: `sandbox_mode` from `.codex/config.toml`
+  (trusted projects only) or `~/.codex/config.toml`, else `workspace-write` for a project with a
+  trust decision (Codex's own default, `derive_sandbox_policy`) and `read-only` otherwise;
+  `approval_policy` likewise, else `on-request`. A writable sandbox with `on-request`,
+  `on-failure` or `never` runs `engram commit` in the workspace unasked unless a prompt rule
+  covers engram: engram's `engram.rules` in `~/.codex/rules/` or, in a trusted project,
+  `.codex/rules/`. Without it, a set policy is `host.gate_open` and a linked project left on
+  Codex's defaults is `host.shell_ungated` (both exit 1); `engram link codex` writes the rule.
 * Gemini CLI — `tools.allowed` entries `run_shell_command` / `ShellTool` with no command or a
   command prefix that starts those commands (`run_shell_command(engram)`), and user policy
-  rules allowing `run_shell_command` with a matching or absent `commandPrefix`/`commandRegex`.
+  rules allowing `run_shell_command` with a matching or absent `commandPrefix`/`commandRegex`,
+  unless engram's policy file is installed and outranks them (its `ask_user` rules have
+  priority 950 in the user tier; `tools.allowed` is 4.3, below them).
   YOLO cannot be set in a settings file (only `--yolo`/`--approval-mode=yolo` on the command
   line, which doctor cannot see); `general.defaultApprovalMode: auto_edit` approves edits, not
   shell commands.
@@ -43,9 +47,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp.hosts import opencode_config
+from engram_mcp.hosts import opencode_config, rule_files, shell_rules
 from engram_mcp.hosts.findings import Finding, Where, gemini_policy_rules, read_jsonc
 from engram_mcp.hosts.gate import gemini_covers
+from engram_mcp.hosts.servers import entry_runs_engram
+from engram_mcp.hosts.steps import codex_trusted
 from engram_mcp.hosts.targets import codex_home
 
 GATE_OPEN = "host.gate_open"
@@ -176,9 +182,10 @@ def _opencode(where: Where, linked: Path | None) -> tuple[list[Finding], list[Fi
             Finding(
                 SHELL_UNGATED,
                 where.show(linked),
-                f"opencode runs bash without asking by default, so an agent can run {_WHAT} itself",
-                'to keep the human gate, add "permission": {"bash": {"*": "allow", "engram *": "ask"}}',
-                "no bash permission rule",
+                f"opencode runs bash without asking by default, so an agent can run {_WHAT} itself, "
+                "writing memory with no human",
+                'run `engram link opencode` (it adds "permission": {"bash": {"engram commit *": "ask", …}})',
+                "no bash permission rule for engram",
             )
         )
     return found, notes
@@ -186,28 +193,84 @@ def _opencode(where: Where, linked: Path | None) -> tuple[list[Finding], list[Fi
 
 # --- Codex ----------------------------------------------------------------------------------------
 _WRITABLE = ("workspace-write", "danger-full-access")
+_UNASKED = ("on-request", "on-failure", "never")
+
+
+def _toml_file(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _codex_ruled(where: Where, trusted: bool) -> bool:
+    """Whether engram's prompt rule is in a folder Codex loads rules from."""
+    files = [rule_files.rule_file("codex", True, where.workspace, where.env)]
+    if trusted:
+        files.append(rule_files.rule_file("codex", False, where.workspace, where.env))
+    return any(f is not None and rule_files.installed(f) for f in files)
+
+
+def _codex_linked(configs: list[dict[str, Any]]) -> bool:
+    return any(
+        entry_runs_engram("codex", entry)
+        for config in configs
+        for entry in _dict(config.get("mcp_servers")).values()
+    )
 
 
 def _codex(where: Where) -> Iterator[Finding]:
-    for path in (codex_home(where.env) / "config.toml", where.workspace / ".codex" / "config.toml"):
-        try:
-            config = tomllib.loads(path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
+    user_path = codex_home(where.env) / "config.toml"
+    project_path = where.workspace / ".codex" / "config.toml"
+    trusted = codex_trusted(where)
+    user, project = _toml_file(user_path), _toml_file(project_path) if trusted else {}
+    decided = _codex_project_decided(where, user)
+    if _codex_ruled(where, trusted):
+        return
+    for path, config in ((project_path, project), (user_path, user)):
         policy, sandbox = config.get("approval_policy"), config.get("sandbox_mode")
-        unasked = (policy == "never" and sandbox in _WRITABLE) or (
-            sandbox == "danger-full-access" and policy in ("on-request", "on-failure")
-        )
-        if unasked:
+        if policy is None and sandbox is None:
+            continue
+        sandbox = sandbox or project.get("sandbox_mode") or user.get("sandbox_mode")
+        sandbox = sandbox or ("workspace-write" if decided else "read-only")
+        policy = policy or project.get("approval_policy") or user.get("approval_policy") or "on-request"
+        if sandbox in _WRITABLE and policy in _UNASKED:
             setting = f'approval_policy = "{policy}", sandbox_mode = "{sandbox}"'
             yield Finding(
                 GATE_OPEN,
                 where.show(path),
                 f"Codex runs shell commands such as {_WHAT} without asking ({setting}), "
                 "writing memory with no human",
-                'set approval_policy = "untrusted" (or "on-request" with sandbox_mode = "read-only")',
+                "run `engram link codex` (a prompt rule for engram in .codex/rules/engram.rules), "
+                'or set approval_policy = "untrusted"',
                 setting,
             )
+            return
+    if decided and _codex_linked([user, project]):
+        yield Finding(
+            SHELL_UNGATED,
+            where.show(user_path),
+            "in this project Codex's defaults are sandbox workspace-write and approval on-request, "
+            f"which run {_WHAT} in the workspace without asking, writing memory with no human",
+            "run `engram link codex` (it adds a prompt rule for engram in .codex/rules/engram.rules)",
+            "no sandbox_mode (workspace-write in a project with a trust decision), no prompt rule",
+        )
+
+
+def _codex_project_decided(where: Where, user: dict[str, Any]) -> bool:
+    """Whether this project has a trust decision (trusted or untrusted) in the user config."""
+    here = where.workspace.resolve()
+    for key, project in _dict(user.get("projects")).items():
+        try:
+            folder = Path(key).resolve()
+        except (OSError, ValueError):
+            continue
+        if (here == folder or here.is_relative_to(folder)) and _dict(project).get("trust_level") in (
+            "trusted",
+            "untrusted",
+        ):
+            return True
+    return False
 
 
 # --- Gemini CLI -----------------------------------------------------------------------------------
@@ -241,9 +304,11 @@ def _policy_shell(rule: dict[str, Any]) -> bool:
 
 
 def _gemini(where: Where) -> Iterator[Finding]:
+    policy = rule_files.rule_file("gemini", True, where.workspace, where.env)
+    ours = policy is not None and rule_files.installed(policy)
     for path in (where.home / ".gemini" / "settings.json", where.workspace / ".gemini" / "settings.json"):
         for pattern in _strings(_dict(_dict(read_jsonc(path)).get("tools")).get("allowed")):
-            if _gemini_shell(pattern) and not gemini_covers(pattern):
+            if _gemini_shell(pattern) and not gemini_covers(pattern) and not ours:
                 yield Finding(
                     GATE_OPEN,
                     where.show(path),
@@ -253,7 +318,9 @@ def _gemini(where: Where) -> Iterator[Finding]:
                     f'tools.allowed "{pattern}"',
                 )
     for path, n, rule in gemini_policy_rules(where.home):
-        if _policy_shell(rule):
+        priority = rule.get("priority")
+        outranked = ours and isinstance(priority, int) and priority < shell_rules.GEMINI_ASK_PRIORITY
+        if _policy_shell(rule) and not outranked:
             yield Finding(
                 GATE_OPEN,
                 where.show(path),

@@ -106,7 +106,7 @@ def _gemini(where: Where) -> Finding | None:
     )
 
 
-def _codex_trusted(where: Where) -> bool:
+def codex_trusted(where: Where) -> bool:
     try:
         projects = _dict(
             tomllib.loads((codex_home(where.env) / "config.toml").read_text("utf-8")).get("projects")
@@ -122,7 +122,7 @@ def _codex_trusted(where: Where) -> bool:
 
 
 def _codex(where: Where) -> Finding | None:
-    if _codex_trusted(where):
+    if codex_trusted(where):
         return None
     file = where.show(codex_home(where.env) / "config.toml")
     return Finding(

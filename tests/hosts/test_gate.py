@@ -158,6 +158,26 @@ def opencode_decision(config: dict[str, Any], tool: str) -> str:
     return decision
 
 
+def opencode_bash_decision(config: dict[str, Any], command: str) -> str:
+    """opencode's bash rule: the last matching pattern of every `permission` key matching "bash"
+    wins (`*` any text, a trailing " *" may match nothing); no rule: opencode's default allow."""
+    permission = config.get("permission", {})
+    if isinstance(permission, str):
+        return permission
+    decision = "allow"
+    for key, value in permission.items():
+        if not fnmatch.fnmatchcase("bash", key):
+            continue
+        rules = value if isinstance(value, dict) else {"*": value}
+        for pattern, action in rules.items():
+            regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+            if pattern.endswith(" *"):
+                regex = regex[: -len(re.escape(" ") + ".*")] + "(?: .*)?"
+            if re.fullmatch(regex, command, re.DOTALL):
+                decision = action
+    return decision
+
+
 @pytest.mark.parametrize(
     "case_id", ["opencode-ws-jsonc", "opencode-global-jsonc", "opencode-ws-none", "opencode-global-none"]
 )
@@ -180,9 +200,19 @@ def test_opencode_link_asks_before_the_commit_tool_and_unlink_removes_exactly_th
     assert opencode_decision(config, OPENCODE_COMMIT) == "ask"
     for tool in READ_TOOLS:
         assert opencode_decision(config, f"engram_{tool}") == "allow"
+    assert opencode_bash_decision(config, "engram commit TOKEN") == "ask"
+    assert opencode_bash_decision(config, "engram save-session --force") == "ask"
+    before = parse_jsonc(original.decode()) if original is not None else {}
+    assert opencode_bash_decision(config, "git status") == opencode_bash_decision(before, "git status")
     if original is not None:
-        kept = parse_jsonc(original.decode()).get("permission", {})
-        assert {k: v for k, v in config["permission"].items() if k != OPENCODE_COMMIT} == kept
+        kept = dict(parse_jsonc(original.decode()).get("permission", {}))
+        user_bash = kept.pop("bash", None)
+        assert {k: v for k, v in config["permission"].items() if k not in (OPENCODE_COMMIT, "bash")} == kept
+        if isinstance(user_bash, dict):
+            assert list(config["permission"]["bash"].items())[: len(user_bash)] == list(user_bash.items())
+        elif user_bash is not None:  # "ask" or "deny" for every command stays as it is; "allow" becomes "*"
+            bash = config["permission"]["bash"]
+            assert bash == user_bash if user_bash != "allow" else list(bash.items())[0] == ("*", "allow")
     rc, _, _ = run(capsys, "unlink", *case.argv())
     assert rc == 0
     if original is None:
@@ -220,16 +250,42 @@ def gemini_allowed(config: dict[str, Any], fqn: str) -> bool:
     return False
 
 
+def gemini_policy(home: Path) -> list[dict[str, Any]]:
+    path = home / ".gemini" / "policies" / "engram.toml"
+    return list(tomllib.loads(path.read_text("utf-8"))["rule"])
+
+
+def gemini_policy_decision(rules: list[dict[str, Any]], tool: str, command: str | None = None) -> str | None:
+    """Gemini CLI's policy engine for one call: the matching rule with the highest priority."""
+    best: tuple[int, str] | None = None
+    for rule in rules:
+        names = rule["toolName"] if isinstance(rule["toolName"], list) else [rule["toolName"]]
+        if rule.get("mcpName"):
+            names = [f"mcp_{rule['mcpName']}_{name}" for name in names]
+        if tool not in names:
+            continue
+        if command is not None:
+            prefixes = rule.get("commandPrefix")
+            prefixes = [prefixes] if isinstance(prefixes, str) else prefixes
+            if prefixes and not any(command == p or command.startswith(p + " ") for p in prefixes):
+                continue
+            if "commandRegex" in rule and not re.match(rule["commandRegex"], command):
+                continue
+        if best is None or rule["priority"] > best[0]:
+            best = (rule["priority"], rule["decision"])
+    return best[1] if best else None
+
+
 @pytest.mark.parametrize("case_id", ["gemini-ws", "gemini-global"])
-def test_gemini_link_allows_exactly_the_read_tools_so_headless_runs_can_use_them(
+def test_gemini_link_allows_the_read_and_proposal_tools_by_policy_and_asks_for_the_rest(
     case_id: str,
     workspace: Path,
     private_home: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Issue 9: in `gemini -p` tools whose policy is "ask" are hidden; the read tools must be allowed
-    by engram's own configuration, the commit tool never."""
+    """Issue 19: Gemini 0.61 warns about `tools.allowed` on every run; a policy file allows the read
+    and proposal tools (headless Gemini offers them) and asks for engram_commit and shell writes."""
     monkeypatch.chdir(workspace)
     case = _case(case_id)
     path, original = place(case, workspace, private_home)
@@ -237,33 +293,63 @@ def test_gemini_link_allows_exactly_the_read_tools_so_headless_runs_can_use_them
     rc, _, _ = run(capsys, "link", *case.argv())
     assert rc == 0
     config = parse_jsonc(path.read_text())
-    for tool in READ_TOOLS:
-        assert gemini_allowed(config, f"mcp_engram_{tool}"), tool
+    kept = parse_jsonc(original.decode()).get("tools", {}).get("allowed")
+    assert config.get("tools", {}).get("allowed") == kept, "link writes no tools.allowed"
     assert not gemini_allowed(config, GEMINI_COMMIT)
-    assert "trust" not in config["mcpServers"]["engram"]
-    kept = parse_jsonc(original.decode()).get("tools", {}).get("allowed", [])
-    assert config["tools"]["allowed"][: len(kept)] == kept
+    rules = gemini_policy(private_home)
+    for tool in (*READ_TOOLS, "engram_save", "engram_save_session"):
+        assert gemini_policy_decision(rules, f"mcp_engram_{tool}") == "allow", tool
+    assert gemini_policy_decision(rules, GEMINI_COMMIT) == "ask_user"
+    for command in (
+        "engram commit TOKEN",
+        "engram save-session --force",
+        "engram --json commit T",
+        "engram ss -f",
+    ):
+        assert gemini_policy_decision(rules, "run_shell_command", command) == "ask_user", command
+    assert gemini_policy_decision(rules, "run_shell_command", "engram search x") is None
     linked = path.read_bytes()
     rc, _, _ = run(capsys, "link", *case.argv())
     assert rc == 0 and path.read_bytes() == linked
     rc, _, _ = run(capsys, "unlink", *case.argv())
     assert rc == 0
     assert path.read_bytes() == original
+    assert not (private_home / ".gemini" / "policies").exists()
 
 
-def test_gemini_unlink_keeps_a_read_tool_the_user_had_allowed_before(
+def test_gemini_relink_takes_out_the_tools_allowed_an_older_link_wrote(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Issue 19: an older link's `tools.allowed` entries (deprecated) go; the user's own stay."""
     monkeypatch.chdir(workspace)
     original = '{\n  "tools": {\n    "allowed": ["mcp_engram_engram_search"]\n  }\n}\n'
     path = write(workspace / ".gemini" / "settings.json", original)
+    old = [f"mcp_engram_{t}" for t in READ_TOOLS]
+    write(path.with_name("settings.json.bak"), original)
+    path.write_text(
+        json.dumps(
+            {"tools": {"allowed": old}, "mcpServers": {"engram": {"command": str(ENGRAM_MCP), "args": []}}}
+        ),
+        "utf-8",
+    )
     rc, _, _ = run(capsys, "link", "gemini")
     assert rc == 0
-    allowed = parse_jsonc(path.read_text())["tools"]["allowed"]
-    assert sorted(allowed) == sorted(f"mcp_engram_{t}" for t in READ_TOOLS)
+    assert parse_jsonc(path.read_text())["tools"]["allowed"] == ["mcp_engram_engram_search"]
     rc, _, _ = run(capsys, "unlink", "gemini")
     assert rc == 0
-    assert path.read_text() == original
+    assert parse_jsonc(path.read_text()) == {"tools": {"allowed": ["mcp_engram_engram_search"]}}
+
+
+def test_gemini_unlink_of_one_scope_keeps_the_policy_the_other_scope_needs(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    assert run(capsys, "link", "gemini")[0] == 0
+    assert run(capsys, "link", "gemini", "--global")[0] == 0
+    assert run(capsys, "unlink", "gemini")[0] == 0
+    assert gemini_policy(private_home), "the global link still needs it"
+    assert run(capsys, "unlink", "gemini", "--global")[0] == 0
+    assert not (private_home / ".gemini" / "policies" / "engram.toml").exists()
 
 
 # --- nothing written anywhere auto-approves the commit tool ------------------------------------------
@@ -283,6 +369,13 @@ def _auto_approves_commit(path: Path, text: str) -> str | None:
         if _claude_allows(allowed) or any("commit" in t or "save-session" not in t for t in shell):
             return f"command pre-approves {allowed}"
         return None
+    if name == "engram.rules":  # Codex command rules: only "prompt" decisions
+        decisions = re.findall(r'decision\s*=\s*"(\w+)"', text)
+        return None if decisions and set(decisions) == {"prompt"} else f"codex rules {decisions}"
+    if name == "engram.toml":  # Gemini policy: the commit tool asks
+        rules = list(tomllib.loads(text)["rule"])
+        decision = gemini_policy_decision(rules, GEMINI_COMMIT)
+        return None if decision == "ask_user" else f"gemini policy {decision}"
     if name == "config.toml":
         entry = tomllib.loads(text).get("mcp_servers", {}).get("engram")
         if entry is None:
@@ -529,19 +622,6 @@ def test_doctor_reports_an_untrusted_codex_project(
     assert steps(env) == []
 
 
-def test_gemini_workspace_link_says_its_tools_allowed_replaces_the_users_list(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """engram's choice: Gemini does not merge tools.allowed across scopes; link says so."""
-    monkeypatch.chdir(workspace)
-    write(private_home / ".gemini" / "settings.json", '{"tools": {"allowed": ["run_shell_command(git)"]}}\n')
-    rc, out, _ = run(capsys, "link", "gemini")
-    assert rc == 0
-    assert "instead of the one in ~/.gemini/settings.json" in out
-    rc, out, _ = run(capsys, "link", "gemini", "--global")
-    assert rc == 0 and "instead of" not in out
-
-
 def test_a_committed_claude_settings_file_does_not_count_as_approval(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -614,6 +694,6 @@ def test_opencode_link_puts_its_rule_after_a_glob_that_would_allow_the_commit(
     assert rc == 0
     config = parse_jsonc(path.read_text())
     assert opencode_decision(config, OPENCODE_COMMIT) == "ask"
-    assert list(config["permission"]) == ["engram_*", OPENCODE_COMMIT]
+    assert list(config["permission"]) == ["engram_*", OPENCODE_COMMIT, "bash"]
     rc, env = run_json(capsys, "doctor")
     assert gate_open(env) == []

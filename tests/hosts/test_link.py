@@ -114,7 +114,11 @@ def snapshot(*roots: Path, dirs: bool = True) -> dict[str, bytes]:
     return files
 
 
-GATE_RULES = {"opencode": ('"engram_engram_commit": "ask"',), "gemini": ('"mcp_engram_engram_',)}
+GATE_RULES = {
+    "opencode": ('"engram_engram_commit": "ask"', ' commit *": "ask"'),
+    "gemini": ('"mcp_engram_engram_',),
+}
+CLAUDE_ASK = ("Bash(engram commit *)",)
 """What link adds beside the entry so the host asks before engram_commit (gate_rules.py)."""
 
 
@@ -423,7 +427,9 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         assert len(ours) == 1 and ours[0]["matcher"] == HOOK_MATCHER
         assert_our_hook_command(ours[0]["hooks"][0]["command"])
         assert settings_original is not None
-        assert_only_inserted(settings_original.decode(), settings.read_text(), "hook session-start")
+        assert_only_inserted(
+            settings_original.decode(), settings.read_text(), "hook session-start", CLAUDE_ASK
+        )
         assert (
             parse(settings, "json")["hooks"]["PostToolUse"]
             == json.loads(settings_original)["hooks"]["PostToolUse"]
@@ -579,8 +585,16 @@ def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
     assert not any(word in out.split() for word in BANNED)
     after = snapshot(workspace, private_home)
     command = "home/.claude/commands/engram.md"
-    assert {k for k in after if k not in before} == {command, "home/.claude/", "home/.claude/commands/"}
-    assert {k: v for k, v in after.items() if k in before} == before, "only the /engram command is written"
+    settings = "home/.claude/settings.json"
+    assert {k for k in after if k not in before} == {
+        command,
+        settings,
+        "home/.claude/",
+        "home/.claude/commands/",
+    }
+    assert {k: v for k, v in after.items() if k in before} == before, "only the command and ask rules"
+    ask = json.loads((private_home / ".claude" / "settings.json").read_text())["permissions"]["ask"]
+    assert "Bash(engram commit *)" in ask and "Bash(engram save-session *)" in ask
     assert not (private_home / ".claude.json").exists()
     rc, _, _ = run(capsys, "unlink", "claude", "--global")
     assert rc == 0 and snapshot(workspace, private_home) == before
@@ -694,7 +708,8 @@ def test_no_hook_claude_link_gets_always_load_and_no_hook(
     entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
     assert entry["args"] == ["--always-load"]
     assert_our_command(entry["command"])
-    assert not (workspace / ".claude" / "settings.json").exists()
+    settings = json.loads((workspace / ".claude" / "settings.json").read_text())
+    assert "hooks" not in settings and "Bash(engram commit *)" in settings["permissions"]["ask"]
 
 
 def test_claude_link_with_the_hook_writes_no_always_load(

@@ -2,8 +2,8 @@
 
 An agent whose host runs its shell commands unasked can run `engram commit TOKEN` or
 `engram save-session --force` itself; doctor reports the settings that allow it as
-host.gate_open (exit 1), and a host whose shell is ungated only by default as the informational
-host.shell_ungated (exit 0).
+host.gate_open (exit 1), and a linked host whose shell is ungated by its defaults as
+host.shell_ungated (exit 1 too: issue 19).
 """
 
 from __future__ import annotations
@@ -77,10 +77,16 @@ SHELL_OPEN = [
         'approval_policy = "never"\nsandbox_mode = "workspace-write"',
     ),
     (
-        "codex-never-full-access",
-        "ws",
+        "codex-on-request-full-access",
+        "home",
         ".codex/config.toml",
-        'approval_policy = "never"\nsandbox_mode = "danger-full-access"',
+        'approval_policy = "on-request"\nsandbox_mode = "danger-full-access"',
+    ),
+    (
+        "codex-workspace-write-default-approval",
+        "home",
+        ".codex/config.toml",
+        'sandbox_mode = "workspace-write"',
     ),
     ("gemini-shell", "ws", ".gemini/settings.json", '{"tools": {"allowed": ["run_shell_command"]}}'),
     (
@@ -191,20 +197,66 @@ def test_settings_that_still_prompt_before_engrams_cli_are_not_reported(
     assert rc == 0, env
 
 
-def test_opencode_linked_with_its_default_bash_gets_a_note_not_a_failure(
+def test_opencode_linked_without_a_bash_rule_fails_doctor_until_link_adds_it(
     workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """opencode allows bash by default: a default install is reported as host.shell_ungated
-    (informational, exit 0), with the rule that closes the door."""
+    """Issue 19: opencode linked as the README said (entry and commit rule) ran `engram commit`
+    through bash; doctor knew (host.shell_ungated) but exited 0. Now it exits 1, and link fixes it."""
     monkeypatch.chdir(workspace)
+    config = {
+        "mcp": {"engram": {"type": "local", "command": [CMD], "enabled": True}},
+        "permission": {"engram_engram_commit": "ask"},
+    }
+    write(workspace / "opencode.json", json.dumps(config, indent=2))
+    rc, env = run_json(capsys, "doctor")
+    ungated = [f for f in env["data"]["findings"] if f["code"] == "host.shell_ungated"]
+    assert rc == 1 and len(ungated) == 1, env
+    assert ungated[0]["file"] == "./opencode.json" and "engram link opencode" in ungated[0]["fix"]
     rc, out, err = run(capsys, "link", "opencode")
     assert rc == 0, out + err
     rc, env = run_json(capsys, "doctor")
+    assert rc == 0 and env["data"]["findings"] == [], env
+
+
+def test_codex_in_a_trusted_project_on_its_defaults_fails_doctor_until_link_adds_the_rule(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 19: in a project trusted as `engram link codex` asks, Codex's sandbox defaults to
+    workspace-write and the model ran `engram commit` unasked; doctor said "OK: nothing to fix"."""
+    monkeypatch.chdir(workspace)
+    user = private_home / ".codex" / "config.toml"
+    write(user, f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
+    write(
+        workspace / ".codex" / "config.toml",
+        f'[mcp_servers.engram]\ncommand = "{CMD}"\nargs = []\n\n'
+        '[mcp_servers.engram.tools]\nengram_commit = { approval_mode = "prompt" }\n',
+    )
+    rc, env = run_json(capsys, "doctor")
+    ungated = [f for f in env["data"]["findings"] if f["code"] == "host.shell_ungated"]
+    assert rc == 1 and len(ungated) == 1, env
+    assert "workspace-write" in ungated[0]["message"] and "engram link codex" in ungated[0]["fix"]
+    rc, out, err = run(capsys, "link", "codex", "--force")
+    assert rc == 0, out + err
+    assert (workspace / ".codex" / "rules" / "engram.rules").is_file()
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0 and env["data"]["findings"] == [], env
+
+
+def test_codex_reads_no_project_config_in_an_untrusted_project_and_neither_does_doctor(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Codex ignores `.codex/` of a project it does not trust: its settings open nothing, and a
+    trusted project's `never` with full access is reported."""
+    monkeypatch.chdir(workspace)
+    write(
+        workspace / ".codex" / "config.toml",
+        'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n',
+    )
+    rc, env = run_json(capsys, "doctor")
     assert gate_open(env) == [], env
-    notes = [s for s in env["data"]["steps"] if s["code"] == "host.shell_ungated"]
-    assert len(notes) == 1, env
-    assert "engram *" in notes[0]["fix"]
-    assert rc == 0
+    write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 1 and [f[0] for f in gate_open(env)] == ["./.codex/config.toml"], env
 
 
 # --- L2: opencode markdown agents ---------------------------------------------------------------------

@@ -1,0 +1,177 @@
+"""The host's own rule that asks before the agent's shell runs engram's write commands (SPEC §7, §8).
+
+`engram commit TOKEN`, `engram save-session --force` and the other CLI writes are the human's
+approval only when the human runs them; the agent receives the token in its own `engram_save`
+result. So `engram link` writes, beside the MCP entry, each host's shell rule:
+
+* Claude Code — `permissions.ask` in `.claude/settings.json` (`~/.claude/settings.json` with
+  `--global`): `Bash(engram commit *)` … for every write command, and `Bash(engram -*)` for a
+  global flag written first (`engram --json commit …`). Claude Code splits compound commands
+  and checks each part; an ask rule wins over every allow rule.
+* opencode — `permission.bash` patterns `"engram commit *": "ask"` …, appended at the end of the
+  `bash` object (opencode's last matching rule wins).
+* Codex — a managed `engram.rules` file in `.codex/rules/` (read in a trusted project, as every
+  layer's `rules/` folder) or `~/.codex/rules/`: `prefix_rule(pattern = ["engram"],
+  decision = "prompt")`. Codex matches argv prefixes literally, so `engram --workspace=DIR
+  commit` could slip past a list of sub-commands: every `engram` command asks (engram's read
+  tools need no shell). With `approval_policy = "never"` Codex refuses a prompt rule's command.
+* Gemini CLI — a managed policy file `~/.gemini/policies/engram.toml` (Gemini 0.61 loads no
+  workspace policies): `ask_user` for `run_shell_command` with engram's write commands and for
+  `engram_commit`, `allow` for the read tools and the two proposal tools, which write nothing
+  durable. It replaces the deprecated `tools.allowed` entries link used to write. Headless
+  Gemini denies what asks.
+
+Every spelling link itself writes is covered: `engram`, and the absolute path of this
+installation's script or `python -m engram_mcp.cli` when that is what the pin is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final
+
+from engram_mcp.hosts.command import pinned
+from engram_mcp.hosts.gate import COMMIT_TOOL, READ_TOOLS, SERVER
+
+WRITE_COMMANDS: Final = (
+    "commit",
+    "save-session",
+    "ss",
+    "add",
+    "edit",
+    "forget",
+    "restore",
+    "verify",
+    "pending",
+    "promote",
+    "note",
+    "gc",
+    "init",
+    "link",
+    "unlink",
+    "upgrade",
+)
+"""Sub-commands that write memory, accept changes or change a host's gate. `verify`,
+`save-session` and `pending` ask whatever their flags (`--accept`, `--force`, `--cancel` may be
+abbreviated); their reads are engram's MCP tools."""
+
+GEMINI_ALLOWED_TOOLS: Final = (*READ_TOOLS, "engram_save", "engram_save_session")
+"""What headless Gemini may run unasked: the read tools and the two proposal tools."""
+
+MARK: Final = "engram:shell-rules"
+"""The mark of a rules file engram manages (Codex, Gemini); anything else there is the user's."""
+
+
+def spellings() -> list[str]:
+    """Each way an agent's shell may start engram: `engram`, then the pin link writes."""
+    command, args = pinned("engram")
+    words = [command, *args]
+    found = ["engram"]
+    pin = " ".join(f'"{w}"' if " " in w else w for w in words)
+    if pin not in found:
+        found.append(pin)
+    return found
+
+
+def argv_spellings() -> list[list[str]]:
+    command, args = pinned("engram")
+    return [["engram"]] + ([[command, *args]] if [command, *args] != ["engram"] else [])
+
+
+# --- Claude Code ------------------------------------------------------------------------------
+def claude_rules() -> list[str]:
+    """The `permissions.ask` rules `engram link claude` adds."""
+    rules = []
+    for spelling in spellings():
+        rules += [f"Bash({spelling} {command} *)" for command in WRITE_COMMANDS]
+        rules.append(f"Bash({spelling} -*)")
+    return rules
+
+
+# --- opencode ---------------------------------------------------------------------------------
+def opencode_patterns() -> list[str]:
+    """The `permission.bash` patterns `engram link opencode` sets to "ask"."""
+    patterns = []
+    for spelling in spellings():
+        patterns += [f"{spelling} {command} *" for command in WRITE_COMMANDS]
+        patterns.append(f"{spelling} -*")
+    return patterns
+
+
+# --- Codex ------------------------------------------------------------------------------------
+CODEX_FILE: Final = "engram.rules"
+
+
+def codex_text() -> str:
+    """The whole `engram.rules` file (Starlark) `engram link codex` writes."""
+    lines = [
+        f"# {MARK} installed by `engram link codex`; `engram unlink codex` removes this file.",
+        "# engram's CLI writes (commit, save-session --force, add, …) are the human's approval only",
+        "# when the human runs them: Codex asks before its agent runs any engram command.",
+    ]
+    for argv in argv_spellings():
+        pattern = ", ".join(json.dumps(word) for word in argv)
+        lines += [
+            "prefix_rule(",
+            f"    pattern = [{pattern}],",
+            '    decision = "prompt",',
+            '    justification = "engram writes memory only with the human\'s yes",',
+            ")",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# --- Gemini CLI -------------------------------------------------------------------------------
+GEMINI_FILE: Final = "engram.toml"
+GEMINI_ASK_PRIORITY: Final = 950
+GEMINI_ALLOW_PRIORITY: Final = 100
+
+
+def _toml_list(values: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(v) for v in values) + "]"
+
+
+def gemini_prefixes() -> list[str]:
+    return [f"{spelling} {command}" for spelling in spellings() for command in WRITE_COMMANDS]
+
+
+def _regex_escape(text: str) -> str:
+    """Escape for a JavaScript regex (Gemini's), leaving `-` and `/` alone (an escaped `-` is an
+    error under the `u` flag)."""
+    return re.sub(r"([.\\^$|?*+()\[\]{}])", r"\\\1", text)
+
+
+def gemini_text() -> str:
+    """The whole policy file `engram link gemini` writes to `~/.gemini/policies/`."""
+    regex = "(?:" + "|".join(_regex_escape(s) for s in spellings()) + ")" + r"\s+-"
+    lines = [
+        f"# {MARK} installed by `engram link gemini`; `engram unlink gemini` removes this file.",
+        "# engram's read and proposal tools run unasked; engram_commit and the shell's engram",
+        "# writes ask the human (headless Gemini denies them).",
+        "",
+        "[[rule]]",
+        f'mcpName = "{SERVER}"',
+        f"toolName = {_toml_list(list(GEMINI_ALLOWED_TOOLS))}",
+        'decision = "allow"',
+        f"priority = {GEMINI_ALLOW_PRIORITY}",
+        "",
+        "[[rule]]",
+        f'mcpName = "{SERVER}"',
+        f'toolName = "{COMMIT_TOOL}"',
+        'decision = "ask_user"',
+        f"priority = {GEMINI_ASK_PRIORITY}",
+        "",
+        "[[rule]]",
+        'toolName = "run_shell_command"',
+        f"commandPrefix = {_toml_list(gemini_prefixes())}",
+        'decision = "ask_user"',
+        f"priority = {GEMINI_ASK_PRIORITY}",
+        "",
+        "[[rule]]",
+        'toolName = "run_shell_command"',
+        f"commandRegex = {json.dumps(regex)}",
+        'decision = "ask_user"',
+        f"priority = {GEMINI_ASK_PRIORITY}",
+    ]
+    return "\n".join(lines) + "\n"
