@@ -566,7 +566,7 @@ FORGED = (
 )
 """A body with a forged closing fence and every line break and control a terminal or a model
 could read as a new line of engram's own."""
-_GUTTERS = ("   | ", "   - | ", "   + | ", "     | ")
+_GUTTERS = ("   | ", "   - | ", "   + | ", "     | ", "   ↪ ", "   - ↪ ", "   + ↪ ", "     ↪ ")
 _QUOTED = ("   |", "   - |", "   + |", "     |")
 
 
