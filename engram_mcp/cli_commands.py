@@ -38,7 +38,7 @@ from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.tools.write_tools import NOTE_INPUT
 from engram_mcp.transcripts import host_problem, session_candidates
 from store import commits, mining, notes, proposals, review, transaction, untrusted
-from store.errors import NoWorkspace, StoreError
+from store.errors import UNWRITABLE_ERRNOS, NoWorkspace, StoreError, unwritable
 from store.store import Store
 from store.workspace import find_workspace
 
@@ -396,6 +396,10 @@ def _main(argv: Sequence[str] | None) -> int:
         outcome = failure(exc.code, exc.message)
     except StoreError as exc:  # e.g. the workspace lock is busy at start-up recovery
         outcome = store_failure(exc, writing=True)
+    except OSError as exc:  # a write the file system refused outside the lock (init, say)
+        if exc.errno not in UNWRITABLE_ERRNOS:
+            raise
+        outcome = store_failure(unwritable("the workspace", exc), writing=True)
     finally:
         store.close()
     return _emit(args, outcome)

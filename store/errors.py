@@ -29,6 +29,7 @@ application says which (engram_mcp.outcome.store_failure).
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 
 from store import untrusted
@@ -80,6 +81,21 @@ class TokenRefused(StoreError):
 
 class ReadOnly(StoreError):
     code = "ENGRAM_READ_ONLY"
+
+
+UNWRITABLE_ERRNOS = frozenset((errno.EROFS, errno.EACCES, errno.EPERM))
+"""What a write gets from a read-only file system, a sandbox or a folder the user cannot write."""
+
+
+def unwritable(what: str, exc: OSError) -> ReadOnly:
+    """The one message for a write the file system refused: the cause and the fix."""
+    cause = exc.strerror or type(exc).__name__
+    return ReadOnly(
+        f"{what} cannot be written ({cause}): this may be a sandbox that lets the process read "
+        "the workspace but not write it (such as Codex's read-only sandbox), or a folder you "
+        "cannot write. Run the command in your own terminal, or allow writes to the workspace; "
+        "nothing was written"
+    )
 
 
 class NotFound(StoreError):

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
-from store.errors import Busy, UnsafePath
+from store.errors import UNWRITABLE_ERRNOS, Busy, UnsafePath, unwritable
 
 LOCK_TIMEOUT_SECONDS: Final = 5.0
 """How long a writer waits for the lock before ENGRAM_BUSY (SPEC §2)."""
@@ -90,8 +90,13 @@ def workspace_lock(lock_path: Path, timeout: float | None = None) -> Iterator[No
         finally:
             depth[key] -= 1
         return
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    release = _acquire(lock_path, default_timeout() if timeout is None else timeout)
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        release = _acquire(lock_path, default_timeout() if timeout is None else timeout)
+    except OSError as exc:
+        if exc.errno in UNWRITABLE_ERRNOS:
+            raise unwritable(f"{lock_path.parent.name}/", exc) from None
+        raise
     depth[key] = 1
     try:
         yield
