@@ -133,6 +133,66 @@ def plant_opencode(home: Path, ws: Path) -> Path:
     return db
 
 
+RECORDED = SESSIONS / "recorded"
+
+
+def plant_recorded(home: Path, ws: Path, host: str) -> None:
+    """Sessions the real CLIs wrote in `make hosts-e2e` (Claude Code 2.1.332 ran `/engram ss -f`),
+    their workspace path and the hosts' own prompts left out."""
+    key = re.sub(r"[^A-Za-z0-9]", "-", str(ws))
+
+    def text(name: str) -> str:
+        return _text(f"recorded/{name}", ws).replace("__WORKSPACE_KEY__", key)
+
+    if host == "claude":
+        claude_dir(home, ws).mkdir(parents=True)
+        (claude_dir(home, ws) / "d03a4ab8-db5a-4677-9aa1-1417957f308c.jsonl").write_text(
+            text("claude-2.1.332-engram-ss-f.jsonl")
+        )
+    elif host == "codex":
+        name = "rollout-2026-12-01T19-20-32-01a2330d-3397-7c32-8a39-2f1c7ced10c3.jsonl"
+        (home / ".codex" / "sessions" / "2026" / "12" / "01").mkdir(parents=True)
+        (home / ".codex" / "sessions" / "2026" / "12" / "01" / name).write_text(text(name))
+    elif host == "gemini":
+        chats = home / ".gemini" / "tmp" / "workspace" / "chats"
+        chats.mkdir(parents=True)
+        (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(ws): "workspace"}}))
+        name = "gemini-0.61.0-session-2026-12-01T19-20-25f87dac.jsonl"
+        (chats / name.removeprefix("gemini-0.61.0-")).write_text(text(name))
+    else:
+        db = opencode_db(home)
+        db.parent.mkdir(parents=True)
+        rows: dict[str, list[dict[str, Any]]] = json.loads(text("opencode-1.18.33-rows.json"))
+        with sqlite3.connect(db) as conn:
+            conn.executescript((SESSIONS / "opencode-1.18.33-schema.sql").read_text("utf-8"))
+            for table in ("project", "session", "message", "part"):
+                for row in rows[table]:
+                    marks = ", ".join("?" for _ in row)
+                    conn.execute(
+                        f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", list(row.values())
+                    )
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("host", "typed"),
+    [
+        ("claude", "Remember that we always run make lint before every commit in this repository."),
+        ("codex", "Commit the pending engram proposal."),
+        ("gemini", "Commit the pending engram proposal."),
+        ("opencode", '"Commit the pending engram proposal."'),  # the e2e harness passes the quotes
+    ],
+)
+def test_sessions_the_real_hosts_wrote_give_exactly_what_the_human_typed(
+    ws: Path, private_home: Path, host: str, typed: str
+) -> None:
+    """The `/engram ss -f` expansion, its tool result, skill and environment context, server
+    instructions and the model's turns of real sessions are all left out."""
+    plant_recorded(private_home, ws, host)
+    said = recent_sessions(ws, 1, host=host)
+    assert said.texts == [typed] and len(said.sessions) == 1 and said.skipped_lines == 0
+
+
 def _titles(envelope: dict[str, Any]) -> set[str]:
     return {row["title"] for row in envelope["data"]["candidates"]}
 
