@@ -62,6 +62,20 @@ def host_problem(host: str) -> str | None:
     return f"--host takes one of {choices}, not {line(host, 40)!r}"
 
 
+def _folders(workspace: Path) -> tuple[str, ...]:
+    """The folders a host may have keyed this workspace's sessions by: the workspace as given
+    and resolved, and the current folder when it lies inside it (a host started in `src/`
+    keys its sessions by `src/`, and `/engram` runs engram from there)."""
+    folders = [workspace.absolute(), workspace.resolve()]
+    try:
+        here = Path.cwd()
+    except OSError:  # the current folder was removed
+        here = folders[0]
+    if here.resolve().is_relative_to(folders[1]):
+        folders += [here, here.resolve()]
+    return tuple(dict.fromkeys(map(str, folders)))
+
+
 def recent_sessions(
     workspace: Path, count: int, env: Mapping[str, str] = os.environ, host: str | None = None
 ) -> Mined:
@@ -78,8 +92,7 @@ def recent_sessions(
     }
 
     home = Path(env.get("HOME") or Path.home())
-    paths = tuple(dict.fromkeys((str(workspace.absolute()), str(workspace.resolve()))))
-    ctx = formats.Context(paths, home, env)
+    ctx = formats.Context(_folders(workspace), home, env)
     skips = Skips()
     hosts = [host] if host else list(HOSTS)
     found: list[formats.Session] = []

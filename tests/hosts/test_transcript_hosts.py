@@ -304,6 +304,19 @@ def test_nothing_found_names_every_folder_engram_looked_in(
     assert "~/.local/share/opencode/opencode.db" in err and "~/.claude" not in err, err
 
 
+def test_a_session_started_in_a_subfolder_of_the_workspace_is_found_from_there(
+    ws: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hosts key sessions by the folder they started in; `/engram` runs engram from there."""
+    plant_claude(private_home, ws / "src")
+    monkeypatch.chdir(ws)
+    assert recent_sessions(ws, 5, host="claude").sessions == []
+    (ws / "src").mkdir(exist_ok=True)
+    monkeypatch.chdir(ws / "src")
+    said = recent_sessions(ws, 5, host="claude")
+    assert len(said.sessions) == 1 and "We decided to keep invoices in the ledger service." in said.texts
+
+
 def test_the_mcp_tool_reads_the_same_sessions_and_names_the_folders_on_a_miss(
     ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
