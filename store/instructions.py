@@ -368,7 +368,7 @@ def _text_patterns() -> tuple[re.Pattern[str], ...]:
             r"\b(?:approve|accept|authori[sz]e|okay|rubber-?stamp|green-?light) (?:everything|anything|"
             r"it all|them all)\b",
             rf"{_NOT}\b(?:send|upload|post|e-?mail|mail|forward|leak|exfiltrat\w*|transmit|paste|dump|beam|"
-            rf"share)\b{_G}{{0,60}}?\b(?:{_SECRET}){_G}{{0,60}}?\b(?:to|into|at|via|on)\b{_G}{{0,40}}?"
+            rf"share)\b{_G}{{0,60}}?(?:\b|(?=\.))(?:{_SECRET}){_G}{{0,60}}?\b(?:to|into|at|via|on)\b{_G}{{0,40}}?"
             rf"(?:{_ELSEWHERE})",
             r"\b(?:curl|wget)\b.{0,100}(?:-d|--data\S*|-f|--form|--upload-file|-t)\s*@?\S{0,30}"
             r"(?:\.env|id_rsa|\.ssh|\.aws|credentials|\$\(env\)|/etc/passwd)",

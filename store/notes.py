@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from store import untrusted
 from store.errors import CorruptMemory, InvalidNote, Refused
 from store.ids import slugify, unique_id
 from store.instructions import instruction_line
@@ -49,13 +50,14 @@ def draft_note(
     if found is not None:
         number, line = found
         raise Refused(
-            f"line {number} reads like an instruction to the agent, not a note: {line[:120]!r}; "
+            f"line {number} reads like an instruction to the agent, not a note: "
+            f'"{untrusted.line(line, 120)}"; '
             "rephrase it as an observation. Nothing was saved."
         )
     found = instruction_line(objective)
     if found is not None:
         raise Refused(
-            f"the objective reads like an instruction to the agent: {found[1][:120]!r}; "
+            f'the objective reads like an instruction to the agent: "{untrusted.line(found[1], 120)}"; '
             "state the task instead. Nothing was saved."
         )
     for name, value in (("text", text), ("objective", objective)):
