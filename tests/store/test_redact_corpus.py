@@ -10,10 +10,14 @@ here from its prefix and characters drawn deterministically from the kind's name
 from __future__ import annotations
 
 import hashlib
+import os
 import string
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from store.redact import MARK, redact
 
@@ -415,3 +419,66 @@ def test_every_fixture_memory_body_passes_unchanged() -> None:
     assert len(paths) >= 250
     changed = [str(p.relative_to(FIXTURES)) for p in paths if redact(p.read_text("utf-8"))[1]]
     assert changed == []
+
+
+def visible(text: str) -> str:
+    """`text` less the characters this file hides in secrets and every format character."""
+    hidden = set(INVISIBLE.values())
+    return "".join(ch for ch in text if ch not in hidden and unicodedata.category(ch) != "Cf")
+
+
+SECRETS = [
+    secret
+    for kind, _, secret, _ in CORPUS[: KINDS.index("jwt") + 1]
+    if kind != "aws-secret-access-key"  # a secret by its key, not its shape
+]
+"""The tokens known by their shape alone, wherever they stand."""
+PIECES = st.one_of(
+    st.sampled_from(SECRETS),
+    st.sampled_from(PLAIN),
+    st.sampled_from(
+        [
+            "password=",
+            "token:",
+            "<private>",
+            "</private>",
+            "Bearer",
+            "@",
+            "://",
+            "=",
+            "\U0001f468\u200d\U0001f469",
+        ]
+    ),
+    st.text(alphabet=ALNUM + " _-.:/=@", max_size=12),
+)
+
+
+@st.composite
+def hidden_text(draw: st.DrawFn) -> str:
+    """Pieces joined by a space, a line break or a comma, with invisible characters dropped
+    inside them at random."""
+    pieces = []
+    for piece in draw(st.lists(PIECES, min_size=1, max_size=8)):
+        for _ in range(draw(st.integers(0, 3))):
+            at = draw(st.integers(0, len(piece)))
+            piece = piece[:at] + draw(st.sampled_from(list(INVISIBLE.values()))) + piece[at:]
+        pieces.append(piece + draw(st.sampled_from([" ", "\n", ", "])))
+    return "".join(pieces)
+
+
+@settings(
+    max_examples=max(1, int(os.environ.get("ENGRAM_FUZZ_EXAMPLES", "60"))),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(hidden_text())
+def test_invisible_characters_never_change_what_is_redacted(text: str) -> None:
+    """What a reader sees of the output is the redaction of what a reader sees of the input,
+    and no secret put in whole (invisible characters aside) keeps either half."""
+    cleaned, count = redact(text)
+    assert (visible(cleaned), count) == redact(visible(text))
+    shown = visible(cleaned)
+    for secret in SECRETS:
+        if secret in visible(text) and "<private>" not in visible(text):
+            assert secret[: len(secret) // 2] not in shown and secret[len(secret) // 2 :] not in shown
