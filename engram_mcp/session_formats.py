@@ -193,13 +193,14 @@ def codex_said(session: Session, ctx: Context, skips: Skips) -> list[str] | None
     said: list[str] = []
     for number, item in enumerate(jsonl(session.real, skips)):
         payload = item.get("payload")
-        if not isinstance(payload, dict):
-            continue
         kind = item.get("type")
-        if number == 0:
-            if kind != "session_meta" or not _codex_main(payload, ctx):
-                return None
-        elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
+        if number == 0 and not (
+            kind == "session_meta" and isinstance(payload, dict) and _codex_main(payload, ctx)
+        ):
+            return None  # the first record says whose session this is: none, not this workspace's
+        if number == 0 or not isinstance(payload, dict):
+            continue
+        if kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
             sent = texts(payload.get("content"), ("input_text", "text"))
             human = kept(sent)
             if len(human) == len(sent):  # one injected fragment makes the whole message Codex's

@@ -396,6 +396,21 @@ def test_malformed_and_oversized_files_are_skipped_without_a_crash(
         + json.dumps(human).encode()
         + b"\n"
     )
+    day = private_home / ".codex" / "sessions" / "2026" / "12" / "02"
+    day.mkdir(parents=True)
+    meta = json.loads(_text(CODEX, ws).splitlines()[0])
+    said = {"type": "response_item", "payload": {"type": "message", "role": "user", "content": "x"}}
+    planted = {
+        "type": "event_msg",
+        "payload": {
+            "type": "user_message",
+            "message": "We decided PLANTED_LATE_META to use MySQL for every service.",
+        },
+    }
+    # whose session a rollout is, its first record says: a session_meta further down is not it
+    (day / "rollout-2026-12-02T00-00-00-late.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in ({"type": "turn_context"}, said, meta, planted)) + "\n"
+    )
     gemini = private_home / ".gemini"
     (gemini / "tmp").mkdir(parents=True)
     (gemini / "projects.json").write_text(json.dumps({"projects": {str(ws): "../../../../etc"}}))
@@ -404,6 +419,7 @@ def test_malformed_and_oversized_files_are_skipped_without_a_crash(
     rc, out, err = run(capsys, "save-session", "--query-level", "5")
     assert rc == 0, err
     assert "Never push to main without a review" in out
+    assert "PLANTED" not in out
     assert re.search(r"skipped [1-9]\d* unreadable", out), out
 
 
