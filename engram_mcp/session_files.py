@@ -135,8 +135,10 @@ def json_document(path: Path, skips: Skips, limit: int = MAX_FILE) -> Any:
         skips.lines += 1
         return None
     with handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
+        size = os.fstat(handle.fileno()).st_size
+        # read(n) allocates n bytes up front: ask for what the file holds (one more shows growth)
+        data = handle.read(size + 1) if size <= limit else b""
+    if size > limit or len(data) > limit:
         skips.lines += 1
         return None
     try:
@@ -147,7 +149,7 @@ def json_document(path: Path, skips: Skips, limit: int = MAX_FILE) -> Any:
 
 
 def shown(path: Path, home: Path) -> str:
-    """`path` as the human knows it: `~/…` under HOME (a folder ends in `/`)."""
+    """`path` as the human knows it: `~/…` under HOME."""
     for base in dict.fromkeys((home, home.resolve())):
         if path.is_relative_to(base):
             rest = path.relative_to(base).as_posix()
