@@ -7,9 +7,11 @@ each was taken from:
 * Claude Code — `.claude/commands/engram.md`, `--global` `~/.claude/commands/engram.md`
   (`$CLAUDE_CONFIG_DIR/commands/` when set): Markdown with YAML front matter `description`,
   `argument-hint`, `allowed-tools`, `disable-model-invocation`; `$ARGUMENTS` is what the human
-  typed after the name. `allowed-tools` pre-approves exactly the two `engram save-session`
-  forms the command runs; `disable-model-invocation: true` keeps the model from running
-  `/engram` itself through its SlashCommand tool, so the approval is always the human's.
+  typed after the name. `allowed-tools` pre-approves engram's read tools and
+  `engram_save_session` (a proposal) only: a rule there holds for every tool call of the
+  `/engram` turn, whatever the human typed, so it never names a write;
+  `disable-model-invocation: true` keeps the model from running `/engram` itself through its
+  SlashCommand tool, so the approval is always the human's.
   Source: code.claude.com/docs/en/slash-commands (mirror `thevibeworks/claude-code-docs`,
   `content/en/docs/claude-code/slash-commands.md`, "Custom slash commands", "Frontmatter").
 * Gemini CLI — `.gemini/commands/engram.toml`, `--global` `~/.gemini/commands/engram.toml`:
@@ -41,6 +43,16 @@ each was taken from:
   third-party converter's spec (`claude-engineering-plugin` docs/specs/windsurf.md).
 
 Antigravity and Claude Desktop get none: no command folder documented for them.
+
+Why the force path goes through the host's prompt on `engram_commit` in every host, and never
+through a shell line the host runs itself (Claude Code `` !`…` ``, Gemini `!{…}`, opencode
+`` !`…` ``): such a line runs on every invocation, before the model reads the request,
+whatever the human typed after `/engram` (so `/engram search x` would save too). In Claude Code
+2.1.332 it is also checked against the permission rules and fails the command unless allowed
+(it never asks): an allow in `allowed-tools` holds for the model's own calls for the whole
+turn, the ask rule engram writes for `engram save-session` overrides it, and a conditional
+(`case`, `test … &&`) is refused ("can't be checked before it runs", "Parse error"); all
+measured with the real CLI and a scripted model.
 
 Every file carries the line `engram:command` (a comment in the host's syntax, or a front
 matter `description` for files whose hosts read no comments); `doctor` and `unlink` recognise
@@ -98,15 +110,18 @@ def instructions(engram: str, request: str) -> str:
 
 {request}
 
-The human typed this request themselves: for the requests below that say so, that is their
-approval. Handle it exactly as follows, and do nothing else.
+The human typed this request themselves. Handle it exactly as follows, and do nothing else.
 
 1. `save-session --force` or `ss -f` (any mix of `save-session`/`ss` and `--force`/`-f`) with
-   nothing after it: run `{engram} save-session --force` in the shell. It saves the knowledge
-   lines of this session.
+   nothing after it: call the `engram_save_session` tool with `query_level` 1 (this session).
+   If engram asks the human in a dialog, their answer there is the approval: report what it
+   says. Otherwise show the human the numbered preview, then call `engram_commit` with its
+   `approval_token` and `approve` set to the numbers of the candidates whose verdict is ADD
+   (the force rule: UPDATE and NOOP candidates stay for the human to review). This host asks
+   the human before `engram_commit` runs; that yes is their approval.
 
-2. The same followed by `last N sessions` (for example `ss -f last 50 sessions`): run
-   `{engram} save-session --query-level N --force` in the shell, with that N.
+2. The same followed by `last N sessions` (for example `ss -f last 50 sessions`): the same,
+   with `query_level` N.
 
 3. `search QUERY`: call the `engram_search` tool with that query. `load [TASK]`: call
    `engram_load`, with the task as `query` when there is one. `status`: call `engram_status`.
@@ -116,13 +131,11 @@ approval. Handle it exactly as follows, and do nothing else.
    candidate, to get a proposal; show the human the numbered preview; call `engram_commit`
    only after they approve it in the chat, with exactly the numbers they approved.
 
-If you cannot run shell commands here, handle 1 and 2 through the tools: `engram_save_session`
-with `query_level` (1 for this session, else N), show the human the preview, then
-`engram_commit` with its approval_token and `approve` "all".
-
-Never run any other `engram` command that writes (`commit`, `note`, `add`,
-`save-session --text`), and never call `engram_commit` for something the human did not
-approve. Show the human what engram printed.
+Do not run `{engram}` in the shell for any of this: its writes (`commit`, `save-session`,
+`add`, `note`…) are the human's own commands, this host asks before its agent runs them, and
+`engram commit` refuses in an agent's shell. Never run any other `engram` command that writes,
+and never call `engram_commit` for something the human did not approve. Show the human what
+engram answered.
 """
 
 
@@ -145,12 +158,10 @@ def render(target: str, name: str, engram: str) -> str:
     typed = "The human's request: `/engram $ARGUMENTS`"
     appended = "The human's request is what they typed after `/engram`."
     if target == "claude":
+        # read and proposal tools only: an allowed-tools entry holds for the whole /engram turn
+        # and for whatever the model runs in it (measured in Claude Code 2.1.332), so no write
         allowed = ", ".join(
-            [
-                f"Bash({engram} save-session --force)",
-                f"Bash({engram} save-session --query-level:*)",
-                *(f"mcp__engram__engram_{tool}" for tool in ("search", "load", "status")),
-            ]
+            f"mcp__engram__engram_{tool}" for tool in ("search", "load", "status", "save_session")
         )
         front = [
             ("description", _yaml_str(DESCRIPTION)),

@@ -7,6 +7,7 @@ CLI on PATH); `ENGRAM_REGOLD=1` rewrites them after an intended change.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import tomllib
 from pathlib import Path
@@ -85,11 +86,8 @@ def test_each_command_is_in_its_hosts_documented_format(target: str, name: str) 
         # the model may not run /engram through its SlashCommand tool: the human types it
         assert front["disable-model-invocation"] is True
         allowed = [t.strip() for t in front["allowed-tools"].split(",")]
-        assert [t for t in allowed if t.startswith("Bash")] == [
-            "Bash(engram save-session --force)",
-            "Bash(engram save-session --query-level:*)",
-        ]
-        assert not any("commit" in t for t in allowed)
+        reads = ("search", "load", "status", "save_session")  # write nothing durable
+        assert allowed == [f"mcp__engram__engram_{tool}" for tool in reads]
     if target == "codex":
         assert front["name"] == "engram" and len(front["description"]) <= 1024
     if target in ("claude", "opencode"):
@@ -100,27 +98,59 @@ def test_each_command_is_in_its_hosts_documented_format(target: str, name: str) 
     ("target", "name"), [f for f in FILES if f[1] != "openai.yaml"], ids=lambda v: str(v)
 )
 def test_the_command_tells_the_agent_how_to_handle_each_request(target: str, name: str) -> None:
-    """SPEC §7: --force runs the CLI write path, counted sessions pass --query-level, reads go to
-    the read tools, other writes go through engram_save and the approval path, and a host with no
-    shell commits through engram_commit."""
+    """SPEC §7 (issue 19): the force path goes through engram_save_session and the host's prompt
+    on engram_commit (ADDs only, the force rule), counted sessions pass query_level, reads go to
+    the read tools, other writes through the approval path; nothing runs engram in the shell."""
     said = prompt_of(target, (GOLDEN / f"{target}.{name}").read_text("utf-8"))
     rules = said.split("\n\n")
-    force = next(r for r in rules if r.startswith("1."))
+    force = " ".join(next(r for r in rules if r.startswith("1.")).split())
     assert "`ss -f`" in force and "`save-session --force`" in force
-    assert "run `engram save-session --force` in the shell" in " ".join(force.split())
-    counted = next(r for r in rules if r.startswith("2.")).replace("\n", " ")
-    assert "last N sessions" in counted and "`engram save-session --query-level N --force`" in " ".join(
-        counted.split()
-    )
+    assert "`engram_save_session` tool with `query_level` 1" in force
+    assert force.index("preview") < force.index("`engram_commit`") and "verdict is ADD" in force
+    counted = " ".join(next(r for r in rules if r.startswith("2.")).split())
+    assert "last N sessions" in counted and "`query_level` N" in counted
     reads = " ".join(next(r for r in rules if r.startswith("3.")).split())
     for verb, tool in (("search", "engram_search"), ("load", "engram_load"), ("status", "engram_status")):
         assert f"`{verb}" in reads and f"`{tool}`" in reads
     writes = " ".join(next(r for r in rules if r.startswith("4.")).split())
     assert "without `--force`/`-f`" in writes and "`engram_save" in writes
     assert writes.index("preview") < writes.index("`engram_commit`") and "approve" in writes
-    no_shell = " ".join(next(r for r in rules if "cannot run shell commands" in r).split())
-    assert "`engram_commit`" in no_shell
-    assert "Never run any other `engram` command that writes" in " ".join(said.split())
+    flat = " ".join(said.split())
+    assert "Do not run `engram` in the shell" in flat
+    assert "Never run any other `engram` command that writes" in flat
+    assert "--force" not in flat.replace("`save-session --force`", "").replace("`--force`/`-f`", "")
+
+
+def _claude_allows(rule: str, command: str) -> bool:
+    """Claude Code's Bash rule matching: `Bash`, `Bash(prefix:*)`, `Bash(glob with *)`, exact."""
+    if rule == "Bash":
+        return True
+    if not (rule.startswith("Bash(") and rule.endswith(")")):
+        return False
+    spec = rule[5:-1]
+    if spec.endswith(":*"):
+        return command == spec[:-2] or command.startswith(spec[:-2] + " ")
+    if "*" in spec:
+        return fnmatch.fnmatchcase(command, spec) or (spec.endswith(" *") and command == spec[:-2])
+    return command == spec
+
+
+def test_no_command_file_pre_approves_a_write_for_the_model() -> None:
+    """Issue 19: the Claude command's allowed-tools pre-approved `engram save-session --force` for
+    the whole /engram turn, and its `--query-level:*` prefix also matched `--force --workspace
+    OTHER` (another project's memory). No command file pre-approves any engram write."""
+    writes = [
+        "engram save-session --force",
+        "engram save-session --query-level 5 --force --workspace /other",
+        "engram commit TOKEN",
+        "engram ss -f",
+    ]
+    for target, name in FILES:
+        text = (GOLDEN / f"{target}.{name}").read_text("utf-8")
+        allowed = str(front_matter(text).get("allowed-tools", "")) if text.startswith("---\n") else ""
+        for rule in (r.strip() for r in allowed.split(",") if r.strip()):
+            assert not any(_claude_allows(rule, w) for w in writes), (target, rule)
+            assert "commit" not in rule and not rule.startswith("Bash"), (target, rule)
 
 
 # --- link / unlink / doctor ----------------------------------------------------------------------
@@ -207,7 +237,5 @@ def test_the_command_names_this_installations_engram(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(commands, "pinned", lambda name: ("/opt/engram env/bin/engram", []))
     assert engram_command() == '"/opt/engram env/bin/engram"'
     [file] = command_files("claude", False, tmp_path)
-    assert (
-        'Bash("/opt/engram env/bin/engram" save-session --force)' in front_matter(file.text)["allowed-tools"]
-    )
-    assert 'run `"/opt/engram env/bin/engram" save-session --force` in the shell' in file.text
+    assert "engram env" not in front_matter(file.text)["allowed-tools"]
+    assert 'Do not run `"/opt/engram env/bin/engram"` in the shell' in " ".join(file.text.split())
