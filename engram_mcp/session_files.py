@@ -11,6 +11,7 @@ folder without following a link to a folder.
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 from collections.abc import Iterator
@@ -23,8 +24,8 @@ import orjson
 from store.errors import NotRegular
 from store.fsutil import open_regular
 
-MAX_FILE: Final = 64 << 20
-"""Bytes read of one session file; the rest of a longer file is left unread."""
+MAX_FILE: Final = 256 << 20
+"""Bytes read of one session file (about half a second of parsing); the rest is left unread."""
 MAX_LINE: Final = 4 << 20
 """Bytes of one JSONL line: a longer one is tool output or a paste, skipped."""
 MAX_LISTED: Final = 20_000
@@ -95,26 +96,43 @@ def _open(path: Path) -> Any:
         return None
 
 
+def _lines(handle: Any, left: int, skips: Skips) -> Iterator[bytes]:
+    """The lines of `handle` within `left` bytes; a line over MAX_LINE is skipped and counted."""
+    while left > 0:
+        raw = handle.readline(min(MAX_LINE + 1, left))
+        if not raw:
+            return
+        left -= len(raw)
+        if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+            skips.lines += 1
+            while left > 0 and (rest := handle.readline(min(MAX_LINE, left))):  # the rest of it
+                left -= len(rest)
+                if rest.endswith(b"\n"):
+                    break
+            continue
+        yield raw
+
+
 def jsonl(path: Path, skips: Skips, limit: int = MAX_FILE) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSONL file, one per line; other lines are counted in `skips`."""
+    """The JSON objects of a JSONL file, one per line; other lines are counted in `skips`.
+
+    Of a file over `limit` bytes, the first line (a host's session header) and the last
+    `limit` bytes are read: the newest part of a session is the one the human means."""
     handle = _open(path)
     if handle is None:
         skips.lines += 1
         return
     with handle:
-        left = limit
-        while left > 0:
-            raw = handle.readline(min(MAX_LINE + 1, left))
-            if not raw:
-                return
-            left -= len(raw)
-            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-                skips.lines += 1
-                while (rest := handle.readline(MAX_LINE)) and left > 0:  # the rest of that line
-                    left -= len(rest)
-                    if rest.endswith(b"\n"):
-                        break
-                continue
+        size = os.fstat(handle.fileno()).st_size
+        lines = _lines(handle, limit, skips)
+        if size > limit:
+            first = next(_lines(handle, MAX_LINE + 1, skips), None)
+            head = [first] if first is not None else []
+            handle.seek(size - limit)
+            handle.readline(MAX_LINE)  # the line the cut fell in
+            skips.lines += 1
+            lines = itertools.chain(head, _lines(handle, limit, skips))
+        for raw in lines:
             if not raw.strip():
                 continue
             try:

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from engram_mcp.session_files import Skips, jsonl
 from engram_mcp.transcripts import recent_sessions
 from tests.conftest import FIXTURES
 from tests.hosts.test_link import run, run_json
@@ -421,6 +422,18 @@ def test_malformed_and_oversized_files_are_skipped_without_a_crash(
     assert "Never push to main without a review" in out
     assert "PLANTED" not in out
     assert re.search(r"skipped [1-9]\d* unreadable", out), out
+
+
+def test_a_session_over_the_read_bound_keeps_its_header_and_its_newest_lines(tmp_path: Path) -> None:
+    """The part of a long session the human means is its end; Codex's header is its first line."""
+    path = tmp_path / "long.jsonl"
+    lines = [{"n": n, "pad": "x" * 90} for n in range(2000)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    skips = Skips()
+    read = [item["n"] for item in jsonl(path, skips, limit=20_000)]
+    assert read[0] == 0 and read[-1] == 1999
+    assert 150 < len(read) < 250 and read[1:] == list(range(read[1], 2000))
+    assert skips.lines == 1, "the part left unread is said"
 
 
 def test_a_fifo_named_like_a_session_does_not_hang_the_read(ws: Path, private_home: Path) -> None:
