@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Final
 
 from engram_mcp.hosts.command import pinned
-from engram_mcp.hosts.edits import HostError, Result, diff, read
+from engram_mcp.hosts.edits import HostError, Result, diff, read, real_path
 from engram_mcp.hosts.findings import Finding
 from engram_mcp.hosts.targets import display_path, home_of, vscode_user_dir
 from store.fsutil import write_atomic
@@ -284,7 +284,7 @@ def link_command(file: CommandFile, *, force: bool, dry_run: bool) -> Result:
         mode = file.path.stat().st_mode & 0o7777 if before is not None else 0o644
         if foreign and not _backup(file.path).exists():
             write_atomic(_backup(file.path), file.path.read_bytes(), mode=mode)
-        write_atomic(file.path, file.text.encode("utf-8"), mode=mode)
+        write_atomic(real_path(file.path), file.text.encode("utf-8"), mode=mode)  # through a link
     action = "added" if before is None else "updated"
     return Result(file.target, file.shown, action, LABEL, diff(file.shown, before, file.text))
 
@@ -303,6 +303,8 @@ def unlink_command(file: CommandFile, *, dry_run: bool) -> Result:
         return Result(
             file.target, file.shown, "skipped", f"{LABEL}: the file there is not engram's; left alone"
         )
+    if file.path.is_symlink():  # the user's link (dotfiles): link wrote through it, unlink leaves it
+        return Result(file.target, file.shown, "skipped", f"{LABEL}: a symbolic link of yours; left alone")
     restore = original if original is not None and not is_ours(original) else None
     if not dry_run:
         if restore is not None:

@@ -19,7 +19,7 @@ from engram_mcp.hosts.command import is_ours, pinned
 from engram_mcp.hosts.commands import command_files, link_command, unlink_command
 from engram_mcp.hosts.edits import HostError as HostError
 from engram_mcp.hosts.edits import Result as Result
-from engram_mcp.hosts.edits import finish, read
+from engram_mcp.hosts.edits import finish, link_outside, read
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
 
@@ -156,7 +156,7 @@ def unlink_file(host: HostFile, *, force: bool, dry_run: bool) -> Result:
         original = _original(host)
         after = gate_rules.remove(host.target, before, original)
         after = jsonc.remove_member(after, host.container, NAME, prune=not _had_container(host, original))
-    created_by_us = not host.path.with_name(host.path.name + ".bak").exists()
+    created_by_us = not _original_exists(host) and not host.path.is_symlink()
     if after is not None and created_by_us and after.strip() in ("", "{}"):
         after = None  # link created this file; unlink takes it away again
     return finish(host, before, after, "removed", dry_run)
@@ -254,7 +254,7 @@ def unlink_hook(workspace: Path, dry_run: bool) -> Result:
         for index in reversed(ours):
             text = jsonc.remove_item(text, ("hooks", "SessionStart"), index)
     after = text
-    if after.strip() in ("", "{}") and not _original_exists(host):
+    if after.strip() in ("", "{}") and not _original_exists(host) and not host.path.is_symlink():
         after = None
     return finish(host, before, after, "removed", dry_run, label)
 
@@ -288,7 +288,7 @@ def unlink_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mappin
     except (HostError, jsonc.JsoncError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
     if after is not None and after.strip() in ("", "{}") and not _original_exists(host):
-        after = None
+        after = None if not host.path.is_symlink() else after
     return finish(host, before, after, "removed", dry_run, "shell ask rules")
 
 
@@ -343,6 +343,11 @@ def link(
             commands = [link_command(f, force=force, dry_run=dry_run) for f in files]
             return [printed, *commands, link_claude_ask(workspace, True, dry_run, env)]
         return [Result(target, "-", "skipped", resolved.message)]
+    if resolved.scope == "workspace":
+        for path in (resolved.path, *([claude_settings(workspace)] if target == "claude" else [])):
+            if (problem := link_outside(path, workspace)) is not None:
+                shown = resolved.shown if path == resolved.path else ".claude/settings.json"
+                return [Result(target, shown, "error", problem)]
     results = []
     args: list[str] = []
     if target == "claude":
