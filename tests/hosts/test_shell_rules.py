@@ -1,0 +1,290 @@
+"""`engram link` writes each host's own rule that asks before the agent's shell runs engram's CLI
+writes (SPEC §7 "CLI writes are the human's", §8; issue 19 item 5).
+
+With real Codex in a trusted project the model ran `engram commit TOKEN` through its shell and
+the memory was written; so did opencode through `bash`. Each test pins the exact rule text link
+writes, checks it with the host's own matching (re-implemented here from its docs and source),
+and that unlink takes away exactly what link added.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.test_gate import gemini_policy_decision, opencode_bash_decision
+from tests.hosts.test_link import parse_jsonc, run, run_json, snapshot
+
+WRITES = (
+    "commit",
+    "save-session",
+    "ss",
+    "add",
+    "edit",
+    "forget",
+    "restore",
+    "verify",
+    "pending",
+    "promote",
+    "note",
+    "gc",
+    "init",
+    "link",
+    "unlink",
+    "upgrade",
+)
+"""SPEC §7's writing commands, plus those that change a host's gate (link, unlink, upgrade)."""
+ATTEMPTS = (
+    "commit 0123abcd --approve all",
+    "save-session --force",
+    "ss -f",
+    "save-session --query-level 5 --force --workspace /other",
+    "add --type rule --title t",
+    "verify --accept",
+    "pending --cancel 1",
+    "--json commit 0123abcd",
+    "--workspace=/other commit 0123abcd",
+)
+READS = ("search uv", "load", "status", "list", "show some-id")
+
+
+def _pin(hook_command: str) -> str:
+    """How link spelled engram in the hook it wrote (bare name, or this installation's path)."""
+    return hook_command.removesuffix(" hook session-start")
+
+
+def _spellings(pin: str) -> list[str]:
+    return ["engram"] + ([pin] if pin != "engram" else [])
+
+
+def _claude_covers(rule: str, command: str) -> bool:
+    """Claude Code's rule matching for `Bash(…)`: `*` matches any text, a single trailing ` *`
+    may also match nothing (code.claude.com/docs/en/permissions)."""
+    spec = rule.removeprefix("Bash(").removesuffix(")")
+    return fnmatch.fnmatchcase(command, spec) or (spec.endswith(" *") and command == spec[:-2])
+
+
+# --- Claude Code -----------------------------------------------------------------------------------
+def test_claude_link_adds_ask_rules_for_every_engram_write_and_unlink_takes_them_away(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    rc, out, err = run(capsys, "link", "claude")
+    assert rc == 0, out + err
+    settings = json.loads((workspace / ".claude" / "settings.json").read_text("utf-8"))
+    pin = _pin(settings["hooks"]["SessionStart"][0]["hooks"][0]["command"])
+    expected = [
+        rule
+        for spelling in _spellings(pin)
+        for rule in [*(f"Bash({spelling} {write} *)" for write in WRITES), f"Bash({spelling} -*)"]
+    ]
+    assert settings["permissions"] == {"ask": expected}
+    for spelling in _spellings(pin):
+        for attempt in ATTEMPTS:
+            assert any(_claude_covers(r, f"{spelling} {attempt}") for r in expected), attempt
+        for read in READS:
+            assert not any(_claude_covers(r, f"{spelling} {read}") for r in expected), read
+    rc, env = run_json(capsys, "link", "claude")
+    assert rc == 0 and {r["action"] for r in env["data"]["results"]} == {"unchanged"}
+    rc, out, err = run(capsys, "unlink", "claude")
+    assert rc == 0, out + err
+    assert not (workspace / ".claude").exists()
+
+
+def test_claude_ask_rules_join_the_users_own_and_unlink_gives_back_the_bytes(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    original = (
+        '{\n  "permissions": {\n    "allow": ["Bash(git status)"],\n    "ask": ["Bash(rm:*)"]\n  }\n}\n'
+    )
+    path = workspace / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(original, "utf-8")
+    rc, out, err = run(capsys, "link", "claude", "--no-hook")
+    assert rc == 0, out + err
+    ask = json.loads(path.read_text("utf-8"))["permissions"]["ask"]
+    assert ask[0] == "Bash(rm:*)" and "Bash(engram commit *)" in ask and "Bash(engram -*)" in ask
+    assert json.loads(path.read_text("utf-8"))["permissions"]["allow"] == ["Bash(git status)"]
+    rc, out, err = run(capsys, "unlink", "claude")
+    assert rc == 0, out + err
+    assert path.read_text("utf-8") == original
+
+
+def test_claude_global_link_writes_the_ask_rules_to_the_user_settings(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    rc, out, err = run(capsys, "link", "claude", "--global")
+    assert rc == 0, out + err
+    ask = json.loads((private_home / ".claude" / "settings.json").read_text("utf-8"))["permissions"]["ask"]
+    assert "Bash(engram save-session *)" in ask and "Bash(engram ss *)" in ask
+    rc, out, err = run(capsys, "unlink", "claude", "--global")
+    assert rc == 0, out + err
+    assert not (private_home / ".claude").exists()
+
+
+# --- opencode --------------------------------------------------------------------------------------
+def test_opencode_link_asks_before_bash_runs_engram_writes(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 19: opencode linked as the README said ran `engram commit` through `bash`."""
+    monkeypatch.chdir(workspace)
+    rc, out, err = run(capsys, "link", "opencode")
+    assert rc == 0, out + err
+    config = parse_jsonc((workspace / "opencode.json").read_text("utf-8"))
+    [command] = config["mcp"]["engram"]["command"]
+    pin = str(Path(command).with_name("engram")) if Path(command).is_absolute() else "engram"
+    patterns = [
+        pattern
+        for spelling in _spellings(pin)
+        for pattern in [*(f"{spelling} {write} *" for write in WRITES), f"{spelling} -*"]
+    ]
+    assert config["permission"] == {"engram_engram_commit": "ask", "bash": dict.fromkeys(patterns, "ask")}
+    for spelling in _spellings(pin):
+        for attempt in ATTEMPTS:
+            assert opencode_bash_decision(config, f"{spelling} {attempt}") == "ask", attempt
+        for read in READS:
+            assert opencode_bash_decision(config, f"{spelling} {read}") == "allow", read
+    rc, out, err = run(capsys, "unlink", "opencode")
+    assert rc == 0 and not (workspace / "opencode.json").exists()
+
+
+def test_opencode_bash_allow_becomes_star_allow_with_engrams_rules_and_comes_back(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    original = '{\n  "permission": {\n    "bash": "allow",\n    "edit": "ask"\n  }\n}\n'
+    path = workspace / "opencode.json"
+    path.write_text(original, "utf-8")
+    rc, out, err = run(capsys, "link", "opencode")
+    assert rc == 0, out + err
+    config = parse_jsonc(path.read_text("utf-8"))
+    assert list(config["permission"]["bash"].items())[0] == ("*", "allow")
+    assert opencode_bash_decision(config, "engram commit 0123") == "ask"
+    assert opencode_bash_decision(config, "make test") == "allow"
+    assert config["permission"]["edit"] == "ask"
+    rc, out, err = run(capsys, "unlink", "opencode")
+    assert rc == 0, out + err
+    assert path.read_text("utf-8") == original
+
+
+def test_opencode_rules_go_after_a_users_pattern_that_would_allow_engram(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """opencode's last matching pattern wins: engram's come after the user's `engram *` allow."""
+    monkeypatch.chdir(workspace)
+    path = workspace / "opencode.json"
+    path.write_text('{"permission": {"bash": {"engram commit *": "ask", "engram *": "allow"}}}\n', "utf-8")
+    rc, out, err = run(capsys, "link", "opencode")
+    assert rc == 0, out + err
+    config = parse_jsonc(path.read_text("utf-8"))
+    assert opencode_bash_decision(config, "engram commit 0123") == "ask"
+    assert opencode_bash_decision(config, "engram search x") == "allow"
+    assert list(config["permission"]["bash"])[:1] == ["engram *"]
+    rc, env = run_json(capsys, "doctor")
+    assert not [f for f in env["data"]["findings"] if f["file"] == "./opencode.json"], env
+
+
+# --- Codex -----------------------------------------------------------------------------------------
+def _codex_rules(text: str) -> list[tuple[list[str], str]]:
+    """(pattern, decision) of every prefix_rule in a Starlark rules file (the subset link writes)."""
+    found = []
+    for body in re.findall(r"prefix_rule\((.*?)\n\)", text, re.DOTALL):
+        pattern = json.loads(re.search(r"pattern = (\[.*?\])", body).group(1))  # type: ignore[union-attr]
+        decision = re.search(r'decision = "(\w+)"', body).group(1)  # type: ignore[union-attr]
+        found.append((pattern, decision))
+    return found
+
+
+@pytest.mark.parametrize("global_", [False, True], ids=["workspace", "global"])
+def test_codex_link_writes_a_prompt_rule_for_every_engram_command(
+    global_: bool,
+    workspace: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Codex 0.171 reads `rules/*.rules` from each config layer (`~/.codex`, and `.codex` of a
+    trusted project); a prefix rule matches argv literally, so engram asks as a whole: with
+    `--workspace=DIR` first, no list of sub-commands would match."""
+    monkeypatch.chdir(workspace)
+    before = snapshot(workspace, private_home)
+    argv = ["link", "codex", *(["--global"] if global_ else [])]
+    rc, out, err = run(capsys, *argv)
+    assert rc == 0, out + err
+    rules = (private_home / ".codex" if global_ else workspace / ".codex") / "rules" / "engram.rules"
+    text = rules.read_text("utf-8")
+    assert text.startswith("# engram:shell-rules installed by `engram link codex`")
+    parsed = _codex_rules(text)
+    assert parsed[0] == (["engram"], "prompt")
+    assert all(decision == "prompt" and len(pattern) in (1, 3) for pattern, decision in parsed)
+    assert len(parsed) in (1, 2)
+    assert 'justification = "engram writes memory only with the human\'s yes"' in text
+    rc, env = run_json(capsys, *argv)
+    assert rc == 0 and {r["action"] for r in env["data"]["results"]} <= {"unchanged", "updated"}
+    assert rules.read_text("utf-8") == text
+    rc, out, err = run(capsys, "unlink", "codex", *(["--global"] if global_ else []))
+    assert rc == 0, out + err
+    assert snapshot(workspace, private_home) == before
+
+
+def test_codex_leaves_a_rules_file_of_the_users_alone(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workspace)
+    mine = workspace / ".codex" / "rules" / "engram.rules"
+    mine.parent.mkdir(parents=True)
+    mine.write_text('prefix_rule(pattern = ["engram"], decision = "allow")\n', "utf-8")
+    rc, env = run_json(capsys, "link", "codex")
+    assert rc == 1
+    [row] = [r for r in env["data"]["results"] if r["file"] == "./.codex/rules/engram.rules"]
+    assert row["action"] == "error" and "not engram's" in row["message"]
+    assert mine.read_text("utf-8") == 'prefix_rule(pattern = ["engram"], decision = "allow")\n'
+
+
+# --- Gemini CLI ------------------------------------------------------------------------------------
+def test_gemini_policy_file_is_exactly_what_headless_gemini_needs(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Gemini 0.61 loads policies from ~/.gemini/policies/ (workspace policies are switched off):
+    allow the read and proposal tools, ask for engram_commit and for shell writes."""
+    monkeypatch.chdir(workspace)
+    rc, out, err = run(capsys, "link", "gemini")
+    assert rc == 0, out + err
+    path = private_home / ".gemini" / "policies" / "engram.toml"
+    rules = tomllib.loads(path.read_text("utf-8"))["rule"]
+    tools = ["engram_load", "engram_route", "engram_search", "engram_status", "engram_verify"]
+    assert rules[0] == {
+        "mcpName": "engram",
+        "toolName": [*tools, "engram_save", "engram_save_session"],
+        "decision": "allow",
+        "priority": 100,
+    }
+    assert rules[1] == {
+        "mcpName": "engram",
+        "toolName": "engram_commit",
+        "decision": "ask_user",
+        "priority": 950,
+    }
+    assert rules[2]["toolName"] == "run_shell_command" and rules[2]["decision"] == "ask_user"
+    prefixes = rules[2]["commandPrefix"]
+    pin = next(
+        (p.removesuffix(" commit") for p in prefixes if p.endswith(" commit") and p != "engram commit"), None
+    )
+    spellings = ["engram"] + ([pin] if pin else [])
+    assert prefixes == [f"{s} {w}" for s in spellings for w in WRITES]
+    assert rules[3]["toolName"] == "run_shell_command" and "commandRegex" in rules[3]
+    assert all(r["priority"] <= 999 for r in rules), "Gemini refuses a priority over 999"
+    for spelling in spellings:
+        for attempt in ATTEMPTS:
+            assert gemini_policy_decision(rules, "run_shell_command", f"{spelling} {attempt}") == "ask_user"
+        for read in READS:
+            assert gemini_policy_decision(rules, "run_shell_command", f"{spelling} {read}") is None
+    settings = parse_jsonc((workspace / ".gemini" / "settings.json").read_text("utf-8"))
+    assert "tools" not in settings, "no deprecated tools.allowed"
