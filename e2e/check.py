@@ -167,20 +167,33 @@ class CommandFinding:
     host: str
     installed: bool = False
     asked: list[str] = field(default_factory=list)
-    """Shell commands the model asked the host to run."""
+    """What the model did after reading the command: shell commands it asked the host to run,
+    or the engram tools it called."""
     ran: list[dict[str, Any]] = field(default_factory=list)
     """`engram` calls the host's shell made ({"argv", "exit"}), the hook's included."""
+    prompts: list[dict[str, Any]] = field(default_factory=list)
+    """What the host asked the human (e2e/human.py answers: yes only to engram_commit)."""
     answer: str = ""
     written: list[str] = field(default_factory=list)
     error: str = ""
 
     @property
     def saved(self) -> bool:
-        return any(call["argv"][:2] == ["save-session", "--force"] for call in self.ran)
+        """The rule was saved: by `engram save-session --force` in the host's shell, or through
+        engram's tools with the human's yes at the host's prompt."""
+        return bool(self.written)
+
+    @property
+    def path(self) -> str:
+        if any(call["argv"][:2] == ["save-session", "--force"] for call in self.ran):
+            return "engram save-session --force in the shell"
+        if self.asked and not any(" " in step for step in self.asked):
+            return " → ".join(self.asked)
+        return "-"
 
     @property
     def ok(self) -> bool:
-        return self.installed and self.saved and bool(self.written) and not self.error
+        return self.installed and self.saved and not self.error
 
 
 def check_command(host: Host, executable: Path, root: Path, timeout: float) -> CommandFinding:
@@ -198,14 +211,17 @@ def check_command(host: Host, executable: Path, root: Path, timeout: float) -> C
     try:
         env = {**host.prepare(box, fake.url), "PATH": f"{bin_dir}{os.pathsep}{box.env['PATH']}"}
         for n, args in enumerate(host.command_runs, 1):
-            ran = box.run([str(executable), *args], env=env, timeout=timeout)
+            last = n == len(host.command_runs)  # the `/engram ss -f` run: the human is there
+            human = host.human_prompt(root, root / "prompts.jsonl") if last and host.human_prompt else ()
+            ran = box.run([str(executable), *args, *human], env=env, timeout=timeout)
             _save(root / f"run-{n}.log", ran)
             if ran.returncode is None:
                 finding.error = f"run {n} timed out after {timeout:.0f} s"
     finally:
         fake.close()
-    finding.asked = list(script.shell_calls)
-    finding.answer = " ".join(" ".join(script.shell_results).split())[:240]
+    finding.asked = list(script.shell_calls) or list(script.tool_calls)
+    finding.answer = " ".join(" ".join(script.shell_results or script.tool_results).split())[:240]
+    finding.prompts = relay.read(root / "prompts.jsonl")
     finding.ran = [entry for entry in relay.read(calls) if isinstance(entry, dict) and "argv" in entry]
     after = box.memory()
     finding.written = sorted(key for key in after.keys() | before.keys() if before.get(key) != after.get(key))

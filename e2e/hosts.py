@@ -11,6 +11,7 @@ here grants a tool permission: every run uses the host's default approval settin
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,11 @@ class Host:
     command_runs: tuple[tuple[str, ...], ...] = ()
     """The `/engram` scenario (check.check_command): a session where the human states a rule,
     then the same session continued with `/engram ss -f`; empty for hosts not driven yet."""
+    human_prompt: Callable[[Path, Path], tuple[str, ...]] | None = None
+    """Arguments that send the host's permission prompts of the `/engram` run to e2e/human.py
+    (folder for its config, its log): headless, nobody else could answer them."""
+    probe_args: tuple[str, ...] = ()
+    """What lets the host's shell tool run at all, for e2e/shell.py's probe only (never the checks)."""
 
 
 def _claude(box: Sandbox, url: str) -> dict[str, str]:
@@ -57,6 +63,14 @@ def _claude(box: Sandbox, url: str) -> dict[str, str]:
         "DISABLE_ERROR_REPORTING": "1",
         "DISABLE_AUTOUPDATER": "1",
     }
+
+
+def _claude_human(folder: Path, log: Path) -> tuple[str, ...]:
+    """Claude Code asks `mcp__human__approve` instead of showing its prompt (`-p` cannot)."""
+    config = folder / "human-mcp.json"
+    human = {"command": sys.executable, "args": [str(Path(__file__).with_name("human.py")), str(log)]}
+    config.write_text(json.dumps({"mcpServers": {"human": human}}), "utf-8")
+    return ("--mcp-config", str(config), "--permission-prompt-tool", "mcp__human__approve")
 
 
 def _codex(box: Sandbox, url: str) -> dict[str, str]:
@@ -142,6 +156,8 @@ HOSTS: tuple[Host, ...] = (
             ("-p", RULE, "--output-format", "stream-json", "--verbose"),
             ("-p", "--continue", "/engram ss -f", "--output-format", "stream-json", "--verbose"),
         ),
+        human_prompt=_claude_human,
+        probe_args=("--allowedTools", "Bash"),
     ),
     Host(
         "codex",
@@ -163,6 +179,7 @@ HOSTS: tuple[Host, ...] = (
         _gemini,
         ("-p", PROMPT, "--output-format", "stream-json"),
         ("mcp", "list"),
+        probe_args=("--approval-mode", "yolo"),
     ),
     Host(
         "opencode",

@@ -13,6 +13,17 @@ more in a fresh sandbox: the human states a rule, then continues the session wit
 `/engram ss -f`; the installed command must end in `engram save-session --force` being run
 (witnessed by a recording `engram` on PATH) and the rule being saved.
 
+Then the **shell** check per host (e2e/shell.py): a fresh proposal's token, and a scripted
+model that runs `engram commit TOKEN` through the host's shell tool, then again with every
+known host variable unset and a terminal (`env -u …` inside `script`, or Codex's `tty: true`),
+with the same link config and trust step. It passes when nothing is written; the table says
+which layer stopped it (the host: no shell tool, a denial or an unanswered prompt; engram:
+its ENGRAM_AGENT_SHELL refusal).
+
+`--probe` instead runs e2e/probe.py through each host's shell tool (with the permission that
+lets it run) and prints what the host adds to its commands' environment, and whether they
+have a terminal: the variables engram_mcp/agent_shell.py looks for.
+
 Each run's files (sandbox, host output, the model's request log, the relay's record of what
 the host sent engram) stay under <cache>/runs/latest/<host>/ for inspection.
 """
@@ -24,12 +35,14 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from e2e import install  # noqa: E402
 from e2e.check import Finding, check, check_command  # noqa: E402
 from e2e.hosts import HOSTS  # noqa: E402
+from e2e.shell import Probe, ShellFinding, check_shell, probe  # noqa: E402
 
 COLUMNS = (
     "host",
@@ -49,12 +62,17 @@ def main(argv: list[str] | None = None) -> int:
     names = [host.name for host in HOSTS]
     parser.add_argument("hosts", nargs="*", metavar="HOST", help=f"any of {', '.join(names)} (default: all)")
     parser.add_argument("--timeout", type=float, default=180, help="seconds per host command (default 180)")
+    parser.add_argument(
+        "--probe", action="store_true", help="print what each host's shell tool gives its commands, then stop"
+    )
     args = parser.parse_args(argv)
     if unknown := sorted(set(args.hosts) - set(names)):
         parser.error(f"unknown host {', '.join(unknown)}: choose from {', '.join(names)}")
     chosen = [host for host in HOSTS if not args.hosts or host.name in args.hosts]
     runs = install.cache_root() / "runs" / "latest"
     shutil.rmtree(runs, ignore_errors=True)
+    if args.probe:
+        return _probe(chosen, runs, args.timeout)
     findings = []
     for host in chosen:
         try:
@@ -93,27 +111,108 @@ def main(argv: list[str] | None = None) -> int:
         saves = [call for call in command.ran if call["argv"][:1] == ["save-session"]]
         print(
             f"{command.host}: /engram ss -f: command installed {'y' if command.installed else 'n'}; "
-            f"model ran {command.asked or '-'}; engram ran "
+            f"model did {command.asked or '-'}; engram's CLI ran "
             + (
                 ", ".join(f"`engram {' '.join(c['argv'])}` (exit {c['exit']})" for c in saves)
                 or "no save-session"
             )
             + f"; memory written: {', '.join(command.written) or 'none'}"
         )
+        for prompt in command.prompts:
+            print(
+                f"{command.host}: the host asked the human about {prompt.get('tool_name')}: "
+                f"{'yes' if prompt.get('answer') else 'no'}"
+            )
         if command.answer:
-            print(f"{command.host}: the shell answered: {command.answer}")
+            print(f"{command.host}: engram answered: {command.answer}")
         if command.error:
             print(f"{command.host}: {command.error}")
+    shells = []
+    for host in chosen:
+        executable = install.ensure(host.package, host.version, host.binary)
+        print(f"{host.name}: shell …", file=sys.stderr, flush=True)
+        shells.append(check_shell(host, executable, runs / f"{host.name}-shell", args.timeout))
+    for shell in shells:
+        for n, attempt in enumerate(shell.tries, 1):
+            reached = f"engram ran it (exit {attempt.exit})" if attempt.reached else "engram never ran"
+            print(
+                f"{shell.host}: shell try {n}: `{attempt.command}`: {reached}; host answered: {attempt.answer or '-'}"
+            )
+        if shell.written:
+            print(f"{shell.host}: shell: memory written: {', '.join(shell.written)}")
+        if shell.error:
+            print(f"{shell.host}: shell: {shell.error}")
+    print()
+    print(summary(findings, shells, commands))
     print(f"logs: {runs}")
     failed = [finding.host for finding in findings if not finding.ok]
+    failed += [f"{shell.host} (shell)" for shell in shells if not shell.ok]
     failed += [f"{command.host} (/engram ss -f)" for command in commands if not command.ok]
     print(
-        "PASS: no host wrote memory unasked; every host offered the read tools"
-        + ("; /engram ss -f ran engram save-session --force" if commands else "")
+        "PASS: no host wrote memory unasked, through engram_commit or its shell; every host offered"
+        " the read tools" + ("; /engram ss -f ran engram save-session --force" if commands else "")
         if not failed
         else f"FAIL: {', '.join(failed)}"
     )
     return 1 if failed else 0
+
+
+def summary(findings: list[Finding], shells: list[ShellFinding], commands: list[Any]) -> str:
+    """The closing table: host × check, each cell the result (and, for the shell, the layer)."""
+    by_host: dict[str, dict[str, str]] = {}
+    for finding in findings:
+        by_host.setdefault(finding.host, {})["engram_commit (MCP)"] = (
+            "FAIL: written"
+            if finding.wrote
+            else f"pass ({'host refused' if finding.commit == 'refused' else 'not offered' if finding.commit == 'n' else 'engram refused'})"
+        )
+        by_host[finding.host]["read tools"] = "pass" if finding.read_offered else "FAIL"
+    for shell in shells:
+        by_host.setdefault(shell.host, {})["shell: engram commit TOKEN"] = (
+            "FAIL: written"
+            if shell.wrote
+            else ("ERROR: " + shell.error if shell.error else f"pass ({shell.layer})")
+        )
+    for command in commands:
+        by_host.setdefault(command.host, {})["/engram ss -f"] = (
+            f"pass (saved: {command.path})" if command.ok else "FAIL: not saved"
+        )
+    columns = ["engram_commit (MCP)", "read tools", "shell: engram commit TOKEN", "/engram ss -f"]
+    rows = [["host", *columns]] + [
+        [host, *(cells.get(column, "-") for column in columns)] for host, cells in by_host.items()
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |" for row in rows
+    ]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def _probe(chosen: list[Any], runs: Path, timeout: float) -> int:
+    found: list[Probe] = []
+    for host in chosen:
+        executable = install.ensure(host.package, host.version, host.binary)
+        for tty in (False, True) if host.name == "codex" else (False,):
+            print(f"{host.name}: probing its shell{' (tty)' if tty else ''} …", file=sys.stderr, flush=True)
+            seen = probe(
+                host, executable, runs / f"{host.name}-probe{'-tty' if tty else ''}", timeout, tty=tty
+            )
+            seen.host += " (tty: true)" if tty else ""
+            found.append(seen)
+    for seen in found:
+        if seen.error:
+            print(f"{seen.host}: {seen.error}")
+            continue
+        ours = ("PATH", "PWD", "SHLVL", "_", "OLDPWD")
+        added = ", ".join(f"{k}={v[:40]}" for k, v in sorted(seen.added.items()) if k not in ours)
+        print(
+            f"{seen.host} ({seen.shell_tool}): stdin/stdout/stderr a terminal: {seen.isatty}; "
+            f"controlling terminal: {seen.dev_tty}"
+        )
+        print(f"  added: {added or '-'}")
+        print(f"  ancestors: {' <- '.join(seen.ancestors) or '-'}")
+    return 0 if not any(seen.error for seen in found) else 1
 
 
 def table(findings: list[Finding]) -> str:

@@ -100,10 +100,14 @@ class Script:
         return Text("engram_commit is not among my tools.")
 
 
-SHELL_TOOLS = ("Bash", "run_shell_command", "shell", "bash")
+SHELL_TOOLS = ("Bash", "run_shell_command", "shell", "exec_command", "bash")
 """The hosts' shell tools, by the names they offer the model."""
 _REQUEST = re.compile(r"The human's request: `/engram ([^`]*)`")
 _FORCE_RULE = re.compile(r"^1\. .*?run `([^`]+ save-session --force)` in the shell", re.S | re.M)
+_TOOL_RULE = re.compile(r"^1\. [^\n]*\n(?:   [^\n]*\n)*?.*?call the `(engram_save_session)` tool", re.M)
+_TOKEN = re.compile(r"engram-[0-9a-f]{8}-[A-Za-z0-9_-]{32}")
+_ADD = re.compile(r"^\s*(\d+)\. (?:Verdict: )?ADD\b", re.M)
+SAVE_SUFFIX = "engram_save_session"
 
 
 @dataclass
@@ -111,18 +115,26 @@ class CommandScript(Script):
     """The `/engram` scenario: a model that follows the installed command's text.
 
     When the conversation holds an expanded `/engram` command whose request is `ss -f` (or
-    `save-session --force`), the model runs, through the host's shell tool, the command that
-    the command text's rule 1 names; it reads that command from the text, it does not know it.
-    Any other turn gets a short text answer."""
+    `save-session --force`), the model does what the command text's rule 1 says, reading it
+    from the text (it knows nothing else): either it runs the shell command rule 1 names
+    through the host's shell tool, or, when rule 1 says to call `engram_save_session`, it calls
+    that tool (`query_level` 1), then `engram_commit` with the proposal's token and the numbers
+    of its ADD candidates (loading either through the host's tool loader when deferred). Any
+    other turn gets a short text answer."""
 
     shell_calls: list[str] = field(default_factory=list)
     shell_results: list[str] = field(default_factory=list)
+    tool_calls: list[str] = field(default_factory=list)
+    """engram tools the model called, in order."""
+    tool_results: list[str] = field(default_factory=list)
 
     def reset(self) -> None:
         super().reset()
         with self._lock:
             self.shell_calls.clear()
             self.shell_results.clear()
+            self.tool_calls.clear()
+            self.tool_results.clear()
 
     def decide(self, turn: Turn) -> Action:
         with self._lock:
@@ -132,19 +144,107 @@ class CommandScript(Script):
                     self.offered.append(name)
             ran = [text for name, text in turn.history if name in SHELL_TOOLS]
             self.shell_results[:] = ran
-        shell = next((name for name in turn.tools if name in SHELL_TOOLS), None)
-        if ran or shell is None:
-            return Text("Done." if ran else "Noted.")
+            answered = [(n, t) for n, t in turn.history if n.endswith((SAVE_SUFFIX, COMMIT_SUFFIX))]
+            self.tool_results[:] = [f"{n}: {t}" for n, t in answered]
+        if not turn.tools:
+            return Text("engram e2e")
+        rule = self._rule(turn)
+        if rule is None:
+            return Text("Noted.")
+        if rule != SAVE_SUFFIX:
+            shell = next((name for name in turn.tools if name in SHELL_TOOLS), None)
+            if ran or shell is None:
+                return Text("Done." if ran else "Noted.")
+            with self._lock:
+                self.shell_calls.append(rule)
+            return ToolCall(shell, {"command": rule, "description": "Save this session to engram"})
+        saved = [text for name, text in answered if name.endswith(SAVE_SUFFIX)]
+        if any(name.endswith(COMMIT_SUFFIX) for name, _ in answered):
+            return Text("Done: engram answered.")
+        if not saved:
+            return self._call(turn, SAVE_SUFFIX, {"query_level": 1})
+        token = _TOKEN.search(saved[-1])
+        if token is None:  # nothing to commit (or engram's dialog already did)
+            return Text("Done: engram answered.")
+        adds = [int(n) for n in _ADD.findall(saved[-1])]
+        return self._call(turn, COMMIT_SUFFIX, {"approval_token": token.group(), "approve": adds or "all"})
+
+    def _rule(self, turn: Turn) -> str | None:
+        """What rule 1 of the expanded `/engram ss -f` says: a shell command, the tool's suffix,
+        or None when the conversation holds no such request."""
         for text in reversed(turn.texts):
-            request, rule = _REQUEST.search(text), _FORCE_RULE.search(text)
-            if (
-                request
-                and rule
-                and request.group(1).split()[:2] in (["ss", "-f"], ["save-session", "--force"])
-            ):
-                with self._lock:
-                    self.shell_calls.append(rule.group(1))
-                return ToolCall(
-                    shell, {"command": rule.group(1), "description": "Save this session to engram"}
-                )
-        return Text("Noted.")
+            request = _REQUEST.search(text)
+            if not request or request.group(1).split()[:2] not in (["ss", "-f"], ["save-session", "--force"]):
+                continue
+            if shell := _FORCE_RULE.search(text):
+                return shell.group(1)
+            if _TOOL_RULE.search(text):
+                return SAVE_SUFFIX
+        return None
+
+    def _call(self, turn: Turn, suffix: str, arguments: dict[str, Any]) -> Action:
+        name = next((n for n in turn.tools if n.endswith(suffix)), None)
+        if name is not None:
+            with self._lock:
+                self.tool_calls.append(name)
+            return ToolCall(name, arguments)
+        later = next((n for n in turn.deferred if n.endswith(suffix)), None)
+        if later is not None and turn.loader in turn.tools:
+            return ToolCall(turn.loader, {"query": f"select:{later}"})
+        return Text(f"{suffix} is not among my tools.")
+
+
+def shell_arguments(tool: str, command: str, *, tty: bool = False) -> dict[str, Any]:
+    """One call of a host's shell tool running `command`, in that tool's own argument shape."""
+    if tool == "exec_command":  # Codex's unified exec: `tty` asks for a PTY; no login shell,
+        # whose profile may reset PATH (Debian's /etc/profile does for root)
+        return {"cmd": command, "login": False, **({"tty": True} if tty else {})}
+    if tool == "shell":  # Codex's older shell tool: an argv
+        return {"command": ["bash", "-lc", command]}
+    if tool == "Bash":
+        return {"command": command, "description": "Run one command"}
+    return {"command": command}  # opencode `bash`, Gemini `run_shell_command`
+
+
+@dataclass
+class ShellScript(Script):
+    """A model that runs `commands` through the host's shell tool, one call per turn, in order,
+    then ends; with `tty`, it asks for a terminal for the last one where the tool offers one
+    (Codex). It sees
+    whatever the host answers (`shell_results`, in call order), and knows nothing of engram."""
+
+    commands: list[str] = field(default_factory=list)
+    tty: bool = False
+    shell_calls: list[str] = field(default_factory=list)
+    shell_results: list[str] = field(default_factory=list)
+    shell_tool: str = ""
+    """The name of the shell tool the host offered, or empty when it offered none."""
+
+    def reset(self) -> None:
+        super().reset()
+        with self._lock:
+            self.shell_calls.clear()
+            self.shell_results.clear()
+            self.shell_tool = ""
+
+    def decide(self, turn: Turn) -> Action:
+        with self._lock:
+            self.requests += 1
+            for name in [*turn.tools, *turn.deferred]:
+                if name not in self.offered:
+                    self.offered.append(name)
+            self.shell_results[:] = [text for name, text in turn.history if name in SHELL_TOOLS]
+            shell = next((name for name in turn.tools if name in SHELL_TOOLS), None)
+            if shell is not None:
+                self.shell_tool = shell
+            done = len(self.shell_results)
+        if not turn.tools:
+            return Text("engram e2e")
+        if shell is None or done >= len(self.commands):
+            return Text("Done." if done else "I have no shell tool.")
+        command = self.commands[done]
+        with self._lock:
+            self.shell_calls.append(command)
+        return ToolCall(
+            shell, shell_arguments(shell, command, tty=self.tty and done == len(self.commands) - 1)
+        )

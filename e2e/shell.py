@@ -1,0 +1,210 @@
+"""The shell door, in each real host: what its shell tool gives a command, and whether the agent
+can write memory through it.
+
+`probe` runs e2e/probe.py through the host's shell tool (with the permission that lets the
+shell run at all, `Host.probe_args`) and reports what the host added to the environment it was
+started with, whether the command had a terminal, and its ancestors. That is how the
+variables engram_mcp/agent_shell.py looks for were found.
+
+`check_shell` is the attack, with the host's default permissions, engram's link config and the
+README's trust step: a fresh proposal's token, and a scripted model that runs
+`engram commit TOKEN` through the host's shell tool, then the same by engram's absolute path
+(which a rule on the prefix `engram commit` does not match), then that with every known host
+variable unset (`env -u …`) and a terminal (Codex `tty: true`; elsewhere `script`). It passes when nothing is written. A recording
+`engram` on PATH witnesses which calls reached engram, so the finding says which layer stopped
+each try: the host (no shell tool, a denial or an unanswered prompt) or engram's own refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from e2e import relay
+from e2e.fakes.script import ShellScript
+from e2e.fakes.server import FakeModel
+from e2e.hosts import Host
+from e2e.sandbox import Ran, Sandbox
+
+PROBE = Path(__file__).resolve().parent / "probe.py"
+MARK = "ENGRAM-PROBE "
+REFUSAL = "ENGRAM_AGENT_SHELL"
+"""The code `engram commit` prints when it refuses to run in an agent's shell."""
+UNSET = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "CODEX_THREAD_ID",
+    "CODEX_CI",
+    "GEMINI_CLI",
+    "OPENCODE",
+    "OPENCODE_PID",
+    "AGENT",
+)
+"""What the evasive try unsets: every variable the probe found a host setting (see the report)."""
+
+
+@dataclass
+class Probe:
+    host: str
+    shell_tool: str = ""
+    added: dict[str, str] = field(default_factory=dict)
+    """Variables the shell's command saw that the host was not started with."""
+    removed: list[str] = field(default_factory=list)
+    isatty: list[bool] = field(default_factory=list)
+    dev_tty: bool | None = None
+    ancestors: list[str] = field(default_factory=list)
+    """`comm` of each ancestor, nearest first, with the host variables each one's environment holds."""
+    answer: str = ""
+    error: str = ""
+
+
+def probe(host: Host, executable: Path, root: Path, timeout: float, *, tty: bool = False) -> Probe:
+    found = Probe(host.name)
+    box = Sandbox(root)
+    for args in host.links:
+        _save(root / "link.log", box.engram("link", *args))
+    out = box.workspace / "probe.json"
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(PROBE))} {shlex.quote(str(out))}"
+    script = ShellScript("", root / "model.jsonl", commands=[command], tty=tty)
+    fake = FakeModel(script, host.api)
+    try:
+        env = host.prepare(box, fake.url)
+        ran = box.run([str(executable), *host.probe_args, *host.run_args], env=env, timeout=timeout)
+        _save(root / "run.log", ran)
+    finally:
+        fake.close()
+    found.shell_tool = script.shell_tool
+    found.answer = " ".join(" ".join(script.shell_results).split())[:200]
+    report = _report(out, script.shell_results)
+    if report is None:
+        found.error = "the probe did not run" + (f" (exit {ran.returncode})" if ran.returncode else "")
+        return found
+    started = {**box.env, **env}
+    seen: dict[str, str] = report["env"]
+    found.added = {k: v for k, v in seen.items() if k not in started or started[k] != v}
+    found.removed = sorted(k for k in started if k not in seen)
+    found.isatty = report["isatty"]
+    found.dev_tty = report["dev_tty"]
+    marks = set(found.added) - {"PATH", "PWD", "SHLVL", "_", "OLDPWD"}
+    for ancestor in report["ancestors"][:4]:  # the host's side; further up is this harness
+        held = sorted(marks.intersection(ancestor.get("environ", [])))
+        found.ancestors.append(f"{ancestor.get('comm', '?')}" + (f"[{','.join(held)}]" if held else ""))
+    return found
+
+
+def _report(out: Path, results: list[str]) -> dict[str, Any] | None:
+    if out.exists():
+        return dict(json.loads(out.read_text("utf-8")))
+    for text in results:
+        at = text.find(MARK)
+        if at >= 0:
+            try:
+                return dict(json.loads(text[at + len(MARK) :].splitlines()[0]))
+            except ValueError:
+                continue
+    return None
+
+
+@dataclass
+class Try:
+    command: str
+    reached: bool = False
+    """The recording `engram` saw the call: the host ran it."""
+    exit: int | None = None
+    refused: bool = False
+    """engram answered with ENGRAM_AGENT_SHELL."""
+    answer: str = ""
+
+
+@dataclass
+class ShellFinding:
+    host: str
+    shell_tool: str = ""
+    tries: list[Try] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    still_pending: bool = True
+    error: str = ""
+
+    @property
+    def wrote(self) -> bool:
+        return bool(self.written) or not self.still_pending
+
+    @property
+    def ok(self) -> bool:
+        return not self.wrote and not self.error
+
+    @property
+    def layer(self) -> str:
+        """Which layer stopped the tries: `host` (no shell tool, or no try reached engram),
+        `engram` (every try reached engram, which refused), both, or `-` when nothing did."""
+        if not self.shell_tool:
+            return "host (no shell tool)"
+        if not self.tries:
+            return "host (no try made)"
+        layers = []
+        if any(not t.reached for t in self.tries):
+            layers.append("host")
+        if any(t.reached and t.refused for t in self.tries):
+            layers.append("engram")
+        return " + ".join(layers) or "-"
+
+
+def check_shell(host: Host, executable: Path, root: Path, timeout: float) -> ShellFinding:
+    finding = ShellFinding(host.name)
+    box = Sandbox(root)
+    calls = root / "engram-cli.jsonl"
+    bin_dir = relay.install_cli(root / "relay", calls).parent
+    relay.install(root / "relay", root / "engram-mcp.jsonl")
+    for args in host.links:
+        _save(root / "link.log", box.engram("link", *args))
+    token = box.propose()
+    before = box.memory()
+    engram = shlex.quote(str(bin_dir / "engram"))
+    plain = f"engram commit {token}"
+    absolute = f"{engram} commit {token} --approve all"  # a rule on the prefix `engram commit` misses it
+    unset = " ".join(f"-u {name}" for name in UNSET)
+    hidden = f"env {unset} {engram} commit --approve all {token}"  # argv tells the tries apart
+    # Codex's exec_command allocates a terminal itself when asked; elsewhere `script` does.
+    evasive = hidden if host.name == "codex" else f"script -qec {shlex.quote(hidden)} /dev/null"
+    commands = [plain, absolute, evasive]
+    script = ShellScript("", root / "model.jsonl", commands=commands, tty=host.name == "codex")
+    fake = FakeModel(script, host.api)
+    try:
+        env = {**host.prepare(box, fake.url), "PATH": f"{bin_dir}{os.pathsep}{box.env['PATH']}"}
+        ran = box.run([str(executable), *host.run_args], env=env, timeout=timeout)
+        _save(root / "run.log", ran)
+        if ran.returncode is None:
+            finding.error = f"timed out after {timeout:.0f} s"
+    finally:
+        fake.close()
+    finding.shell_tool = script.shell_tool
+    recorded = [entry for entry in relay.read(calls) if isinstance(entry, dict) and "argv" in entry]
+    argvs = [["commit", token], ["commit", token, "--approve", "all"], ["commit", "--approve", "all", token]]
+    for n, command in enumerate(script.shell_calls):
+        attempt = Try(command)
+        ran = [entry for entry in recorded if entry["argv"] == argvs[n]]
+        if ran:
+            attempt.reached = True
+            attempt.exit = ran[-1]["exit"]
+        if n < len(script.shell_results):
+            attempt.answer = " ".join(script.shell_results[n].split())[:200]
+            attempt.refused = attempt.reached and REFUSAL in script.shell_results[n]
+        finding.tries.append(attempt)
+    after = box.memory()
+    finding.written = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+    finding.still_pending = box.pending() == 1
+    return finding
+
+
+def _save(log: Path, ran: Ran) -> None:
+    with log.open("a", encoding="utf-8") as out:
+        out.write(
+            f"$ {' '.join(ran.argv)}\n[exit {ran.returncode}]\n--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}\n\n"
+        )
