@@ -13,7 +13,9 @@ configures):
 * `engram_commit` — writes approved memories: the gate itself.
 * `engram_save`, `engram_save_session`, `engram_note` — with a client that supports the
   approval dialog (§4.3) they write memory once the human accepts there; a host that answers
-  the dialog on its own must not be told to run them unasked.
+  the dialog on its own must not be told to run them unasked. (Gemini CLI's policy file allows
+  the two proposal tools, shell_rules.py: Gemini 0.61 declares no elicitation, only `roots`, so
+  they return a preview and a token and write nothing durable; headless Gemini offers them.)
 * `engram_set_role`, `engram_set_rule_variant` — change settings that steer every later load.
 """
 
@@ -44,7 +46,8 @@ def claude_name(tool: str, server: str = SERVER) -> str:
 
 
 GEMINI_ALLOWED: Final = tuple(gemini_name(tool) for tool in READ_TOOLS)
-"""What `engram link gemini` adds to `tools.allowed`: the read tools, never the commit tool."""
+"""What older `engram link gemini` added to `tools.allowed` (deprecated in Gemini CLI 0.61); a link
+now takes them out again (gate_rules.py) and writes a policy file instead (shell_rules.py)."""
 OPENCODE_RULE: Final = (opencode_name(COMMIT_TOOL), "ask")
 """The `permission` member `engram link opencode` adds: opencode otherwise runs every tool unasked."""
 

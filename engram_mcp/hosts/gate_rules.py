@@ -208,11 +208,3 @@ def _remove_gemini(text: str, original: str | None) -> str:
     for index in reversed(ours):
         text = jsonc.remove_item(text, _ALLOWED, index)
     return text
-
-
-def replaced_user_list(target: str, scope: str, user_settings: str | None) -> bool:
-    """Whether a workspace `tools.allowed` now hides a non-empty user-level list (Gemini CLI)."""
-    if target != "gemini" or scope != "workspace":
-        return False
-    user_list = _get(user_settings, _ALLOWED)
-    return isinstance(user_list, list) and bool(user_list)

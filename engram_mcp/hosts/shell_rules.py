@@ -14,12 +14,19 @@ result. So `engram link` writes, beside the MCP entry, each host's shell rule:
   layer's `rules/` folder) or `~/.codex/rules/`: `prefix_rule(pattern = ["engram"],
   decision = "prompt")`. Codex matches argv prefixes literally, so `engram --workspace=DIR
   commit` could slip past a list of sub-commands: every `engram` command asks (engram's read
-  tools need no shell). With `approval_policy = "never"` Codex refuses a prompt rule's command.
+  tools need no shell). With `approval_policy = "never"` (`codex exec`) Codex refuses a prompt
+  rule's command: with Codex 0.171.0 in a trusted project, `engram commit TOKEN` was "Rejected
+  (approval required by policy, but AskForApproval is set to Never)". A wrapper the rule does
+  not start with (`env -u … engram commit`) is not matched: engram's own refusal in an agent's
+  shell is the layer for that.
 * Gemini CLI — a managed policy file `~/.gemini/policies/engram.toml` (Gemini 0.61 loads no
   workspace policies): `ask_user` for `run_shell_command` with engram's write commands and for
   `engram_commit`, `allow` for the read tools and the two proposal tools, which write nothing
-  durable. It replaces the deprecated `tools.allowed` entries link used to write. Headless
-  Gemini denies what asks.
+  durable (Gemini 0.61 declares no elicitation, so they return a preview and a token). It
+  replaces the deprecated `tools.allowed` entries link used to write. Headless Gemini denies
+  what asks. Checked with Gemini CLI 0.61.0: the file loads without a warning (a bad field is
+  reported as "[USER] Policy file error"), and `gemini -p` answered a scripted
+  `engram commit TOKEN` with "denied by policy".
 
 Every spelling link itself writes is covered: `engram`, and the absolute path of this
 installation's script or `python -m engram_mcp.cli` when that is what the pin is.

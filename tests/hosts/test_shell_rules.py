@@ -288,3 +288,25 @@ def test_gemini_policy_file_is_exactly_what_headless_gemini_needs(
             assert gemini_policy_decision(rules, "run_shell_command", f"{spelling} {read}") is None
     settings = parse_jsonc((workspace / ".gemini" / "settings.json").read_text("utf-8"))
     assert "tools" not in settings, "no deprecated tools.allowed"
+
+
+def test_upgrade_rewrites_a_stale_rules_file_of_engrams_and_leaves_the_users_alone(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rules name this installation's engram, so `engram upgrade` re-pins them with the entry."""
+    monkeypatch.chdir(workspace)
+    assert run(capsys, "link", "codex")[0] == 0
+    assert run(capsys, "link", "gemini", "--global")[0] == 0
+    codex = workspace / ".codex" / "rules" / "engram.rules"
+    gemini = private_home / ".gemini" / "policies" / "engram.toml"
+    fresh = {codex: codex.read_text("utf-8"), gemini: gemini.read_text("utf-8")}
+    for path, text in fresh.items():
+        path.write_text(
+            text.replace("engram", "/old/install/engram", 3).replace("# /old/install/", "# "), "utf-8"
+        )
+    theirs = private_home / ".gemini" / "policies" / "mine.toml"
+    theirs.write_text('[[rule]]\ntoolName = "glob"\ndecision = "allow"\npriority = 1\n', "utf-8")
+    rc, out, err = run(capsys, "upgrade")
+    assert rc == 0, out + err
+    assert {path: path.read_text("utf-8") for path in fresh} == fresh
+    assert theirs.read_text("utf-8").startswith('[[rule]]\ntoolName = "glob"')
