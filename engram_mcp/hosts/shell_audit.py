@@ -227,26 +227,26 @@ def _codex(where: Where) -> Iterator[Finding]:
     decided = _codex_project_decided(where, user)
     if _codex_ruled(where, trusted):
         return
-    for path, config in ((project_path, project), (user_path, user)):
-        policy, sandbox = config.get("approval_policy"), config.get("sandbox_mode")
-        if policy is None and sandbox is None:
-            continue
-        sandbox = sandbox or project.get("sandbox_mode") or user.get("sandbox_mode")
-        sandbox = sandbox or ("workspace-write" if decided else "read-only")
-        policy = policy or project.get("approval_policy") or user.get("approval_policy") or "on-request"
-        if sandbox in _WRITABLE and policy in _UNASKED:
-            setting = f'approval_policy = "{policy}", sandbox_mode = "{sandbox}"'
-            yield Finding(
-                GATE_OPEN,
-                where.show(path),
-                f"Codex runs shell commands such as {_WHAT} without asking ({setting}), "
-                "writing memory with no human",
-                "run `engram link codex` (a prompt rule for engram in .codex/rules/engram.rules), "
-                'or set approval_policy = "untrusted"',
-                setting,
-            )
-            return
-    if decided and _codex_linked([user, project]):
+    set_policy = project.get("approval_policy") or user.get("approval_policy")
+    set_sandbox = project.get("sandbox_mode") or user.get("sandbox_mode")
+    sandbox = set_sandbox or ("workspace-write" if decided else "read-only")
+    policy = set_policy or "on-request"
+    if sandbox not in _WRITABLE or policy not in _UNASKED:
+        return
+    if set_policy is not None or set_sandbox is not None:
+        setting = f'approval_policy = "{policy}", sandbox_mode = "{sandbox}"'
+        keys = ("approval_policy", "sandbox_mode")
+        path = project_path if any(project.get(k) is not None for k in keys) else user_path
+        yield Finding(
+            GATE_OPEN,
+            where.show(path),
+            f"Codex runs shell commands such as {_WHAT} without asking ({setting}), "
+            "writing memory with no human",
+            "run `engram link codex` (a prompt rule for engram in .codex/rules/engram.rules), "
+            'or set approval_policy = "untrusted"',
+            setting,
+        )
+    elif _codex_linked([user, project]):
         yield Finding(
             SHELL_UNGATED,
             where.show(user_path),

@@ -336,3 +336,18 @@ def test_doctor_audits_engram_registered_under_another_name(
     found = gate_open(env)
     assert rc == 1 and len(found) == 1, env
     assert "mem" in found[0][1], found
+
+
+def test_codex_trusted_project_with_approval_untrusted_is_not_reported(
+    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`approval_policy = "untrusted"` asks before every command that is not known safe."""
+    monkeypatch.chdir(workspace)
+    write(
+        private_home / ".codex" / "config.toml",
+        f'approval_policy = "untrusted"\n\n[projects."{workspace}"]\ntrust_level = "trusted"\n\n'
+        f'[mcp_servers.engram]\ncommand = "{CMD}"\n\n[mcp_servers.engram.tools.engram_commit]\n'
+        'approval_mode = "prompt"\n',
+    )
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0 and env["data"]["findings"] == [], env
