@@ -231,10 +231,13 @@ def _codex(where: Where) -> Iterator[Finding]:
     set_sandbox = project.get("sandbox_mode") or user.get("sandbox_mode")
     sandbox = set_sandbox or ("workspace-write" if decided else "read-only")
     policy = set_policy or "on-request"
+    shown = "{ granular = … }" if isinstance(policy, dict) else f'"{policy}"'
+    if isinstance(policy, dict):  # granular: unmatched commands run as with on-request
+        policy = "on-request"
     if sandbox not in _WRITABLE or policy not in _UNASKED:
         return
     if set_policy is not None or set_sandbox is not None:
-        setting = f'approval_policy = "{policy}", sandbox_mode = "{sandbox}"'
+        setting = f'approval_policy = {shown}, sandbox_mode = "{sandbox}"'
         keys = ("approval_policy", "sandbox_mode")
         path = project_path if any(project.get(k) is not None for k in keys) else user_path
         yield Finding(

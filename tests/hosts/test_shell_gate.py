@@ -83,6 +83,12 @@ SHELL_OPEN = [
         'approval_policy = "on-request"\nsandbox_mode = "danger-full-access"',
     ),
     (
+        "codex-granular-workspace-write",
+        "home",
+        ".codex/config.toml",
+        'sandbox_mode = "workspace-write"\n[approval_policy.granular]\nrules = true\nsandbox_approval = true',
+    ),
+    (
         "codex-workspace-write-default-approval",
         "home",
         ".codex/config.toml",
