@@ -227,7 +227,7 @@ TEXT: Final = (
     r"<\|[a-z0-9_ \u2581-]{1,40}\|>",
     r"</?(?:start|end)_of_(?:turn|text)>",
     r"\[/?(?:inst|sys)\]|<</?sys>>",
-    r"<\s*/?\s*(?:antml:)?(?:system|assistant|developer|human|ai|model|bot|tool_use|tool_calls?|"
+    r"<\s*/?\s*(?:antml:)?(?:system|assistant|developer|human|ai|bot|tool_use|tool_calls?|"
     r"tool_results?|tool_response|tool_code|function_calls?|function_results?|functions|invoke|"
     r"parameter|instructions?|system_prompt|system-prompt|sys|inst|im_start|im_end|(?:human|user|"
     r"assistant|model|ai|system|bot)[_-]?(?:turn|message|input|response|prompt|query))"

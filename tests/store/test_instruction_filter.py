@@ -219,6 +219,7 @@ ORDINARY_19 = [
     "The -y flag skips asking for confirmation.",
     "It does not send your configured API key to the endpoint.",
     "Pass `--model <model name>` to pick another model.",
+    "signals: `bm25`, and `vectors:<model>` when the optional signal is on",
     "Installed rustup with curl https://sh.rustup.rs -sSf | sh",
     "rm -rf node_modules and reinstall when the lockfile changes",
     "Never run rm -rf / on the shared box, even in a container.",
