@@ -54,8 +54,9 @@ What is redacted, in this order:
     symbol, or a capital letter after its first. So "password: must be rotated" and
     "password: click Forgot" stay.
   An `.env` line `UPPER_KEY=value` (`ENCRYPTION_KEY=…`, `MAPBOX_KEY=…`) is redacted when the
-  value looks like a key: eight characters or more with a digit or an inner capital, and not a
-  path or URL (`SORT_KEY=created_at`, `SSH_KEY=~/.ssh/id_ed25519` stay).
+  value looks like a key: 16 token characters or more (letters, digits, `+/=_.-`) with a digit
+  and a letter, not a path (`SORT_KEY=created_at`, `SSH_KEY=~/.ssh/id_ed25519`, a constant
+  `META_KEY = "io.example/clientInfo"` or `EC_KEY = ObjectIdentifier("1.2.840")` stay).
 * HTTP credentials: `Authorization: Basic|Bearer|Token|Digest <value>` (the value: 16
   characters or more, or fewer with a digit, symbol or inner capital), a bare `Bearer <value>`
   of 16 or more token characters with a digit, symbol or inner capital; `.netrc` lines
@@ -98,6 +99,7 @@ _SECRET_KEY: Final = (
 )
 _NOT_A_VALUE: Final = r"(?!\[REDACTED\]|\$|<|\{\{|\d{1,5}(?![^\s'\",;])|\d{1,5}[,;]?\s)"
 _NOT_TEMPLATE: Final = r"(?!\[REDACTED\]|\$|<|\{\{)"
+_KEY_CHARS: Final = re.compile(r"[A-Za-z0-9+/=_.-]+")
 _PLACEHOLDERS: Final = frozenset(
     ("required", "optional", "none", "null", "true", "false", "yes", "no", "string", "empty", "unset")
     + ("hidden", "secret", "redacted", "inherit")  # `secrets: inherit` in GitHub Actions
@@ -128,11 +130,15 @@ def _long_secret(value: str) -> bool:
 
 
 def _looks_like_key(value: str) -> bool:
-    """An `.env` `…_KEY=` value that is a key, not a column name, a version or a path."""
-    if value.startswith(("/", "~", ".")) or "://" in value:
-        return False
-    has_digit = any(ch.isdigit() for ch in value)
-    return (has_digit and any(ch.isalpha() for ch in value)) or any(ch.isupper() for ch in value[1:])
+    """An `.env` `…_KEY=` value that is a key, not a name, a version, a path or code: 16 token
+    characters or more with a digit and a letter."""
+    return (
+        len(value) >= 16
+        and _KEY_CHARS.fullmatch(value) is not None
+        and not value.startswith(("/", "~", "."))
+        and any(ch.isdigit() for ch in value)
+        and any(ch.isalpha() for ch in value)
+    )
 
 
 @functools.cache
