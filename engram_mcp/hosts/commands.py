@@ -104,16 +104,26 @@ def engram_command() -> str:
     return " ".join([_quote(command), *args])
 
 
-def instructions(engram: str, request: str) -> str:
-    """The body every host gets: how to handle each `/engram` request."""
-    return f"""# /engram: this project's memory
+SESSION_HOSTS: Final = frozenset(("claude", "codex", "gemini", "opencode"))
+"""Targets whose sessions engram reads itself (engram_mcp.transcripts.HOSTS, by the same names):
+their `/engram ss -f` asks the tool for this host's sessions only, never another host's."""
 
-{request}
 
-The human typed this request themselves. Handle it exactly as follows, and do nothing else.
-
-1. `save-session --force` or `ss -f` (any mix of `save-session`/`ss` and `--force`/`-f`) with
-   nothing after it: call the `engram_save_session` tool with `query_level` 1 (this session).
+def _force_steps(target: str | None) -> str:
+    if target in SESSION_HOSTS:
+        this = f'`query_level` 1 and `host` "{target}" (this session of this host)'
+        last = f'with `query_level` N and `host` "{target}"'
+    else:
+        this = (
+            "`text` set to the messages the human typed in this session, quoted exactly as they "
+            "typed them, and nothing you wrote (engram cannot read this host's sessions itself)"
+        )
+        last = (
+            "except that engram cannot read this host's earlier sessions: tell the human so, and "
+            "that `engram save-session --text FILE` in their own terminal saves a session they saved to a file"
+        )
+    return f"""1. `save-session --force` or `ss -f` (any mix of `save-session`/`ss` and `--force`/`-f`) with
+   nothing after it: call the `engram_save_session` tool with {this}.
    If engram asks the human in a dialog, their answer there is the approval: report what it
    says. Otherwise show the human the numbered preview, then call `engram_commit` with its
    `approval_token` and `approve` set to the numbers of the candidates whose verdict is ADD
@@ -121,9 +131,21 @@ The human typed this request themselves. Handle it exactly as follows, and do no
    the human before `engram_commit` runs; that yes is their approval.
 
 2. The same followed by `last N sessions` (for example `ss -f last 50 sessions`): the same,
-   with `query_level` N.
+   {last}.
 
-3. `search QUERY`: call the `engram_search` tool with that query. `load [TASK]`: call
+"""
+
+
+def instructions(engram: str, request: str, target: str | None = None) -> str:
+    """The body every host gets: how to handle each `/engram` request (`target`: the host the
+    file is for, so `ss -f` reads that host's sessions only)."""
+    return f"""# /engram: this project's memory
+
+{request}
+
+The human typed this request themselves. Handle it exactly as follows, and do nothing else.
+
+{_force_steps(target)}3. `search QUERY`: call the `engram_search` tool with that query. `load [TASK]`: call
    `engram_load`, with the task as `query` when there is one. `status`: call `engram_status`.
 
 4. Anything else that would save something (`save-session` or `ss` without `--force`/`-f`,
@@ -169,9 +191,9 @@ def render(target: str, name: str, engram: str) -> str:
             ("allowed-tools", _yaml_str(allowed)),
             ("disable-model-invocation", "true"),
         ]
-        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, typed))
+        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, typed, target))
     if target == "gemini":
-        body = instructions(engram, "The human's request: `/engram {{args}}`")
+        body = instructions(engram, "The human's request: `/engram {{args}}`", target)
         return f"# {notice}\ndescription = {_yaml_str(DESCRIPTION)}\nprompt = '''\n{body}'''\n"
     if target == "codex":
         if name == "openai.yaml":
@@ -181,22 +203,22 @@ def render(target: str, name: str, engram: str) -> str:
             ("description", _yaml_str(DESCRIPTION + ". Use only when the human types $engram.")),
         ]
         request = "The human's request is what they typed after `$engram`."
-        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, request))
+        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, request, target))
     if target == "opencode":
         front = [("description", _yaml_str(DESCRIPTION))]
-        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, typed))
+        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, typed, target))
     if target == "cursor":
-        return f"<!-- {notice} -->\n\n" + instructions(engram, appended)
+        return f"<!-- {notice} -->\n\n" + instructions(engram, appended, target)
     if target == "vscode":
         front = [
             ("description", _yaml_str(DESCRIPTION)),
             ("argument-hint", _yaml_str(HINT)),
             ("agent", "agent"),
         ]
-        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, appended))
+        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, appended, target))
     if target == "windsurf":
         front = [("description", _yaml_str(DESCRIPTION))]
-        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, appended))
+        return _markdown(front, f"<!-- {notice} -->\n\n" + instructions(engram, appended, target))
     raise ValueError(f"no /engram command for {target!r}")
 
 

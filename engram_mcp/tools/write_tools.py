@@ -9,6 +9,7 @@ from engram_mcp.code_preview import CANDIDATE_PROPERTIES
 from engram_mcp.outcome import Outcome, failure
 from engram_mcp.schemas import MEMORY_ID, SCOPES, data, envelope, obj, text
 from engram_mcp.tools.base import Flags, flow_handler
+from engram_mcp.transcripts import HOSTS
 from protocol.spec import Tool
 from store.ids import ID_PATTERN
 from store.memory import DURABLE_TYPES
@@ -50,7 +51,14 @@ SAVE_SESSION_INPUT = obj(
             "type": "integer",
             "minimum": 1,
             "maximum": 1000,
-            "description": "Instead of text: mine the last N Claude Code / Codex sessions of this workspace",
+            "description": "Instead of text: mine the human's messages in the last N host sessions of "
+            "this workspace",
+        },
+        "host": {
+            "type": "string",
+            "enum": list(HOSTS),
+            "description": "With query_level: read only this host's sessions (what the host's /engram "
+            "command passes), never another host's",
         },
     }
 )
@@ -154,11 +162,15 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
         transaction.check_workspace(store)
         if ("text" in args) == ("query_level" in args):
             return failure("ENGRAM_VALIDATION", "pass exactly one of `text` and `query_level`", written=False)
+        if "host" in args and "text" in args:
+            return failure(
+                "ENGRAM_VALIDATION", "`host` goes with `query_level`, not with `text`", written=False
+            )
         note = ""
         if "text" in args:
             raw = mining.extract_candidates(args["text"])
         else:
-            raw, note = session_candidates(store.workspace, args["query_level"])
+            raw, note = session_candidates(store.workspace, args["query_level"], args.get("host"))
         if not raw:
             return failure(
                 "ENGRAM_VALIDATION",

@@ -105,10 +105,18 @@ def test_the_command_tells_the_agent_how_to_handle_each_request(target: str, nam
     rules = said.split("\n\n")
     force = " ".join(next(r for r in rules if r.startswith("1.")).split())
     assert "`ss -f`" in force and "`save-session --force`" in force
-    assert "`engram_save_session` tool with `query_level` 1" in force
+    if target in ("claude", "codex", "gemini", "opencode"):  # engram reads their sessions: this host's only
+        assert f'`engram_save_session` tool with `query_level` 1 and `host` "{target}"' in force
+    else:  # engram cannot read them: the human's own messages, as text, never another host's session
+        assert "`engram_save_session` tool with `text` set to the messages the human typed" in force
+        assert "query_level" not in force
     assert force.index("preview") < force.index("`engram_commit`") and "verdict is ADD" in force
     counted = " ".join(next(r for r in rules if r.startswith("2.")).split())
-    assert "last N sessions" in counted and "`query_level` N" in counted
+    assert "last N sessions" in counted
+    if target in ("claude", "codex", "gemini", "opencode"):
+        assert f'`query_level` N and `host` "{target}"' in counted
+    else:
+        assert "cannot read this host's earlier sessions" in counted
     reads = " ".join(next(r for r in rules if r.startswith("3.")).split())
     for verb, tool in (("search", "engram_search"), ("load", "engram_load"), ("status", "engram_status")):
         assert f"`{verb}" in reads and f"`{tool}`" in reads

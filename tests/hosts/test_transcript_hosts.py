@@ -337,6 +337,26 @@ def test_the_mcp_tool_reads_the_same_sessions_and_names_the_folders_on_a_miss(
         assert wire.close() == 0
 
 
+def test_the_mcp_tool_with_a_host_reads_only_that_hosts_sessions(ws: Path, private_home: Path) -> None:
+    """`/engram ss -f` in a host asks engram_save_session for that host's sessions only (the
+    command file passes `host`): the newest Claude session of the same workspace is not read."""
+    plant_claude(private_home, ws, mtime=1_900_000_000)
+    with WireSession(ws) as wire:
+        wire.initialize()
+        result = wire.call("engram_save_session", {"query_level": 1, "host": "gemini"})["result"]
+        assert result["isError"] is True
+        message = result["structuredContent"]["diagnostics"][0]["message"]
+        assert "~/.gemini/" in message and "~/.claude" not in message and "ledger" not in message
+        plant_gemini(private_home, ws, logs=True)
+        result = wire.call("engram_save_session", {"query_level": 1, "host": "gemini"})["result"]
+        assert {c["title"] for c in result["structuredContent"]["data"]["candidates"]} == GEMINI_TITLES
+        result = wire.call("engram_save_session", {"text": "We always use uv.", "host": "gemini"})["result"]
+        assert result["isError"] is True
+        result = wire.call("engram_save_session", {"query_level": 1, "host": "cursor"})["result"]
+        assert result["isError"] is True
+        assert wire.close() == 0
+
+
 def test_pasted_session_text_loses_the_hosts_blocks(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--text` takes what the human pastes; a host's reminder or command output in it is not theirs."""
     (ws / "notes.txt").write_text(
