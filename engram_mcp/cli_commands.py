@@ -423,7 +423,9 @@ def _emit(args: argparse.Namespace, outcome: Outcome) -> int:
     passed = outcome.ok and outcome.data.get("ok") is not False
     if args.json:
         shown = Outcome(outcome.ok, text, outcome.data, diagnostics)
-        sys.stdout.write(untrusted.json_text(orjson.dumps(shown.envelope(), option=orjson.OPT_INDENT_2)).decode() + "\n")
+        sys.stdout.write(
+            untrusted.json_text(orjson.dumps(shown.envelope(), option=orjson.OPT_INDENT_2)).decode() + "\n"
+        )
     else:
         print(text, file=sys.stdout if outcome.ok else sys.stderr)
         if outcome.ok:  # notes add what the text does not say already (doctor's findings do)

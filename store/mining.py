@@ -38,16 +38,16 @@ MIN_WORDS: Final = 4
 MAX_LINE: Final = 600
 MAX_TITLE: Final = 80
 
-HOST_TAGS: Final = tuple(
+HOST_TAGS: Final = (
     # Claude Code: reminders, slash-command wrappers and their output, `!` shell mode, hooks
-    "system-reminder command-name command-message command-args command-contents local-command-stdout "
-    "local-command-stderr local-command-caveat bash-input bash-stdout bash-stderr "
-    "user-prompt-submit-hook task-notification "
+    *("system-reminder", "command-name", "command-message", "command-args", "command-contents"),
+    *("local-command-stdout", "local-command-stderr", "local-command-caveat"),
+    *("bash-input", "bash-stdout", "bash-stderr", "user-prompt-submit-hook", "task-notification"),
     # Codex: injected context, AGENTS.md, the human's own shell commands, aborted turns
-    "environment_context user_instructions INSTRUCTIONS user_shell_command turn_aborted "
-    "subagent_notification skills_instructions codex_internal_context "
+    *("environment_context", "user_instructions", "INSTRUCTIONS", "user_shell_command", "turn_aborted"),
+    *("subagent_notification", "skills_instructions", "codex_internal_context"),
     # Gemini CLI: session context, hook context, the compression snapshot
-    "session_context hook_context state_snapshot".split()
+    *("session_context", "hook_context", "state_snapshot"),
 )
 """Tags whose blocks a host adds to a user message; nothing inside one is the human's."""
 _HOST_BLOCK: Final = re.compile(
