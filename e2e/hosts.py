@@ -66,11 +66,23 @@ def _claude(box: Sandbox, url: str) -> dict[str, str]:
 
 
 def _claude_human(folder: Path, log: Path) -> tuple[str, ...]:
-    """Claude Code asks `mcp__human__approve` instead of showing its prompt (`-p` cannot)."""
+    """Claude Code asks `mcp__human__approve` instead of showing its prompt, and runs the
+    `Elicitation` hook instead of showing engram's dialog (`-p` can show neither)."""
     config = folder / "human-mcp.json"
     human = {"command": sys.executable, "args": [str(Path(__file__).with_name("human.py")), str(log)]}
     config.write_text(json.dumps({"mcpServers": {"human": human}}), "utf-8")
-    return ("--mcp-config", str(config), "--permission-prompt-tool", "mcp__human__approve")
+    dialog = f"{sys.executable} {Path(__file__).with_name('human.py')} --elicitation {log}"
+    hook = {"matcher": "engram", "hooks": [{"type": "command", "command": dialog}]}
+    settings = folder / "human-settings.json"
+    settings.write_text(json.dumps({"hooks": {"Elicitation": [hook]}}), "utf-8")
+    return (
+        "--mcp-config",
+        str(config),
+        "--permission-prompt-tool",
+        "mcp__human__approve",
+        "--settings",
+        str(settings),
+    )
 
 
 def _codex(box: Sandbox, url: str) -> dict[str, str]:

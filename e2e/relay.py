@@ -18,10 +18,21 @@ from typing import Any
 
 from e2e.sandbox import BIN
 
+ROOT = Path(__file__).resolve().parent.parent
+
 SCRIPT = """#!{python}
 import json, subprocess, sys, threading
+sys.path.insert(0, {root!r})
 LOG = {log!r}
 lock = threading.Lock()
+try:  # what the host gave the server it started: its variables' names, a terminal, its ancestors
+    from engram_mcp import agent_shell
+    seen = agent_shell.observe()
+    with open(LOG, "a", encoding="utf-8") as out:
+        out.write(json.dumps({{"dir": "env", "msg": {{"names": sorted(seen.environ), "reasons": agent_shell.reasons(seen),
+            "ancestors": [[p.pid, p.name, list(p.argv)] for p in seen.ancestors[:4]]}}}}) + "\\n")
+except Exception:
+    pass  # a witness only: the relay never fails because of it
 def record(direction, line):
     try:
         msg = json.loads(line)
@@ -48,7 +59,9 @@ sys.exit(child.wait())
 def install(folder: Path, log: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     relay = folder / "engram-mcp"
-    relay.write_text(SCRIPT.format(python=sys.executable, log=str(log), server=str(BIN / "engram-mcp")))
+    relay.write_text(
+        SCRIPT.format(python=sys.executable, log=str(log), server=str(BIN / "engram-mcp"), root=str(ROOT))
+    )
     relay.chmod(0o755)
     return relay
 
@@ -68,8 +81,11 @@ def read(log: Path) -> list[dict[str, Any]]:
 CLI_SCRIPT = """#!{python}
 import json, subprocess, sys
 done = subprocess.run([{engram!r}, *sys.argv[1:]])
-with open({log!r}, "a", encoding="utf-8") as out:
-    out.write(json.dumps({{"argv": sys.argv[1:], "exit": done.returncode}}) + "\\n")
+try:
+    with open({log!r}, "a", encoding="utf-8") as out:
+        out.write(json.dumps({{"argv": sys.argv[1:], "exit": done.returncode}}) + "\\n")
+except OSError:
+    pass  # a host's sandbox may forbid the log: the exit code still goes back
 sys.exit(done.returncode)
 """
 

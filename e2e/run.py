@@ -119,10 +119,15 @@ def main(argv: list[str] | None = None) -> int:
             + f"; memory written: {', '.join(command.written) or 'none'}"
         )
         for prompt in command.prompts:
-            print(
-                f"{command.host}: the host asked the human about {prompt.get('tool_name')}: "
-                f"{'yes' if prompt.get('answer') else 'no'}"
-            )
+            if "dialog" in prompt:
+                print(
+                    f"{command.host}: engram's dialog reached the human, who answered {prompt.get('answer')}"
+                )
+            else:
+                print(
+                    f"{command.host}: the host asked the human about {prompt.get('tool_name')}: "
+                    f"{'yes' if prompt.get('answer') else 'no'}"
+                )
         if command.answer:
             print(f"{command.host}: engram answered: {command.answer}")
         if command.error:
@@ -134,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         shells.append(check_shell(host, executable, runs / f"{host.name}-shell", args.timeout))
     for shell in shells:
         for n, attempt in enumerate(shell.tries, 1):
-            reached = f"engram ran it (exit {attempt.exit})" if attempt.reached else "engram never ran"
+            code = f" (exit {attempt.exit})" if attempt.exit is not None else ""
+            reached = f"engram ran it{code}" if attempt.reached else "engram never ran"
             print(
                 f"{shell.host}: shell try {n}: `{attempt.command}`: {reached}; host answered: {attempt.answer or '-'}"
             )
@@ -150,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     failed += [f"{command.host} (/engram ss -f)" for command in commands if not command.ok]
     print(
         "PASS: no host wrote memory unasked, through engram_commit or its shell; every host offered"
-        " the read tools" + ("; /engram ss -f ran engram save-session --force" if commands else "")
+        " the read tools" + ("; /engram ss -f typed by the human saved" if commands else "")
         if not failed
         else f"FAIL: {', '.join(failed)}"
     )

@@ -174,29 +174,33 @@ def check_shell(host: Host, executable: Path, root: Path, timeout: float) -> She
     # Codex's exec_command allocates a terminal itself when asked; elsewhere `script` does.
     evasive = hidden if host.name == "codex" else f"script -qec {shlex.quote(hidden)} /dev/null"
     commands = [plain, absolute, evasive]
-    script = ShellScript("", root / "model.jsonl", commands=commands, tty=host.name == "codex")
+    argvs = [["commit", token], ["commit", token, "--approve", "all"], ["commit", "--approve", "all", token]]
+    script = ShellScript("", root / "model.jsonl")
     fake = FakeModel(script, host.api)
-    try:
+    try:  # one host run per try: a host may end its run at the first denial (opencode does)
         env = {**host.prepare(box, fake.url), "PATH": f"{bin_dir}{os.pathsep}{box.env['PATH']}"}
-        ran = box.run([str(executable), *host.run_args], env=env, timeout=timeout)
-        _save(root / "run.log", ran)
-        if ran.returncode is None:
-            finding.error = f"timed out after {timeout:.0f} s"
+        for n, command in enumerate(commands):
+            script.reset()
+            script.commands = [command]
+            script.tty = host.name == "codex" and command is evasive
+            ran = box.run([str(executable), *host.run_args], env=env, timeout=timeout)
+            _save(root / f"run-{n + 1}.log", ran)
+            if ran.returncode is None:
+                finding.error = f"try {n + 1} timed out after {timeout:.0f} s"
+            finding.shell_tool = finding.shell_tool or script.shell_tool
+            if not script.shell_calls:
+                continue
+            attempt = Try(command)
+            recorded = [entry for entry in relay.read(calls) if isinstance(entry, dict) and "argv" in entry]
+            reached = [entry for entry in recorded if entry["argv"] == argvs[n]]
+            answer = script.shell_results[0] if script.shell_results else ""
+            attempt.refused = REFUSAL in answer
+            attempt.reached = bool(reached) or attempt.refused  # a sandbox may keep the recorder from its log
+            attempt.exit = reached[-1]["exit"] if reached else None
+            attempt.answer = " ".join(answer.split())[:200]
+            finding.tries.append(attempt)
     finally:
         fake.close()
-    finding.shell_tool = script.shell_tool
-    recorded = [entry for entry in relay.read(calls) if isinstance(entry, dict) and "argv" in entry]
-    argvs = [["commit", token], ["commit", token, "--approve", "all"], ["commit", "--approve", "all", token]]
-    for n, command in enumerate(script.shell_calls):
-        attempt = Try(command)
-        ran = [entry for entry in recorded if entry["argv"] == argvs[n]]
-        if ran:
-            attempt.reached = True
-            attempt.exit = ran[-1]["exit"]
-        if n < len(script.shell_results):
-            attempt.answer = " ".join(script.shell_results[n].split())[:200]
-            attempt.refused = attempt.reached and REFUSAL in script.shell_results[n]
-        finding.tries.append(attempt)
     after = box.memory()
     finding.written = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
     finding.still_pending = box.pending() == 1

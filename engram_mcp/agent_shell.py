@@ -101,10 +101,8 @@ def reasons(seen: Observation) -> list[str]:
         held = [name for name in HOST_VARIABLES if name in process.environ]
         program = _host_program(process)
         if held or program:
-            what = f"{', '.join(held)} set" if held else f"it runs {program}"
-            found.append(
-                f"an ancestor process ({process.pid}, {untrusted.line(process.name, 40)}) is a host's: {what}"
-            )
+            what = f"has {', '.join(held)} set" if held else f"runs {program}"
+            found.append(f"an ancestor process ({process.pid}, {untrusted.line(process.name, 40)}) {what}")
             break
     return found
 
