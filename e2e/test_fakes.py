@@ -176,24 +176,100 @@ def test_a_request_without_tools_gets_text(serve: Any) -> None:
 
 
 def test_the_command_script_runs_what_the_installed_command_says(tmp_path: Path) -> None:
-    """The model reads the shell command from the expanded /engram text; it does not know it."""
+    """The model reads what to do from the expanded /engram text (a shell command, or
+    engram_save_session then engram_commit); it does not know it."""
     from e2e.fakes.script import CommandScript
     from engram_mcp.hosts.commands import render
 
     script = CommandScript("", tmp_path / "model.jsonl")
     fake = FakeModel(script, anthropic.respond)
+    tools = [
+        {"name": "Bash"},
+        {"name": "mcp__engram__engram_save_session"},
+        {"name": "mcp__engram__engram_commit"},
+    ]
+    shell_rule = (
+        "The human's request: `/engram ss -f`\n\n1. `ss -f` with nothing after it: run "
+        "`/opt/x/engram save-session --force` in the shell.\n"
+    )
     try:
-        expanded = render("claude", "engram.md", "/opt/x/engram").split("\n---\n", 1)[1]
-        expanded = expanded.replace("$ARGUMENTS", "ss -f")
-        body = {
-            "stream": True,
-            "tools": [{"name": "Bash"}],
-            "messages": [{"role": "user", "content": expanded}],
-        }
-        call = events(post(f"{fake.url}/v1/messages", body))
+        call = events(
+            post(
+                f"{fake.url}/v1/messages",
+                {"stream": True, "tools": tools, "messages": [{"role": "user", "content": shell_rule}]},
+            )
+        )
         assert call[1]["content_block"]["name"] == "Bash"
         assert json.loads(call[2]["delta"]["partial_json"])["command"] == "/opt/x/engram save-session --force"
+
+        expanded = render("claude", "engram.md", "/opt/x/engram").split("\n---\n", 1)[1]
+        expanded = expanded.replace("$ARGUMENTS", "ss -f")
+        body = {"stream": True, "tools": tools, "messages": [{"role": "user", "content": expanded}]}
+        call = events(post(f"{fake.url}/v1/messages", body))
+        if "call the `engram_save_session` tool" in expanded:
+            assert call[1]["content_block"]["name"] == "mcp__engram__engram_save_session"
+            assert json.loads(call[2]["delta"]["partial_json"]) == {"query_level": 1}
+            preview = "1. Verdict: ADD\n   [rule] We lint\napproval_token: engram-0123abcd-" + "A" * 32
+            answered = [
+                {"role": "user", "content": expanded},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "t1",
+                            "name": "mcp__engram__engram_save_session",
+                            "input": {},
+                        }
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t1", "content": preview}],
+                },
+            ]
+            commit = events(post(f"{fake.url}/v1/messages", {**body, "messages": answered}))
+            assert commit[1]["content_block"]["name"] == "mcp__engram__engram_commit"
+            sent = json.loads(commit[2]["delta"]["partial_json"])
+            assert sent == {"approval_token": "engram-0123abcd-" + "A" * 32, "approve": [1]}
+        else:
+            assert call[1]["content_block"]["name"] == "Bash"
         chat = {**body, "messages": [{"role": "user", "content": "Remember that we lint."}]}
         assert events(post(f"{fake.url}/v1/messages", chat))[1]["content_block"]["type"] == "text"
+    finally:
+        fake.close()
+
+
+def test_the_shell_script_runs_each_command_through_the_offered_shell_tool(tmp_path: Path) -> None:
+    """Codex's exec_command gets `cmd`, no login shell, and a terminal for the last command only."""
+    from e2e.fakes.script import ShellScript
+
+    script = ShellScript(
+        "", tmp_path / "model.jsonl", commands=["engram commit T", "env engram commit T"], tty=True
+    )
+    fake = FakeModel(script, openai_responses.respond)
+    try:
+        body: dict[str, Any] = {"tools": [{"type": "function", "name": "exec_command"}], "input": []}
+        first = [
+            e
+            for e in events(post(f"{fake.url}/v1/responses", body))
+            if e["type"] == "response.output_item.done"
+        ]
+        assert json.loads(first[0]["item"]["arguments"]) == {"cmd": "engram commit T", "login": False}
+        body["input"] = [
+            {"type": "function_call", "call_id": "c1", "name": "exec_command"},
+            {"type": "function_call_output", "call_id": "c1", "output": "ENGRAM_AGENT_SHELL: refused"},
+        ]
+        second = [
+            e
+            for e in events(post(f"{fake.url}/v1/responses", body))
+            if e["type"] == "response.output_item.done"
+        ]
+        assert json.loads(second[0]["item"]["arguments"]) == {
+            "cmd": "env engram commit T",
+            "login": False,
+            "tty": True,
+        }
+        assert script.shell_results == ["ENGRAM_AGENT_SHELL: refused"] and script.shell_tool == "exec_command"
     finally:
         fake.close()
