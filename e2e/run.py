@@ -10,13 +10,15 @@ to the model; 2 when a host could not be installed.
 
 Hosts with a `/engram` scenario (e2e/hosts.py `command_runs`: Claude Code) are then run once
 more in a fresh sandbox: the human states a rule, then continues the session with
-`/engram ss -f`; the installed command must end in `engram save-session --force` being run
-(witnessed by a recording `engram` on PATH) and the rule being saved.
+`/engram ss -f`; the scripted model does what the installed command says (a shell command, or
+`engram_save_session` then `engram_commit`), e2e/human.py answers for the human where the host
+would ask them (Claude Code's Elicitation hook for engram's dialog, its permission prompt tool),
+and the rule must be saved. A recording `engram` on PATH witnesses any CLI call.
 
 Then the **shell** check per host (e2e/shell.py): a fresh proposal's token, and a scripted
-model that runs `engram commit TOKEN` through the host's shell tool, then again with every
-known host variable unset and a terminal (`env -u …` inside `script`, or Codex's `tty: true`),
-with the same link config and trust step. It passes when nothing is written; the table says
+model that runs `engram commit TOKEN` through the host's shell tool, then by engram's absolute
+path, then with every known host variable unset and a terminal (`env -u …` inside `script`, or
+Codex's `tty: true`), each in its own host run, with the same link config and trust step. It passes when nothing is written; the table says
 which layer stopped it (the host: no shell tool, a denial or an unanswered prompt; engram:
 its ENGRAM_AGENT_SHELL refusal).
 
