@@ -27,6 +27,7 @@ and its host's variables behind is not seen, which is why the host's rule is the
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,6 +178,8 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _controlling_tty() -> bool:
+    if sys.platform == "win32":  # pragma: no cover - no /dev/tty: a console on stdin is the terminal
+        return os.isatty(0)
     try:
         fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
     except OSError:
