@@ -208,7 +208,8 @@ def test_the_command_script_runs_what_the_installed_command_says(tmp_path: Path)
         call = events(post(f"{fake.url}/v1/messages", body))
         if "call the `engram_save_session` tool" in expanded:
             assert call[1]["content_block"]["name"] == "mcp__engram__engram_save_session"
-            assert json.loads(call[2]["delta"]["partial_json"]) == {"query_level": 1}
+            named = {"host": "claude"} if '`host` "claude"' in expanded else {}
+            assert json.loads(call[2]["delta"]["partial_json"]) == {"query_level": 1, **named}
             preview = "1. Verdict: ADD\n   [rule] We lint\napproval_token: engram-0123abcd-" + "A" * 32
             answered = [
                 {"role": "user", "content": expanded},

@@ -105,6 +105,7 @@ SHELL_TOOLS = ("Bash", "run_shell_command", "shell", "exec_command", "bash")
 _REQUEST = re.compile(r"The human's request: `/engram ([^`]*)`")
 _FORCE_RULE = re.compile(r"^1\. .*?run `([^`]+ save-session --force)` in the shell", re.S | re.M)
 _TOOL_RULE = re.compile(r"^1\. [^\n]*\n(?:   [^\n]*\n)*?.*?call the `(engram_save_session)` tool", re.M)
+_HOST = re.compile(r'^1\. [^\n]*\n(?:   [^\n]*\n)*?.*?`host` "([a-z-]+)"', re.M)
 _TOKEN = re.compile(r"engram-[0-9a-f]{8}-[A-Za-z0-9_-]{32}")
 _ADD = re.compile(r"^\s*(\d+)\. (?:Verdict: )?ADD\b", re.M)
 SAVE_SUFFIX = "engram_save_session"
@@ -118,7 +119,7 @@ class CommandScript(Script):
     `save-session --force`), the model does what the command text's rule 1 says, reading it
     from the text (it knows nothing else): either it runs the shell command rule 1 names
     through the host's shell tool, or, when rule 1 says to call `engram_save_session`, it calls
-    that tool (`query_level` 1), then `engram_commit` with the proposal's token and the numbers
+    that tool (`query_level` 1, and the `host` the text names), then `engram_commit` with the proposal's token and the numbers
     of its ADD candidates (loading either through the host's tool loader when deferred). Any
     other turn gets a short text answer."""
 
@@ -148,7 +149,7 @@ class CommandScript(Script):
             self.tool_results[:] = [f"{n}: {t}" for n, t in answered]
         if not turn.tools:
             return Text("engram e2e")
-        rule = self._rule(turn)
+        rule, text = self._rule(turn)
         if rule is None:
             return Text("Noted.")
         if rule != SAVE_SUFFIX:
@@ -162,25 +163,28 @@ class CommandScript(Script):
         if any(name.endswith(COMMIT_SUFFIX) for name, _ in answered):
             return Text("Done: engram answered.")
         if not saved:
-            return self._call(turn, SAVE_SUFFIX, {"query_level": 1})
+            host = _HOST.search(text)
+            return self._call(
+                turn, SAVE_SUFFIX, {"query_level": 1, **({"host": host.group(1)} if host else {})}
+            )
         token = _TOKEN.search(saved[-1])
         if token is None:  # nothing to commit (or engram's dialog already did)
             return Text("Done: engram answered.")
         adds = [int(n) for n in _ADD.findall(saved[-1])]
         return self._call(turn, COMMIT_SUFFIX, {"approval_token": token.group(), "approve": adds or "all"})
 
-    def _rule(self, turn: Turn) -> str | None:
-        """What rule 1 of the expanded `/engram ss -f` says: a shell command, the tool's suffix,
-        or None when the conversation holds no such request."""
+    def _rule(self, turn: Turn) -> tuple[str | None, str]:
+        """What rule 1 of the expanded `/engram ss -f` says (a shell command, or the tool's
+        suffix; None when the conversation holds no such request), and the command's text."""
         for text in reversed(turn.texts):
             request = _REQUEST.search(text)
             if not request or request.group(1).split()[:2] not in (["ss", "-f"], ["save-session", "--force"]):
                 continue
             if shell := _FORCE_RULE.search(text):
-                return shell.group(1)
+                return shell.group(1), text
             if _TOOL_RULE.search(text):
-                return SAVE_SUFFIX
-        return None
+                return SAVE_SUFFIX, text
+        return None, ""
 
     def _call(self, turn: Turn, suffix: str, arguments: dict[str, Any]) -> Action:
         name = next((n for n in turn.tools if n.endswith(suffix)), None)
