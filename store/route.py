@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Final, NamedTuple
 
+from store.globs import glob_match
 from store.memory import DURABLE_TYPES, Memory
 from store.tokenize import tokenize
 
@@ -128,32 +128,6 @@ def classify(task: str, classes: Mapping[str, Mapping[str, list[str]]]) -> str:
         if hits > best_hits:
             best, best_hits = name, hits
     return best
-
-
-@lru_cache(maxsize=1024)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))
-
-
-def glob_match(path: str, pattern: str) -> bool:
-    return _glob_regex(pattern).fullmatch(path.removeprefix("./")) is not None
 
 
 def named_paths(task: str) -> list[str]:

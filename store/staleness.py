@@ -19,7 +19,7 @@ list links and never follow them.
 Costs: per cited file, an `lstat` per path component and one `stat` per read; the file's
 defined names are read again only when its mtime or size changes, and a memory's parsed refs
 are kept by its content hash, so a warm check costs microseconds. All refs of one read share
-one budget (READ_BUDGET components looked at and files listed), so a clone's hundred globs
+one budget (READ_BUDGET components looked at, files listed and names matched), so a clone's hundred globs
 over a huge tree cannot hang a read; what the budget could not tell is never marked stale. A
 glob's folder is listed once per read whatever the number of globs under it, and again at most
 every GLOB_SECONDS (sooner when the folder or the git index changes). Git is asked once
@@ -45,19 +45,19 @@ from typing import Final
 
 from store import untrusted
 from store.git import run_git
+from store.globs import glob_match
 from store.memory import Memory
 from store.refs import MAX_SCAN_BYTES, Ref, defined_names, memory_refs
-from store.route import glob_match
 from store.validity import review_due
 
 REVIEW_MIN_LINES: Final = 20
 REVIEW_SHARE: Final = 0.5
 GLOB_SECONDS: Final = 2.0
 _CACHE_LIMIT: Final = 50000
-READ_BUDGET: Final = 20000
-"""Path components looked at and files listed, for all refs of one read together: a clone's
-hundred globs over a huge tree cost at most this much, and what the budget could not tell is
-never marked stale."""
+READ_BUDGET: Final = 60000
+"""Path components looked at, files listed and names matched against a glob, for all refs of
+one read together: a clone's hundred globs over a huge tree cost at most this much (about a
+tenth of a second), and what the budget could not tell is never marked stale."""
 _MAX_LINKS: Final = 40
 _UNWALKED: Final = frozenset((".git", ".engram", "node_modules"))
 _OUTSIDE: Final = object()
@@ -314,7 +314,12 @@ class Checker:
         if not isinstance(base, str):
             return base if base is _OUTSIDE else True
         names, complete = self._listing(base, "/".join(fixed), read)
-        return any(glob_match(rel, pattern) for rel in names) or not complete
+        for rel in names:
+            if not read.spend():
+                return True  # the budget ran out before it could be told
+            if glob_match(rel, pattern):
+                return True
+        return not complete
 
     def _listing(self, base: str, prefix: str, read: _Read) -> tuple[tuple[str, ...], bool]:
         """Workspace-relative names of the files under `base` (links are listed, never
