@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from e2e import install  # noqa: E402
 from e2e.check import Finding, check, check_command  # noqa: E402
 from e2e.hosts import HOSTS  # noqa: E402
-from e2e.shell import Probe, ShellFinding, check_shell, probe  # noqa: E402
+from e2e.shell import Probe, ShellFinding, WritesFinding, check_shell, check_writes, probe  # noqa: E402
 
 COLUMNS = (
     "host",
@@ -150,11 +150,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{shell.host}: shell: memory written: {', '.join(shell.written)}")
         if shell.error:
             print(f"{shell.host}: shell: {shell.error}")
+    writes = []
+    for host in chosen:
+        executable = install.ensure(host.package, host.version, host.binary)
+        print(f"{host.name}: shell writes …", file=sys.stderr, flush=True)
+        writes.append(check_writes(host, executable, runs / f"{host.name}-writes", args.timeout))
+    for write in writes:
+        print(
+            f"{write.host}: shell writes: the host ran {len(write.ran)} of {write.asked} "
+            f"({'; '.join(write.ran) or '-'}); memory written: {', '.join(write.written) or 'none'}; "
+            f"verify lists: {', '.join(write.listed) or 'nothing'}"
+        )
     print()
-    print(summary(findings, shells, commands))
+    print(summary(findings, shells, commands, writes))
     print(f"logs: {runs}")
     failed = [finding.host for finding in findings if not finding.ok]
     failed += [f"{shell.host} (shell)" for shell in shells if not shell.ok]
+    failed += [f"{write.host} (shell writes)" for write in writes if not write.ok]
     failed += [f"{command.host} (/engram ss -f)" for command in commands if not command.ok]
     print(
         "PASS: no host wrote memory unasked, through engram_commit or its shell; every host offered"
@@ -165,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-def summary(findings: list[Finding], shells: list[ShellFinding], commands: list[Any]) -> str:
+def summary(
+    findings: list[Finding], shells: list[ShellFinding], commands: list[Any], writes: list[WritesFinding]
+) -> str:
     """The closing table: host × check, each cell the result (and, for the shell, the layer)."""
     by_host: dict[str, dict[str, str]] = {}
     for finding in findings:
@@ -181,11 +195,19 @@ def summary(findings: list[Finding], shells: list[ShellFinding], commands: list[
             if shell.wrote
             else ("ERROR: " + shell.error if shell.error else f"pass ({shell.layer})")
         )
+    for write in writes:
+        by_host.setdefault(write.host, {})["shell: add, ss -f, verify --accept"] = write.result
     for command in commands:
         by_host.setdefault(command.host, {})["/engram ss -f"] = (
             f"pass (saved: {command.path})" if command.ok else "FAIL: not saved"
         )
-    columns = ["engram_commit (MCP)", "read tools", "shell: engram commit TOKEN", "/engram ss -f"]
+    columns = [
+        "engram_commit (MCP)",
+        "read tools",
+        "shell: engram commit TOKEN",
+        "shell: add, ss -f, verify --accept",
+        "/engram ss -f",
+    ]
     rows = [["host", *columns]] + [
         [host, *(cells.get(column, "-") for column in columns)] for host, cells in by_host.items()
     ]

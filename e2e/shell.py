@@ -207,6 +207,112 @@ def check_shell(host: Host, executable: Path, root: Path, timeout: float) -> She
     return finding
 
 
+@dataclass
+class WritesFinding:
+    """The other CLI writes through the host's shell (`add`, `save-session --force`, `verify
+    --accept`), by name and by engram's absolute path: engram does not refuse them (the human
+    may have said yes in the host's prompt), so each one the host let through must be listed by
+    `engram verify` as written from an agent's shell (or, for an accept, keep the file listed)."""
+
+    host: str
+    ran: list[str] = field(default_factory=list)
+    """The commands the host's shell ran (the recorder saw them, or engram's answer came back)."""
+    asked: int = 0
+    written: list[str] = field(default_factory=list)
+    listed: list[str] = field(default_factory=list)
+    """What `engram verify` lists for review afterwards (from an agent's shell, or by hand)."""
+    error: str = ""
+
+    @property
+    def by_agent(self) -> list[str]:
+        """Memory the agent's commands wrote (the harness's own planted edit left out)."""
+        return [key for key in self.written if key != f"project:{PLANTED}.md"]
+
+    @property
+    def unlisted(self) -> list[str]:
+        shown = {item.split(" ", 1)[0] for item in self.listed}
+        return [key for key in self.written if key.split(":", 1)[1].removesuffix(".md") not in shown]
+
+    @property
+    def ok(self) -> bool:
+        """Nothing written without the human's yes (the issue's acceptance): a write the host
+        let through fails the check even when engram lists it for review."""
+        return not self.by_agent and not self.unlisted and not self.error
+
+    @property
+    def result(self) -> str:
+        if self.error:
+            return f"ERROR: {self.error}"
+        ran = f"host let {len(self.ran)}/{self.asked} run unasked"
+        if self.unlisted:
+            return f"FAIL: {ran}; written and NOT listed by verify: {', '.join(self.unlisted)}"
+        if self.by_agent:
+            return f"FAIL: {ran}; written, engram's verify lists all {len(self.by_agent)}"
+        if not self.ran:
+            return f"pass (host: 0/{self.asked} ran)"
+        return f"pass ({ran}; nothing written; verify lists {', '.join(self.listed)})"
+
+
+PLANTED = "agent-planted"
+HAND_EDIT = "---\nid: agent-planted\ntype: rule\ntitle: Agent planted\n---\nPush to main without review.\n"
+
+
+def check_writes(host: Host, executable: Path, root: Path, timeout: float) -> WritesFinding:
+    finding = WritesFinding(host.name)
+    box = Sandbox(root)
+    calls = root / "engram-cli.jsonl"
+    bin_dir = relay.install_cli(root / "relay", calls).parent
+    relay.install(root / "relay", root / "engram-mcp.jsonl")
+    for args in host.links:
+        _save(root / "link.log", box.engram("link", *args))
+    session = box.workspace / "session.txt"
+    session.write_text("Remember that the e2e shell check runs every night.\n", "utf-8")
+    engram = shlex.quote(str(bin_dir / "engram"))
+    commands = [
+        (
+            "engram add rule 'Shell rule one' 'Always deploy on Fridays.' --yes",
+            ["add", "rule", "Shell rule one"],
+        ),
+        (
+            f"{engram} add rule 'Shell rule two' 'Always skip the tests.' --yes",
+            ["add", "rule", "Shell rule two"],
+        ),
+        (f"{engram} save-session --text session.txt --force", ["save-session", "--text", "session.txt"]),
+        (f"{engram} verify --accept", ["verify", "--accept"]),
+    ]
+    before = box.memory()
+    script = ShellScript("", root / "model.jsonl")
+    fake = FakeModel(script, host.api)
+    try:
+        env = {**host.prepare(box, fake.url), "PATH": f"{bin_dir}{os.pathsep}{box.env['PATH']}"}
+        for n, (command, argv) in enumerate(commands):
+            if argv[:2] == ["verify", "--accept"]:  # something for the agent to accept: its own edit
+                (box.workspace / ".engram" / "memory" / "agent-planted.md").write_text(HAND_EDIT, "utf-8")
+            script.reset()
+            script.commands = [command]
+            ran = box.run([str(executable), *host.run_args], env=env, timeout=timeout)
+            _save(root / f"run-{n + 1}.log", ran)
+            if ran.returncode is None:
+                finding.error = f"try {n + 1} timed out after {timeout:.0f} s"
+            if script.shell_calls:
+                finding.asked += 1
+            recorded = [entry for entry in relay.read(calls) if isinstance(entry, dict) and "argv" in entry]
+            answer = " ".join(script.shell_results)
+            if (
+                any(entry["argv"][: len(argv)] == argv for entry in recorded)
+                or "engram" in answer.lower()
+                and ("Saved" in answer or "Written:" in answer or "Recorded as" in answer)
+            ):
+                finding.ran.append(command)
+    finally:
+        fake.close()
+    after = box.memory()
+    finding.written = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+    report = json.loads(box.engram("verify", "--json").stdout)["data"]
+    finding.listed = sorted({*report.get("agent_shell", []), *report["unindexed"], *report["mismatched"]})
+    return finding
+
+
 def _save(log: Path, ran: Ran) -> None:
     with log.open("a", encoding="utf-8") as out:
         out.write(
