@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
+from store import untrusted
 from store.memory import Memory
 from store.staleness import Mark, describe, is_stale, marks_data
 
@@ -37,7 +38,7 @@ def _fence(body: str) -> str:
 
 def quote_body(memory: Memory, text: str | None = None, marks: Sequence[Mark] = ()) -> str:
     """A memory body under a heading naming its id and type, fenced as data."""
-    body = (memory.body if text is None else text).strip("\n")
+    body = untrusted.block((memory.body if text is None else text).strip("\n"))  # a clone's text
     fence = _fence(body)
     status = "" if memory.active else f", {memory.status}"
     flagged = f"Marked {describe(marks)}\n" if marks else ""  # store.staleness

@@ -22,6 +22,7 @@ import orjson
 from store import untrusted
 from store.errors import Conflict, CorruptMemory
 from store.ids import is_valid_id
+from store.invisible import describe, first_invisible
 
 DURABLE_TYPES: Final = ("rule", "decision", "convention", "fact", "procedure", "gotcha", "preference")
 NOTE_TYPE: Final = "note"
@@ -358,6 +359,9 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
         raise CorruptMemory(f"title must be a non-empty string of at most {MAX_TITLE} characters")
     if untrusted.control_character(title) is not None:
         raise CorruptMemory("title must be a single line with no control characters")
+    hidden = first_invisible(title)
+    if hidden is not None:
+        raise CorruptMemory(f"title holds {describe(hidden)}, which a reader cannot see; remove it")
     if meta.get("status", "active") not in STATUSES:
         raise CorruptMemory(f"status must be one of: {', '.join(STATUSES)}")
     for key in ("tags", "paths", "roles", "supersedes", "refs"):
@@ -368,6 +372,9 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
         bad = next((v for v in value or () if key != "refs" and untrusted.control_character(v)), None)
         if bad is not None:
             raise CorruptMemory(f"{key} {untrusted.line(bad, 60)} holds a control character or line break")
+        hidden = next((v for v in value or () if key != "refs" and first_invisible(v)), None)
+        if hidden is not None:
+            raise CorruptMemory(f"{key} {untrusted.line(hidden, 60)} holds a character a reader cannot see")
     if "always" in meta and not isinstance(meta["always"], bool):
         raise CorruptMemory("always must be true or false")
     for key in ("valid_until", "review_after") if tier == "durable" else ():  # store.validity

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
-from store import bm25
+from store import bm25, untrusted
 from store.fsutil import write_atomic
 from store.memory import Memory
 from store.progress import Progress
@@ -302,7 +302,7 @@ def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
     first such stretch)."""
     text = " ".join(body.split())
     if len(text) <= width:
-        return text
+        return untrusted.line(text, 4 * width)
     wanted = frozenset(terms(query, query=True))
     heads = frozenset(head for t in wanted for head in _heads(t.lower()))
     words = [(m.start(), _hits(m.group(), wanted, heads)) for m in _WORD.finditer(text)]
@@ -323,7 +323,7 @@ def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
     piece = text[best_start : best_start + width].rstrip()
     prefix = "…" if best_start > 0 else ""
     suffix = "…" if best_start + width < len(text) else ""
-    return f"{prefix}{piece}{suffix}"
+    return untrusted.line(f"{prefix}{piece}{suffix}", 4 * width)  # a clone's text, on a line of its own
 
 
 def _heads(term: str) -> tuple[str, ...]:

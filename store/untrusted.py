@@ -21,11 +21,22 @@ from typing import Final
 LINE_LIMIT: Final = 200
 """Characters of one untrusted value on one output line, before the cut."""
 
-_UNSAFE: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+_INVISIBLE: Final = (
+    # every format character (Unicode 14 category Cf: soft hyphen, Arabic and Syriac marks,
+    # zero-width space, bidi marks, embeddings, overrides and isolates, word joiner and
+    # invisible operators, BOM, interlinear annotation, tag characters…) less the two joiners,
+    # and the Hangul fillers, which render as blank
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+    "\u115f\u1160\u3164\uffa0"
 )
+_STRAY_JOINER: Final = "(?<!\\S)[\u200c\u200d]|[\u200c\u200d](?!\\S)"
+"""A zero-width joiner or non-joiner is shown only between two visible characters (emoji
+sequences, Persian and Indic words), as store.invisible allows in what is written."""
+_UNSAFE: Final = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029{_INVISIBLE}]|{_STRAY_JOINER}")
 _UNSAFE_IN_BLOCK: Final = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+    f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029{_INVISIBLE}]|{_STRAY_JOINER}"
 )
 
 
@@ -44,7 +55,7 @@ def _escape(match: re.Match[str]) -> str:
     char = match.group()
     code = ord(char)
     return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or (
-        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
     )
 
 
@@ -54,11 +65,12 @@ def line(text: object, limit: int = LINE_LIMIT) -> str:
     return shown if len(shown) <= limit else shown[: max(limit - 1, 0)] + "…"
 
 
-def block(text: str, limit: int) -> str:
+def block(text: str, limit: int | None = None) -> str:
     """A body to quote inside a fence: its lines kept, every other control or invisible
-    character escaped, at most `limit` characters, the cut named with how much was left out."""
+    character escaped, at most `limit` characters (None: a body already bounded by its reader,
+    such as a load's budget), the cut named with how much was left out."""
     shown = _UNSAFE_IN_BLOCK.sub(_escape, text)
-    if len(shown) <= limit:
+    if limit is None or len(shown) <= limit:
         return shown
     rest = len(shown) - limit
     return f"{shown[:limit]}\n… ({rest} more characters not shown)"

@@ -184,3 +184,37 @@ def test_the_session_hook_lets_no_planted_line_stand_alone(clone: Path) -> None:
     text = out.getvalue()
     assert "engram: loaded" in text
     assert not _leaks(text), _leaks(text)
+
+
+HIDDEN = "\x1b]52;c;ZXZpbA==\x07\x1b[8m\u202e\U000e0069\U000e0067\u3164"
+"""A terminal clipboard write, concealed text, a bidi override, tag characters, a Hangul filler."""
+
+
+def _shows_hidden(text: str) -> bool:
+    return any(ch in text for ch in HIDDEN if not ch.isascii() or not ch.isprintable())
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["search", "uv"], ["load", "uv"], ["load", "--id", "hidden-body"], ["show", "hidden-body"], ["list"]],
+)
+def test_no_surface_passes_on_what_a_reader_cannot_see(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    root = init(tmp_path / "clone")
+    memory_dir = root / ".engram" / "memory"
+    memory_dir.mkdir(parents=True)
+    (memory_dir / "hidden-body.md").write_text(
+        f"---\nid: hidden-body\ntype: rule\ntitle: Use uv\nalways: true\n---\nUse uv {HIDDEN} always.\n"
+    )
+    (memory_dir / "hidden-title.md").write_text(
+        f"---\nid: hidden-title\ntype: rule\ntitle: Use uv {HIDDEN[-4:]}\n---\nBody.\n"
+    )
+    monkeypatch.chdir(root)
+    capsys.readouterr()
+    main(argv)
+    captured = capsys.readouterr()
+    assert not _shows_hidden(captured.out + captured.err), argv
+    out = io.StringIO()
+    session_start(str(root), io.StringIO(""), out)
+    assert "Use uv" in out.getvalue() and not _shows_hidden(out.getvalue())
