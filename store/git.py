@@ -13,7 +13,9 @@ from a git hook carries `GIT_DIR`) are dropped, so nothing outside redirects it 
 
 A second belt, for a `.git/config` that is itself hostile (a repository unpacked from an
 archive): `safe.bareRepository=explicit`, no fsmonitor, no hooks, no signature checks, no
-external diff or text conversion, no pager, no prompt. No option list can cover every key that
+external diff or text conversion, no pager, no prompt, no transport (a promisor remote's
+`uploadpack` would run on a missing blob), and no command that reads the working tree through
+a filter (store.gitsync hashes files itself instead of `git diff`). No option list can cover every key that
 runs a program; naming the repository is the defence, the options only narrow the rest.
 
 Each call also has no optional locks (a read never blocks the human's own git) and a timeout;
@@ -40,7 +42,6 @@ SAFE_OPTIONS: Final = (
     "diff.external=",
     "core.sshCommand=false",
     "credential.helper=",
-    "protocol.allow=never",
 )
 """`-c` settings every call carries (the second belt; see the module docstring)."""
 
@@ -68,6 +69,8 @@ def _environment(git_dir: Path, work_tree: Path) -> dict[str, str]:
         GIT_OPTIONAL_LOCKS="0",
         GIT_TERMINAL_PROMPT="0",
         GIT_NO_REPLACE_OBJECTS="1",
+        GIT_ALLOW_PROTOCOL="",  # no transport at all: a promisor remote cannot lazily fetch
+        GIT_NO_LAZY_FETCH="1",  # (git 2.44 and later say so directly)
     )
     return env
 

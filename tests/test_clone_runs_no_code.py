@@ -166,3 +166,45 @@ def test_the_environment_cannot_point_git_elsewhere(
     out = run_git(sub, "log", "-1", "--format=%s")
     assert out is not None and out.strip() == "a project with a planted repository"
     assert not marker.exists()
+
+
+def test_a_hostile_git_config_of_the_repository_itself_runs_nothing(tmp_path: Path) -> None:
+    """The second belt, for a `.git/config` that is itself hostile (a repository received as an
+    archive): a promisor remote's `uploadpack` on a missing blob, and a clean filter that
+    `.gitattributes` names for every file (verify compared memory files through `git diff`)."""
+    marker = tmp_path / "ran"
+    program = tmp_path / "pwn.sh"
+    program.write_text(f"#!/bin/sh\necho ran >> {marker}\ncat\n")
+    program.chmod(0o755)
+    root = init(tmp_path / "archive")
+    (root / ".engram" / "memory").mkdir(parents=True)
+    (root / ".engram" / "memory" / "rounding-lives-in-billing.md").write_text(MEMORY)
+    (root / "app.py").write_text("def round_cents(x):\n    return x\n")
+    (root / ".gitattributes").write_text("* filter=x\n")
+    commit_all(root, "one")
+    (root / "app.py").write_text("def round_cents(x):\n    return round(x)\n")
+    commit_all(root, "two")
+    for line in git(root, "rev-list", "--objects", "--all").splitlines():
+        sha, _, name = line.partition(" ")
+        if name == "app.py":
+            (root / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    for key, value in {
+        "core.repositoryformatversion": "1",
+        "extensions.partialClone": "origin",
+        "remote.origin.promisor": "true",
+        "remote.origin.url": f"file://{tmp_path}/nowhere",
+        "protocol.file.allow": "always",
+        "remote.origin.uploadpack": str(program),
+        "filter.x.clean": str(program),
+    }.items():
+        git(root, "config", key, value)
+    os.utime(root / ".engram" / "memory" / "rounding-lives-in-billing.md", (1, 1))
+    for args in (
+        ("search", "rounding"),
+        ("load", "rounding"),
+        ("stale",),
+        ("verify",),
+        ("hook", "session-start"),
+    ):
+        _engram(root, *args)
+        assert not marker.exists(), f"engram {' '.join(args)} ran the repository's program"
