@@ -48,9 +48,9 @@ Command = Callable[[argparse.Namespace, Store], Outcome]
 def _init(args: argparse.Namespace, store: Store) -> Outcome:
     created = store.init()
     text = (
-        f"engram: created {', '.join(created)} in {store.workspace}"
+        f"engram: created {', '.join(created)} in {untrusted.line(store.workspace, 1000)}"
         if created
-        else f"engram: {store.workspace}/.engram is already set up"
+        else f"engram: {untrusted.line(store.workspace, 1000)}/.engram is already set up"
     )
     return Outcome(True, text, {"workspace": str(store.workspace), "created": created})
 

@@ -95,7 +95,12 @@ def session_start(
             (p.code, f"{p.file}: {p.message}") for p in store.view().problems[:3]
         )
         if not store.project.root.is_dir():
-            problems += (("ENGRAM_EMPTY", f"no .engram/ in {store.workspace}; run `engram init` there"),)
+            problems += (
+                (
+                    "ENGRAM_EMPTY",
+                    f"no .engram/ in {untrusted.line(store.workspace, 1000)}; run `engram init` there",
+                ),
+            )
         shown = len(result.body_keys) + len(result.card_ids)
         index = store.index_hash()[:12]
         out.write(result.text.rstrip("\n") + "\n")

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from store import staleness
+from store import staleness, untrusted
 from store.catalog import Catalog, Snapshot, memory_key
 from store.config import CHECKED_NAME, CheckedConfigs, Config, load_config
 from store.errors import NotFound, Problem, UnsafePath
@@ -537,7 +537,7 @@ class Store:
         config = self.config()
         durable = list(view.durable.values())
         return {
-            "workspace": str(self.workspace),
+            "workspace": untrusted.line(self.workspace, 1000),  # a folder name a clone may choose
             "initialized": self.project.root.is_dir(),
             "counts": {
                 "project": sum(1 for m in durable if m.scope == "project" and m.active),

@@ -218,3 +218,23 @@ def test_no_surface_passes_on_what_a_reader_cannot_see(
     out = io.StringIO()
     session_start(str(root), io.StringIO(""), out)
     assert "Use uv" in out.getvalue() and not _shows_hidden(out.getvalue())
+
+
+@pytest.mark.parametrize("brk", ["\n", "\u2028"])
+def test_a_workspace_folder_named_by_the_clone_starts_no_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], brk: str
+) -> None:
+    root = init(tmp_path / "clone")
+    sub = root / f"svc{brk}{MARK}"
+    (sub / ".engram" / "memory").mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    for argv in (["status"], ["init"], ["status", "--json"]):
+        capsys.readouterr()
+        main(argv)
+        captured = capsys.readouterr()
+        assert not _leaks(captured.out + captured.err), (argv, captured.out)
+    assert not _leaks(read_ops.status(Store(sub)).text)
+    assert not _data_leaks(read_ops.status(Store(sub)).data)
+    out = io.StringIO()
+    session_start(str(sub), io.StringIO(""), out)
+    assert not _leaks(out.getvalue())
