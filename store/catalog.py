@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from store.errors import Busy, CorruptMemory, NotRegular, Problem, UnsafePath
+from store.errors import Busy, CorruptMemory, NotRegular, Problem, ReadOnly, UnsafePath
 from store.fsutil import read_regular
 from store.ids import is_valid_id
 from store.index_file import SHELL_MARK, IndexFile, Records
@@ -542,7 +542,7 @@ class Catalog:
                             gone = SHELL_MARK if accept_all else previous["sealed"]
                             records[key] = {"sealed": gone, "gone": True}
                 self._file.write(records)
-        except (Busy, OSError):
+        except (Busy, ReadOnly, OSError):  # ReadOnly: a sandbox's read-only mount
             with self._lock:
                 self._dirty = True  # derived data: a later flush writes it
             if accept_all:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from store import transaction
 from store.catalog import Catalog, Snapshot, memory_key
-from store.errors import Busy, Problem, UnsafePath
+from store.errors import Busy, Problem, ReadOnly, UnsafePath
 from store.index_file import SHELL_MARK
 from store.memory import Memory
 
@@ -47,7 +47,11 @@ def verify(store: Store) -> dict[str, Any]:
             for catalog in store.catalogs:
                 catalog.relist()
             return _compare(store, store.catalogs, store.view(sweep=True).snapshots)
-    except (Busy, UnsafePath):  # a lock file that is no regular file: the lock-free result stands
+    except (
+        Busy,
+        ReadOnly,
+        UnsafePath,
+    ):  # busy, a read-only mount, a lock that is no file: the lock-free result stands
         return report
 
 

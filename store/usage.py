@@ -16,7 +16,7 @@ from typing import Final
 import orjson
 
 from store import secret
-from store.errors import Busy, UnsafePath
+from store.errors import Busy, ReadOnly, UnsafePath
 from store.fsutil import read_regular, write_atomic
 from store.lock import workspace_lock
 from store.workspace import ScopeDir, check_scope
@@ -105,6 +105,6 @@ class Usage:
                 write_atomic(self._scope.usage_path, secret.wrap(self._key(), KIND, payload))
         except UnsafePath:
             return  # never written through a link; the counts are only a ranking hint
-        except (Busy, OSError):
+        except (Busy, ReadOnly, OSError):  # ReadOnly: a sandbox's read-only mount
             with self._lock:
                 self._pending.update(pending)  # keep them for the next flush
