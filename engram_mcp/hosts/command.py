@@ -44,11 +44,13 @@ def _same(a: Path, b: Path) -> bool:
 
 def pinned(name: str) -> tuple[str, list[str]]:
     """(command, args) to write: the bare name when PATH finds this installation's script,
-    else its absolute path; without an installed script, this Python with `-m`."""
+    else its absolute path; without an installed script, this Python with `-P -m` (`-P`: the
+    folder the host starts it in, a clone's, is not put on the import path, so a planted
+    `engram_mcp/` or `orjson.py` there is never imported)."""
     script = installed_script(name)
     if script is None:
         module = "engram_mcp" if name == "engram-mcp" else "engram_mcp.cli"
-        return sys.executable, ["-m", module]
+        return sys.executable, ["-P", "-m", module]
     found = resolve(name)
     if found is not None and _same(found, script):
         return name, []
@@ -70,7 +72,8 @@ def is_ours(command: object, args: Sequence[object] = ()) -> bool:
     if name == "engram-mcp":
         target = resolve(command)
         return target is None or _is_our_script(target)
-    return "python" in name and list(args[:2]) == ["-m", "engram_mcp"]
+    words = [str(a) for a in args[:3]]
+    return "python" in name and (words[:2] == ["-m", "engram_mcp"] or words == ["-P", "-m", "engram_mcp"])
 
 
 def is_current(command: object, args: Sequence[object] = ()) -> bool:
