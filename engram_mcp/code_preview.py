@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from engram_mcp.schemas import text
+from store import untrusted
 
 FIELDS: Final = ("refs", "valid_until", "review_after")
 _DATE: Final = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$(?!\n)", "maxLength": 10}
@@ -33,13 +34,16 @@ def row_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {k: fields[k] for k in FIELDS if fields.get(k)}
 
 
-def line(fields: Mapping[str, Any]) -> str | None:
-    """`   refs: a, b · valid until … · review after …`, or None."""
+def line(fields: Mapping[str, Any], shown: int | None = None) -> str | None:
+    """`   refs: a, b · valid until … · review after …`, or None; each value escaped
+    (store.untrusted), and only the first `shown` refs named when given (the rest counted)."""
     parts = []
-    if fields.get("refs"):
-        parts.append("refs: " + ", ".join(fields["refs"]))
+    if refs := [str(r) for r in fields.get("refs") or ()]:
+        few = refs if shown is None else refs[:shown]
+        more = f" and {len(refs) - len(few)} more" if len(few) < len(refs) else ""
+        parts.append("refs: " + ", ".join(untrusted.line(r, 60 if shown else 300) for r in few) + more)
     if fields.get("valid_until"):
-        parts.append(f"valid until {fields['valid_until']}")
+        parts.append(f"valid until {untrusted.line(fields['valid_until'], 10)}")
     if fields.get("review_after"):
-        parts.append(f"review after {fields['review_after']}")
+        parts.append(f"review after {untrusted.line(fields['review_after'], 10)}")
     return "   " + " · ".join(parts) if parts else None

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from store import transaction
+from store import staleness, transaction
 from store.approvals import TOKEN_TTL_SECONDS, Pending, mint
 from store.candidates import make_candidates
 from store.code_fields import shown_code_fields, with_code_meta, with_refs
@@ -41,6 +41,13 @@ class Before:
     paths: tuple[str, ...]
     changed: bool
     """Its file is no longer the one the verdict was pinned to: the commit will defer it."""
+    refs: tuple[str, ...] = ()
+    valid_until: str = ""
+    review_after: str = ""
+    always: bool = False
+    unresolved: tuple[str, ...] = ()
+    """The candidate's refs that do not resolve in the working tree now (store.staleness):
+    written, they mark the memory stale."""
 
 
 @dataclass(slots=True)
@@ -64,6 +71,7 @@ def targets(store: Store, entries: Sequence[ProposalEntry], view: View | None = 
     if not wanted:
         return {}
     scoped = known(view or store.view())
+    check = staleness.checker(store.workspace)
     found: dict[int, Before] = {}
     for e in wanted:
         memory = scoped.in_scope(e.scope, e.verdict.target or e.verdict.id)
@@ -75,8 +83,19 @@ def targets(store: Store, entries: Sequence[ProposalEntry], view: View | None = 
                 tags=tuple(memory.tags),
                 paths=tuple(memory.paths),
                 changed=e.verdict.target_hash is not None and memory.hash != e.verdict.target_hash,
+                refs=tuple(memory.refs),
+                valid_until=memory.valid_until,
+                review_after=memory.review_after,
+                always=memory.always,
+                unresolved=tuple(check.unresolved(_refs(e))) if e.scope == "project" else (),
             )
     return found
+
+
+def _refs(entry: ProposalEntry) -> list[str]:
+    """The refs the entry's file will hold (its shown fields)."""
+    refs = (entry.fields or {}).get("refs")
+    return [str(r) for r in refs] if isinstance(refs, list) else []
 
 
 def known(view: View) -> Known:

@@ -177,6 +177,12 @@ class Checker:
         read = _Read()
         return lambda memory: self.marks(memory, today, read)
 
+    def unresolved(self, written: Sequence[str]) -> list[str]:
+        """The written refs that do not resolve now (a proposal's, before it is written),
+        told with one read's budget for all of them."""
+        read = _Read()
+        return [ref.text for ref in memory_refs(written) if self.problem(ref, read)]
+
     def _parsed(self, memory: Memory) -> tuple[tuple[Ref, ...], float | None, str]:
         cache_key = (memory.path or memory.id, memory.hash)
         found = self._refs.get(cache_key)

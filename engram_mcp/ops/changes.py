@@ -1,5 +1,6 @@
 """What an UPDATE or SUPERSEDE changes in the memory it names (SPEC §4.1, §4.3): a line diff of
-its title, tags, paths and body, and a mark when the change drops text or tags.
+its title, tags, paths, refs, dates, `always` and body, and a mark when the change drops text or
+tags or mutes the memory (an expiry date, refs that do not resolve, `always` turned off).
 
 Issue 19: an UPDATE shown as its new body alone read like an ADD. Approving one replaced
 "make check runs ruff, mypy and pytest; for web/ run npm test (vitest)" by "Run `make check`
@@ -10,6 +11,12 @@ when something goes.
 Both sides are untrusted (the old one is a memory file a clone can write): every line is
 escaped by store.untrusted and quoted after a gutter engram writes (`- | `, `+ | `, `  | `),
 so no line of either body can start a line of engram's own, a forged closing fence included.
+
+The attack review: an UPDATE with the same title, body and tags plus `valid_until` and a ref
+that does not resolve read "body: unchanged" and, approved, took the memory out of every read;
+and a `curl … | sh` appended to a 2 KB paragraph was cut from the dialog before it showed. So
+every field the file holds is compared, and a long line replaced one to one shows the part that
+changes before the whole lines.
 """
 
 from __future__ import annotations
@@ -63,8 +70,14 @@ class Change:
     tags: tuple[tuple[str, ...], tuple[str, ...]]
     """(dropped, added)."""
     paths: tuple[tuple[str, ...], tuple[str, ...]]
+    refs: tuple[tuple[str, ...], tuple[str, ...]]
+    values: tuple[tuple[str, str, str], ...]
+    """(field, old, new) of `valid_until`, `review_after` and `always` when they change."""
+    unresolved: tuple[str, ...]
+    """Refs the change adds that do not resolve in the working tree (store.staleness)."""
     body: tuple[tuple[str, str], ...]
-    """The body as a full line diff: (`-`, `+` or ` `, escaped line)."""
+    """The body as a full line diff: (`-`, `+` or ` `, escaped line); a long line replaced one to
+    one is preceded by its changed part (`@` the line saying where, `-~` and `+~` the parts)."""
     dropped_lines: int
     """Non-blank lines of the old body that the new one does not hold."""
     unread: int
@@ -77,6 +90,10 @@ class Change:
     @property
     def body_changed(self) -> bool:
         return bool(self.unread or self.tail) or any(mark != " " for mark, _ in self.body)
+
+    def value(self, name: str) -> tuple[str, str] | None:
+        """(old, new) of `name` (valid_until, review_after, always) when it changes."""
+        return next(((old, new) for field, old, new in self.values if field == name), None)
 
     def beyond(self) -> str | None:
         """The line naming what the diff did not compare, or None."""
@@ -98,26 +115,73 @@ def change(entry: ProposalEntry, before: Before, fields: dict[str, Any]) -> Chan
         if op == "equal":
             body += [(" ", line) for line in old[i1:i2]]
             continue
-        body += [("-", line) for line in old[i1:i2]]
-        body += [("+", line) for line in new[j1:j2]]
+        if i2 - i1 == j2 - j1:  # replaced one to one: each new line beside the one it replaces
+            for k in range(i2 - i1):
+                body += _excerpt(j1 + k + 1, old[i1 + k], new[j1 + k])
+                body += [("-", old[i1 + k]), ("+", new[j1 + k])]
+        else:
+            body += [("-", line) for line in old[i1:i2]]
+            body += [("+", line) for line in new[j1:j2]]
         dropped += sum(1 for line in old[i1:i2] if line.strip())
     old_rest, new_rest = old_all[DIFF_LINES:], new_all[DIFF_LINES:]
     if old_rest == new_rest:  # the same past the compared lines: context, not a change
         body += [(" ", line) for line in new_rest]
         old_rest = new_rest = []
     title = (before.title, str(fields["title"])) if before.title != fields["title"] else None
+    refs = [str(r) for r in fields.get("refs") or ()]
+    values = (
+        ("valid_until", before.valid_until[:10], str(fields.get("valid_until") or "")[:10]),
+        ("review_after", before.review_after[:10], str(fields.get("review_after") or "")[:10]),
+        ("always", "yes" if before.always else "no", "yes" if fields.get("always") is True else "no"),
+    )
     return Change(
         kind=entry.verdict.kind,
         target=before.id,
         title=title,
         tags=_sets(before.tags, fields["tags"]),
         paths=_sets(before.paths, fields["paths"]),
+        refs=_sets(before.refs, refs),
+        values=tuple(v for v in values if v[1] != v[2]),
+        unresolved=tuple(r for r in before.unresolved if r in refs and r not in before.refs),
         body=tuple(body),
         dropped_lines=dropped,
         unread=sum(1 for line in old_rest if line.strip()),
         tail=tuple(new_rest),
         changed=before.changed,
     )
+
+
+EXCERPT_CONTEXT: Final = 40
+"""Characters of the unchanged text shown around the changed part of a long replaced line."""
+
+
+def _excerpt(n: int, old: str, new: str) -> list[tuple[str, str]]:
+    """Where a long line replaced by another changes, and the changed parts of both (with a
+    little context), to show before the whole lines: a `curl … | sh` appended to a 2 KB
+    paragraph is read before the paragraph. Nothing for lines that fit on one line."""
+    if max(len(old), len(new)) <= LINE_LIMIT:
+        return []
+    start = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new))
+    )
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    before = max(start - EXCERPT_CONTEXT, 0)
+
+    def part(line: str) -> str:
+        stop = len(line) - end
+        return (
+            ("…" if before else "")
+            + line[before : stop + min(end, EXCERPT_CONTEXT)]
+            + ("…" if end > EXCERPT_CONTEXT else "")
+        )
+
+    return [
+        ("@", f"(line {n} changes from column {start + 1:,}; the whole lines follow)"),
+        ("-~", part(old)),
+        ("+~", part(new)),
+    ]
 
 
 def _sets(old: Sequence[str], new: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -128,6 +192,33 @@ def _listed(values: Sequence[str]) -> str:
     shown = [untrusted.line(v, 60) for v in values[:8]]
     more = f" and {len(values) - 8} more" if len(values) > 8 else ""
     return ", ".join(shown) + more
+
+
+def marks(c: Change) -> list[str]:
+    """The `!` lines of a change: what it drops (`drop_mark`) and what mutes or retires the
+    memory (an expiry date, refs that do not resolve, `always` turned off)."""
+    found = [mark] if (mark := drop_mark(c)) is not None else []
+    update = c.kind == "UPDATE"
+    if (until := c.value("valid_until")) is not None and until[1]:
+        found.append(
+            f"! this update makes the memory expire on {untrusted.line(until[1], 10)}"
+            if update
+            else f"! the new memory expires on {untrusted.line(until[1], 10)}"
+        )
+        found[-1] += " (every read leaves it out after that day)"
+    if c.unresolved:
+        one = len(c.unresolved) == 1
+        refs = f"the ref{'' if one else 's'} {_listed(c.unresolved)}, which {'does' if one else 'do'} not resolve"
+        found.append(
+            f"! {'this update adds' if update else 'the new memory cites'} {refs} (the memory will be marked stale)"
+        )
+    if c.value("always") == ("yes", "no"):
+        found.append(
+            "! this update stops the memory loading in every session (always: yes → no)"
+            if update
+            else f"! the new memory does not load in every session, as {c.target} did (always: no)"
+        )
+    return found
 
 
 def drop_mark(c: Change) -> str | None:
@@ -149,8 +240,8 @@ def drop_mark(c: Change) -> str | None:
 
 
 def summary(c: Change) -> list[str]:
-    """The lines before the body diff: what is replaced, title, tags, paths (unchanged ones not
-    listed), a changed-meanwhile warning."""
+    """The lines before the body diff: what is replaced, a changed-meanwhile warning, then
+    title, tags, paths, refs, valid_until, review_after and always (unchanged ones not listed)."""
     lines = [
         f"rewrites {c.target} (its id, type, roles and history stay)"
         if c.kind == "UPDATE"
@@ -160,11 +251,13 @@ def summary(c: Change) -> list[str]:
         lines.append(f"! {c.target} changed since this was proposed: the commit will defer this candidate")
     if c.title is not None:
         lines += [f"title - | {untrusted.line(c.title[0])}", f"      + | {untrusted.line(c.title[1])}"]
-    for name, (gone, added) in (("tags", c.tags), ("paths", c.paths)):
+    for name, (gone, added) in (("tags", c.tags), ("paths", c.paths), ("refs", c.refs)):
         if gone or added:
             sides = [f"- {_listed(gone)}"] if gone else []
             sides += [f"+ {_listed(added)}"] if added else []
             lines.append(f"{name}: {' · '.join(sides)}")
+    for name, old, new in c.values:
+        lines.append(f"{name}: {untrusted.line(old or 'none', 40)} → {untrusted.line(new or 'none', 40)}")
     if not c.body_changed:
         lines.append("body: unchanged")
     return lines
@@ -176,7 +269,8 @@ def full_diff(c: Change) -> Iterator[str]:
         return
     yield f"body, against {c.target}'s (- removed, + added):"
     for mark, line in c.body:  # the new body's lines whole, as the preview of an ADD shows them
-        yield f"{mark} | {_cut(line, REMOVED_LINE) if mark == '-' else line}".rstrip()
+        if mark in (" ", "-", "+"):  # the changed parts are the dialog's (short_diff)
+            yield f"{mark} | {_cut(line, REMOVED_LINE) if mark == '-' else line}".rstrip()
     if (beyond := c.beyond()) is not None:
         yield beyond
     if c.tail:
@@ -193,8 +287,10 @@ def short_diff(c: Change, context: int = 1) -> list[str]:
     keep = [any(m != " " for m in marks[max(i - context, 0) : i + context + 1]) for i in range(len(marks))]
     out = [f"what changes in {c.target}'s body (- removed, + added):"]
     for i, (mark, line) in enumerate(c.body):
-        if keep[i]:
-            out += [x.rstrip() for x in wrapped(f"{mark} | ", line)]
+        if mark == "@":  # engram's own line: where a long replaced line changes
+            out.append(line)
+        elif keep[i]:
+            out += [x.rstrip() for x in wrapped(f"{mark} | " if len(mark) == 1 else f"{mark}| ", line)]
         elif keep[i - 1] if i else True:
             out.append("  | …")
     if (beyond := c.beyond()) is not None:

@@ -6,23 +6,27 @@ The message shows each candidate's type and body and, for an UPDATE or SUPERSEDE
 diff against the memory it changes (SPEC §4.3; issue 19: a dialog of titles alone let an
 UPDATE under a memory's old title write a `curl … | sh` body). Every quoted line sits behind a
 gutter engram writes (`| `, `- | `, `+ | `), escaped by store.untrusted, so a body cannot
-forge a line of the message. The message is bounded (MESSAGE_LIMIT): each candidate gets an
-equal share for its head lines, body and diff, and what is cut is named. The form itself
-never carries memory text.
+forge a line of the message. The message is bounded (MESSAGE_LIMIT): a lone candidate has all
+of it, several get an equal share each for their head lines, body and diff, and what is cut is
+named. The head shows every field the file will hold (type, scope, always, tags, paths, roles,
+refs and dates) and, for a change, what it drops or mutes. The form itself never carries memory
+text; a candidate cut short in the message starts unticked (the attack review: a `curl … | sh`
+past a 2 KB paragraph was cut from a dialog that approved it by default).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
 import orjson
 
+from engram_mcp import code_preview
 from engram_mcp.ops.changes import (
     Change,
     changed_lines,
-    drop_mark,
+    marks,
     quoted,
     short_diff,
     summary,
@@ -84,18 +88,24 @@ QUOTED_LINE: Final = 240
 """Characters of one quoted body line before it wraps."""
 
 
+def _few(values: Sequence[str]) -> str:
+    shown = ", ".join(untrusted.line(v, 60) for v in values[:8])
+    return shown + (f" +{len(values) - 8} more" if len(values) > 8 else "")
+
+
 def _head(entry: ProposalEntry, change: Change | None, cut: int) -> list[str]:
-    """Title, drop mark and type line, each at most `cut` characters: always shown."""
+    """Title, the change's `!` marks, then what the file holds besides its body (type, scope,
+    always, tags; paths and roles; refs and dates), each at most `cut` characters."""
     fields = written_fields(entry)
-    tags = ", ".join(untrusted.line(t, 60) for t in fields["tags"][:8])
-    more = f" +{len(fields['tags']) - 8} more" if len(fields["tags"]) > 8 else ""
-    lines = [dialog_title(entry)]
-    if change is not None and (mark := drop_mark(change)) is not None:
-        lines.append("   " + mark)
+    lines = [dialog_title(entry), *("   " + mark for mark in (marks(change) if change is not None else ()))]
     lines.append(
         f"   type: {untrusted.line(fields['type'], 40)} · scope: {untrusted.line(fields['scope'], 40)}"
-        f" · tags: {tags or 'none'}{more}"
+        f" · always: {'yes' if fields['always'] else 'no'} · tags: {_few(fields['tags']) or 'none'}"
     )
+    if fields["paths"] or fields["roles"]:
+        lines.append(f"   paths: {_few(fields['paths']) or 'none'} · roles: {_few(fields['roles']) or 'all'}")
+    if (code := code_preview.line(fields, shown=8)) is not None:
+        lines.append(code)
     return [untrusted.line(line, cut) for line in lines]
 
 
@@ -108,13 +118,32 @@ def _size(lines: Sequence[str]) -> int:
     return sum(len(line) + 1 for line in lines)
 
 
+CUT_LINE: Final = (
+    "! cut short in this dialog, so unticked: tick it only once you have read it whole "
+    "(cancel the dialog to get the full preview)"
+)
+"""The line under the title of a candidate whose lines the message could not hold."""
+
+
 def candidate_part(entry: ProposalEntry, change: Change | None, share: int) -> tuple[list[str], bool]:
     """One candidate's lines of the message, at most `share` characters, and whether any was
-    left out: its head (title, drop mark, type: a fifth of the share each at most), what changes
-    besides the body (up to HEAD_LIMIT or half the share with the head), then its body and its
-    short diff (half each of the rest)."""
-    part = _head(entry, change, min(TITLE_LIMIT, share // 5))
-    cut = False
+    left out (then CUT_LINE is its second line): its head (title, marks, fields: a fifth of the
+    share each at most, half the share in all), what changes besides the body (up to HEAD_LIMIT
+    or half the share with the head), then its body and its short diff (half each of the rest)."""
+    part, cut = _part(entry, change, share)
+    if not cut:
+        return part, False
+    note = "   " + CUT_LINE[: max(share // 5, 0)]
+    part, _ = _part(entry, change, share - len(note) - 1)
+    return [part[0], note, *part[1:]], True
+
+
+def _part(entry: ProposalEntry, change: Change | None, share: int) -> tuple[list[str], bool]:
+    head = _head(entry, change, min(TITLE_LIMIT, share // 5))
+    part = head[:1] + within(
+        head[1:], share // 2 - _size(head[:1]), lambda i: f"   … ({len(head) - 1 - i} more)"
+    )
+    cut = part != head
 
     def add(lines: list[str], budget: int, rest: Callable[[int], str]) -> None:
         nonlocal cut
@@ -142,28 +171,47 @@ def candidate_part(entry: ProposalEntry, change: Change | None, share: int) -> t
 
 
 CUT_WARNING: Final = (
-    "\nSome candidates are cut short below (it says where): untick any you could not read in full."
+    "\nSome candidates are cut short below (it says where) and start unticked: tick one only once you "
+    "have read it in full."
 )
 _WHERE: Final = {frozenset({"project"}): "this project", frozenset({"user"}): "your user memory"}
+
+
+def approval(
+    entries: Sequence[ProposalEntry], redactions: int, before: Mapping[int, Before] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The dialog: its message (`approval_message`) and its form, where a candidate the message
+    cut short starts unticked."""
+    message, cut = _message(entries, redactions, before)
+    return message, approval_schema(entries, cut)
 
 
 def approval_message(
     entries: Sequence[ProposalEntry], redactions: int, before: Mapping[int, Before] | None = None
 ) -> str:
-    """What the human reads above the form: each candidate's type, body and, for an UPDATE
+    """What the human reads above the form: each candidate's fields, body and, for an UPDATE
     or SUPERSEDE, what it changes in the memory it names (`before`: store.proposals.targets).
-    At most MESSAGE_LIMIT characters: each candidate gets an equal share, SHARE_LIMIT at most."""
+    At most MESSAGE_LIMIT characters: a lone candidate has them all, several an equal share
+    each, SHARE_LIMIT at most."""
+    return _message(entries, redactions, before)[0]
+
+
+def _message(
+    entries: Sequence[ProposalEntry], redactions: int, before: Mapping[int, Before] | None
+) -> tuple[str, set[int]]:
     changes = changes_of(entries, before)
     scopes = {e.scope for e in entries}
     where = _WHERE.get(frozenset(scopes), "this project and your user memory")
     header = f"engram: save {len(entries)} memory candidate(s) to {where}? Untick any you reject." + (
         f" ({redactions} secret(s) redacted.)" if redactions else ""
     )
-    share = min(SHARE_LIMIT, (MESSAGE_LIMIT - len(header) - len(CUT_WARNING)) // max(len(entries), 1) - 2)
+    room = MESSAGE_LIMIT - len(header) - len(CUT_WARNING)
+    share = room - 2 if len(entries) == 1 else min(SHARE_LIMIT, room // max(len(entries), 1) - 2)
     shown = [candidate_part(e, changes.get(e.n), share) for e in entries]
     if any(cut for _, cut in shown):
         header += CUT_WARNING
-    return "\n\n".join([header, *("\n".join(part) for part, _ in shown)])
+    message = "\n\n".join([header, *("\n".join(part) for part, _ in shown)])
+    return message, {e.n for e, (_, cut) in zip(entries, shown, strict=True) if cut}
 
 
 NOTE_LIMIT: Final = 3_000
@@ -190,12 +238,16 @@ def note_message(draft: NoteDraft) -> str:
     )
 
 
-def approval_schema(entries: Sequence[ProposalEntry]) -> dict[str, Any]:
-    """Flat form: one boolean per candidate (verdict, id, routing marks, title; never the text)
-    and a scope."""
+def approval_schema(entries: Sequence[ProposalEntry], cut: Collection[int] = ()) -> dict[str, Any]:
+    """Flat form: one boolean per candidate (verdict, id, routing marks, title; never the text),
+    ticked unless the message cut it short (its number in `cut`), and a scope."""
     properties: dict[str, Any] = {}
     for e in entries:
-        properties[f"candidate_{e.n}"] = {"type": "boolean", "title": dialog_title(e), "default": True}
+        properties[f"candidate_{e.n}"] = {
+            "type": "boolean",
+            "title": dialog_title(e),
+            "default": e.n not in cut,
+        }
     scopes = sorted({e.scope for e in entries})
     properties["scope"] = {
         "type": "string",
@@ -212,9 +264,12 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def chosen_entries(entries: Sequence[ProposalEntry], content: dict[str, Any] | None) -> list[ProposalEntry]:
-    """The candidates an accepted form keeps; ValueError says why an answer is invalid (a key
-    not offered, a value of the wrong type, a widened scope)."""
+def chosen_entries(
+    entries: Sequence[ProposalEntry], content: dict[str, Any] | None, schema: Mapping[str, Any] | None = None
+) -> list[ProposalEntry]:
+    """The candidates an accepted form keeps (a box the answer leaves out keeps its `schema`
+    default: a cut candidate is not kept unless ticked); ValueError says why an answer is
+    invalid (a key not offered, a value of the wrong type, a widened scope)."""
     content = content or {}
     offered = {f"candidate_{e.n}" for e in entries} | {"scope"}
     unknown = sorted(set(content) - offered)
@@ -231,4 +286,13 @@ def chosen_entries(entries: Sequence[ProposalEntry], content: dict[str, Any] | N
     for key, value in sorted(picks.items()):
         if not isinstance(value, bool):
             raise ValueError(f"{key} must be true or false, not {_shown(value)}")
-    return [e for e in entries if picks.get(f"candidate_{e.n}", True) and scope in ("all", e.scope)]
+    offered_boxes = (schema or {}).get("properties", {})
+
+    def default(key: str) -> bool:
+        return offered_boxes.get(key, {}).get("default", True) is True
+
+    return [
+        e
+        for e in entries
+        if picks.get(f"candidate_{e.n}", default(f"candidate_{e.n}")) and scope in ("all", e.scope)
+    ]

@@ -11,8 +11,8 @@ from engram_mcp.ops.changes import (
     Change,
     change,
     changed_lines,
-    drop_mark,
     full_diff,
+    marks,
     quoted,
     short_diff,
     summary,
@@ -54,6 +54,9 @@ def _change_row(c: Change) -> dict[str, Any]:
         "dropped_lines": c.dropped_lines,
         "dropped_tags": [untrusted.line(t, 60) for t in c.tags[0]],
         "dropped_paths": [untrusted.line(p, 60) for p in c.paths[0]],
+        "dropped_refs": [untrusted.line(r, 300) for r in c.refs[0]],
+        "unresolved_refs": [untrusted.line(r, 300) for r in c.unresolved],
+        **{name: [untrusted.line(old, 40), untrusted.line(new, 40)] for name, old, new in c.values},
         "changed_since_proposed": c.changed,
     }
 
@@ -124,8 +127,8 @@ def preview_text(
         shadows = f" (shadows {verdict.shadows} in this workspace)" if verdict.shadows else ""
         lines.append(f"{e.n}. Verdict: {verdict.line()}{shadows}")
         c = changes.get(e.n)
-        if c is not None and (mark := drop_mark(c)) is not None:
-            lines.append("   " + mark)
+        if c is not None:
+            lines.extend("   " + mark for mark in marks(c))
         if draft is not None:
             lines.append(f"   [note] {draft.title} → {draft.id} ({draft.scope})")
             if draft.objective:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Final
 
-from engram_mcp.ops.dialog import approval_message, approval_schema, chosen_entries, note_message, shown_key
+from engram_mcp.ops.dialog import approval, chosen_entries, note_message, shown_key
 from engram_mcp.ops.previews import preview_rows, report_outcome, token_outcome
 from engram_mcp.outcome import Outcome
 from protocol.spec import Elicit, ElicitAnswer
@@ -28,12 +28,11 @@ FALLBACK: Final = {
 
 def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, origin: str) -> Flow:
     """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer."""
-    schema = approval_schema(entries)
-    message = approval_message(entries, redactions, proposals.targets(store, entries))
+    message, schema = approval(entries, redactions, proposals.targets(store, entries))
     answer = yield Elicit(key=shown_key("approval", [schema, message]), message=message, schema=schema)
     if answer.action == "accept":
         try:
-            chosen = chosen_entries(entries, answer.content)
+            chosen = chosen_entries(entries, answer.content, schema)
         except ValueError as exc:
             revoked = proposals.store_proposal(store, entries, redactions, origin, status="declined")
             return Outcome(
