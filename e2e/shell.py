@@ -30,24 +30,14 @@ from e2e.fakes.script import ShellScript
 from e2e.fakes.server import FakeModel
 from e2e.hosts import Host
 from e2e.sandbox import Ran, Sandbox
+from engram_mcp.agent_shell import HOST_VARIABLES
 
 PROBE = Path(__file__).resolve().parent / "probe.py"
 MARK = "ENGRAM-PROBE "
 REFUSAL = "ENGRAM_AGENT_SHELL"
 """The code `engram commit` prints when it refuses to run in an agent's shell."""
-UNSET = (
-    "CLAUDECODE",
-    "CLAUDE_CODE_ENTRYPOINT",
-    "CODEX_SANDBOX",
-    "CODEX_SANDBOX_NETWORK_DISABLED",
-    "CODEX_THREAD_ID",
-    "CODEX_CI",
-    "GEMINI_CLI",
-    "OPENCODE",
-    "OPENCODE_PID",
-    "AGENT",
-)
-"""What the evasive try unsets: every variable the probe found a host setting (see the report)."""
+UNSET = HOST_VARIABLES
+"""What the evasive try unsets: every variable engram_mcp/agent_shell.py knows a host sets."""
 
 
 @dataclass
