@@ -97,13 +97,31 @@ def claude_rules() -> list[str]:
 
 
 # --- opencode ---------------------------------------------------------------------------------
+OPENCODE_OTHER_SPELLINGS: Final = (
+    "*/engram *",
+    "* engram *",
+    "*'engram *",
+    '*"engram *',
+    "*\\engram *",
+    "*engram-mcp*",
+    "*engram_mcp*",
+)
+"""Every other way to start engram that opencode's patterns can see: a path to it (`/home/me/
+.venv/bin/engram add …`), a wrapper before it (`env -u OPENCODE engram add …`, `sudo`,
+`xargs`), a quoted command (`sh -c 'engram add …'`, `script -qc "…"`), `\\engram` past an alias,
+the server itself, and `python -m engram_mcp`. opencode's default runs any bash command
+unasked, and with the plain spellings alone a model ran engram by its absolute path and
+wrote memory (make hosts-e2e). Each asks, reads included; only the plain `engram search …`
+form of the read commands runs unasked (engram's reads are its MCP tools anyway)."""
+
+
 def opencode_patterns() -> list[str]:
     """The `permission.bash` patterns `engram link opencode` sets to "ask"."""
     patterns = []
     for spelling in spellings():
         patterns += [f"{spelling} {command} *" for command in WRITE_COMMANDS]
         patterns.append(f"{spelling} -*")
-    return patterns
+    return [*patterns, *(p for p in OPENCODE_OTHER_SPELLINGS if p not in patterns)]
 
 
 # --- Codex ------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from engram_mcp.hosts.shell_rules import OPENCODE_OTHER_SPELLINGS
 from tests.hosts.test_gate import gemini_policy_decision, opencode_bash_decision
 from tests.hosts.test_link import parse_jsonc, run, run_json, snapshot
 
@@ -145,12 +146,25 @@ def test_opencode_link_asks_before_bash_runs_engram_writes(
         for spelling in _spellings(pin)
         for pattern in [*(f"{spelling} {write} *" for write in WRITES), f"{spelling} -*"]
     ]
+    patterns += [p for p in OPENCODE_OTHER_SPELLINGS if p not in patterns]
     assert config["permission"] == {"engram_engram_commit": "ask", "bash": dict.fromkeys(patterns, "ask")}
     for spelling in _spellings(pin):
         for attempt in ATTEMPTS:
             assert opencode_bash_decision(config, f"{spelling} {attempt}") == "ask", attempt
-        for read in READS:
-            assert opencode_bash_decision(config, f"{spelling} {read}") == "allow", read
+    for read in READS:
+        assert opencode_bash_decision(config, f"engram {read}") == "allow", read
+    # make hosts-e2e: a model ran engram by another path, or wrapped, and wrote memory unasked
+    for evasive in (
+        "/home/me/.local/share/engram-venv/bin/engram add rule T B --yes",
+        "./.venv/bin/engram save-session --force",
+        "env -u OPENCODE -u AGENT engram verify --accept",
+        "sh -c 'engram add rule T B --yes'",
+        'script -qc "engram commit tok" /dev/null',
+        "\\engram add rule T B --yes",
+        "python3 -P -m engram_mcp.cli commit tok",
+        "engram-mcp",
+    ):
+        assert opencode_bash_decision(config, evasive) == "ask", evasive
     rc, out, err = run(capsys, "unlink", "opencode")
     assert rc == 0 and not (workspace / "opencode.json").exists()
 
