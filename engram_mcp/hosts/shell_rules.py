@@ -86,6 +86,18 @@ def argv_spellings() -> list[list[str]]:
     return [["engram"]] + ([[command, *args]] if [command, *args] != ["engram"] else [])
 
 
+def server_argv_spellings() -> list[list[str]]:
+    """Each way to start the server itself: an agent that starts `engram-mcp` in its shell is
+    its client, proposes and answers engram's dialog or calls engram_commit with no host in
+    between, so the host's shell asks before that too."""
+    command, args = pinned("engram-mcp")
+    return [["engram-mcp"]] + ([[command, *args]] if [command, *args] != ["engram-mcp"] else [])
+
+
+def server_spellings() -> list[str]:
+    return [" ".join(f'"{w}"' if " " in w else w for w in argv) for argv in server_argv_spellings()]
+
+
 # --- Claude Code ------------------------------------------------------------------------------
 def claude_rules() -> list[str]:
     """The `permissions.ask` rules `engram link claude` adds."""
@@ -93,6 +105,8 @@ def claude_rules() -> list[str]:
     for spelling in spellings():
         rules += [f"Bash({spelling} {command} *)" for command in WRITE_COMMANDS]
         rules.append(f"Bash({spelling} -*)")
+    for spelling in server_spellings():
+        rules += [f"Bash({spelling})", f"Bash({spelling} *)"]
     return rules
 
 
@@ -135,7 +149,7 @@ def codex_text() -> str:
         "# engram's CLI writes (commit, save-session --force, add, …) are the human's approval only",
         "# when the human runs them: Codex asks before its agent runs any engram command.",
     ]
-    for argv in argv_spellings():
+    for argv in [*argv_spellings(), *server_argv_spellings()]:
         pattern = ", ".join(json.dumps(word) for word in argv)
         lines += [
             "prefix_rule(",
@@ -158,7 +172,8 @@ def _toml_list(values: list[str]) -> str:
 
 
 def gemini_prefixes() -> list[str]:
-    return [f"{spelling} {command}" for spelling in spellings() for command in WRITE_COMMANDS]
+    writes = [f"{spelling} {command}" for spelling in spellings() for command in WRITE_COMMANDS]
+    return [*writes, *server_spellings()]
 
 
 def _regex_escape(text: str) -> str:

@@ -63,6 +63,12 @@ def _spellings(pin: str) -> list[str]:
     return ["engram"] + ([pin] if pin != "engram" else [])
 
 
+def _server(pin: str) -> list[str]:
+    """The server's spellings, from engram's: an agent that starts `engram-mcp` in its shell is
+    its client and can write through it with no host in between."""
+    return ["engram-mcp"] + ([str(Path(pin).with_name("engram-mcp"))] if pin != "engram" else [])
+
+
 def _claude_covers(rule: str, command: str) -> bool:
     """Claude Code's rule matching for `Bash(…)`: `*` matches any text, a single trailing ` *`
     may also match nothing (code.claude.com/docs/en/permissions)."""
@@ -84,7 +90,11 @@ def test_claude_link_adds_ask_rules_for_every_engram_write_and_unlink_takes_them
         for spelling in _spellings(pin)
         for rule in [*(f"Bash({spelling} {write} *)" for write in WRITES), f"Bash({spelling} -*)"]
     ]
+    expected += [rule for server in _server(pin) for rule in (f"Bash({server})", f"Bash({server} *)")]
     assert settings["permissions"] == {"ask": expected}
+    for server in _server(pin):
+        assert any(_claude_covers(r, server) for r in expected)
+        assert any(_claude_covers(r, f"{server} --no-elicitation") for r in expected)
     for spelling in _spellings(pin):
         for attempt in ATTEMPTS:
             assert any(_claude_covers(r, f"{spelling} {attempt}") for r in expected), attempt
@@ -238,7 +248,8 @@ def test_codex_link_writes_a_prompt_rule_for_every_engram_command(
     parsed = _codex_rules(text)
     assert parsed[0] == (["engram"], "prompt")
     assert all(decision == "prompt" and len(pattern) in (1, 3) for pattern, decision in parsed)
-    assert len(parsed) in (1, 2)
+    assert ["engram-mcp"] in [pattern for pattern, _ in parsed]  # the server, started by the agent
+    assert len(parsed) in (2, 4)
     assert 'justification = "engram writes memory only with the human\'s yes"' in text
     rc, env = run_json(capsys, *argv)
     assert rc == 0 and {r["action"] for r in env["data"]["results"]} <= {"unchanged", "updated"}
@@ -292,7 +303,7 @@ def test_gemini_policy_file_is_exactly_what_headless_gemini_needs(
         (p.removesuffix(" commit") for p in prefixes if p.endswith(" commit") and p != "engram commit"), None
     )
     spellings = ["engram"] + ([pin] if pin else [])
-    assert prefixes == [f"{s} {w}" for s in spellings for w in WRITES]
+    assert prefixes == [f"{s} {w}" for s in spellings for w in WRITES] + _server(pin or "engram")
     assert rules[3]["toolName"] == "run_shell_command" and "commandRegex" in rules[3]
     assert all(r["priority"] <= 999 for r in rules), "Gemini refuses a priority over 999"
     for spelling in spellings:
