@@ -188,6 +188,24 @@ def _controlling_tty() -> bool:
     return True
 
 
+SHELL_PARENTS: Final = frozenset(
+    {"sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "busybox", "script", "env", "sudo", "doas"}
+    | {"xargs", "timeout", "nohup", "setsid", "stdbuf", "nice", "codex-linux-sandbox"}
+)
+"""Programs that start `engram-mcp` in an agent's shell (its shell, a wrapper, Codex's
+sandbox). Hosts start their MCP servers themselves: with each of the four measured, the
+server's parent is the host's own process."""
+
+
+def shell_parent(read: Callable[[Path], bytes] | None = None) -> str:
+    """The program of this process's parent when it is a shell or a wrapper (`engram-mcp`
+    started by an agent in its shell, which makes the agent its client), else empty. A user who
+    starts the server through a shell in a host config (`bash -lc engram-mcp`) is seen so too:
+    that costs a review in verify, never a refusal."""
+    chain = ancestors(os.getppid(), read)[:1]
+    return chain[0].name if chain and chain[0].name in SHELL_PARENTS else ""
+
+
 def described(found: Sequence[str]) -> str:
     """The reasons as one clause: `stdin is not a terminal; CLAUDECODE set`."""
     return "; ".join(found)

@@ -88,6 +88,9 @@ class Application:
         self._options = (read_only, elicitation, always_load)
         self._elicitation_timeout = elicitation_timeout
         self.store: Store | None = None
+        self.started_by_shell = ""
+        """The shell or wrapper that started this process (engram_mcp.agent_shell.shell_parent),
+        or empty: its writes are then sealed as made from an agent's shell, and verify lists them."""
         self.helpers: list[threading.Thread] = []
         """The warm-up threads `_prepare` started (a test joins them)."""
 
@@ -107,6 +110,13 @@ class Application:
 
         read_only, elicitation, always_load = self._options
         store = self.store = Store(self.workspace, read_only=read_only)
+        if self.started_by_shell:  # SPEC §7: an agent that starts the server is its client
+            store.agent_shell = True
+            log.warning(
+                "started by %s, not by a host: writes are recorded as made from an agent's shell "
+                "and `engram verify` lists them for review",
+                self.started_by_shell,
+            )
         try:
             transaction.recover(store)
         except StoreError as exc:  # noted; the server still serves
@@ -215,6 +225,9 @@ def _serve(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         return 1
+    from engram_mcp.agent_shell import shell_parent
+
+    app.started_by_shell = shell_parent()
     wire_in, wire_out = claim_stdio()
     try:
         Server(app.spec()).serve(wire_in, wire_out)

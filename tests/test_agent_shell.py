@@ -353,3 +353,76 @@ def test_an_interrupted_write_from_an_agents_shell_is_recovered_as_the_agents(
     store.close()
     code, envelope = run(capsys, "verify")
     assert code == 1 and envelope["data"]["agent_shell"] == ["cut-a-release"]
+
+
+def _save_and_commit(command: list[str], ws: Path, title: str) -> None:
+    """A client that starts the server with `command`, proposes one rule and commits it."""
+    from tests.wire import SERVER
+
+    proc = subprocess.Popen(
+        [part.replace("{server}", SERVER) for part in command],
+        cwd=ws,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "engram_save",
+                "arguments": {
+                    "candidates": [{"type": "rule", "title": title, "body": f"{title}, every time."}]
+                },
+            },
+        },
+    ]
+    assert proc.stdin is not None and proc.stdout is not None
+    for line in lines:
+        proc.stdin.write(json.dumps(line).encode() + b"\n")
+    proc.stdin.flush()
+    token = ""
+    while not token:
+        reply = json.loads(proc.stdout.readline())
+        if reply.get("id") == 2:
+            token = reply["result"]["structuredContent"]["data"]["approval_token"]
+    commit = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "engram_commit", "arguments": {"approval_token": token, "approve": "all"}},
+    }
+    proc.stdin.write(json.dumps(commit).encode() + b"\n")
+    proc.stdin.flush()
+    while json.loads(proc.stdout.readline()).get("id") != 3:
+        pass
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    proc.stdout.close()
+
+
+def test_a_server_an_agent_starts_in_its_shell_has_its_writes_listed(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An agent that starts `engram-mcp` in its shell is its client: it can propose and commit
+    with no host in between. The host's shell rule asks first (engram link); engram records
+    such a server's writes as made from an agent's shell, and verify lists them."""
+    assert main(["verify", "--accept"]) == 0
+    _save_and_commit(["{server}"], ws, "Run the linter first")  # a host starts it itself
+    assert main(["verify"]) == 0
+    _save_and_commit(["sh", "-c", "{server}; :"], ws, "Deploy on Fridays")
+    code, envelope = run(capsys, "verify")
+    assert code == 1 and envelope["data"]["agent_shell"] == ["deploy-on-fridays"]
