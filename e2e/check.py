@@ -19,7 +19,10 @@ from e2e.fakes.server import FakeModel
 from e2e.hosts import Host
 from e2e.sandbox import Ran, Sandbox
 
-READ_TOOLS = ("engram_search", "engram_load")
+READ_TOOLS = ("engram_search", "engram_load", "engram_save", "engram_save_session")
+"""Tools every host must offer the model with engram's link config: two read tools and the two
+proposal tools, which write nothing durable (issue 19: headless Gemini offered only what
+`tools.allowed` listed)."""
 ATTEMPTS = 3
 """Runs per host while the model was offered no engram tool because engram had not answered
 `tools/list` in time: a host may start its first turn before a slow MCP server is ready (Codex
@@ -114,7 +117,9 @@ def _judge(finding: Finding, script: Script, traces: list[list[dict[str, Any]]])
     finding.tools_listed = max(
         (len(result["tools"]) for result in results if isinstance(result.get("tools"), list)), default=0
     )
-    finding.read_offered = all(any(name.endswith(tool) for name in script.offered) for tool in READ_TOOLS)
+    finding.read_offered = all(
+        any(name.endswith(f"_{tool}") or name == tool for name in script.offered) for tool in READ_TOOLS
+    )
     calls = [
         entry["msg"]
         for entry in (traces[-1] if traces else [])

@@ -5,7 +5,7 @@ e2e/hosts.py): install it from npm into the cache, link engram into a throwaway 
 workspace, show that the host connects to engram and lists its tools, then create a pending
 proposal and run the host headless with its default permissions against a scripted model on
 127.0.0.1 that asks for `engram_commit` on that proposal. Prints one row per host and exits 1
-when any host wrote memory or did not offer the read tools (`engram_search`, `engram_load`)
+when any host wrote memory or did not offer the read and proposal tools (`engram_search`, `engram_load`, `engram_save`, `engram_save_session`)
 to the model; 2 when a host could not be installed.
 
 Hosts with a `/engram` scenario (e2e/hosts.py `command_runs`: Claude Code) are then run once
@@ -51,7 +51,7 @@ COLUMNS = (
     "version",
     "connected",
     "engram tools listed",
-    "read tools offered",
+    "read and proposal tools offered",
     "commit attempted",
     "memory written",
 )
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     failed += [f"{command.host} (/engram ss -f)" for command in commands if not command.ok]
     print(
         "PASS: no host wrote memory unasked, through engram_commit or its shell; every host offered"
-        " the read tools" + ("; /engram ss -f typed by the human saved" if commands else "")
+        " the read and proposal tools" + ("; /engram ss -f typed by the human saved" if commands else "")
         if not failed
         else f"FAIL: {', '.join(failed)}"
     )
@@ -188,7 +188,7 @@ def summary(
             if finding.wrote
             else f"pass ({'host refused' if finding.commit == 'refused' else 'not offered' if finding.commit == 'n' else 'engram refused'})"
         )
-        by_host[finding.host]["read tools"] = "pass" if finding.read_offered else "FAIL"
+        by_host[finding.host]["read + proposal tools"] = "pass" if finding.read_offered else "FAIL"
     for shell in shells:
         by_host.setdefault(shell.host, {})["shell: engram commit TOKEN"] = (
             "FAIL: written"
@@ -203,7 +203,7 @@ def summary(
         )
     columns = [
         "engram_commit (MCP)",
-        "read tools",
+        "read + proposal tools",
         "shell: engram commit TOKEN",
         "shell: add, ss -f, verify --accept",
         "/engram ss -f",
