@@ -1,7 +1,9 @@
 """Every place opencode reads permission rules from (SPEC §8, review L2).
 
-The global and project config (`~/.config/opencode/opencode.json[c]`, `./opencode.json[c]`):
-`permission` and each `agent.<name>.permission`; and agents defined in markdown
+The global and project config (`~/.config/opencode/opencode.json[c]`, `./opencode.json[c]`,
+and `.opencode/opencode.json[c]`, which opencode 1.18 merges after the project's own file, so a
+clone can carry one that overrides what `link` wrote): `permission` and each
+`agent.<name>.permission`; and agents defined in markdown
 (`.opencode/agent[s]/*.md`, `~/.config/opencode/agent[s]/*.md`) with a YAML front matter
 `permission:`. A file that does not parse is skipped (it is not engram's).
 """
@@ -31,7 +33,7 @@ class Rules:
 
 
 def config_files(where: Where) -> list[Path]:
-    folders = (where.home / ".config" / "opencode", where.workspace)
+    folders = (where.home / ".config" / "opencode", where.workspace, where.workspace / ".opencode")
     return [folder / name for folder in folders for name in ("opencode.jsonc", "opencode.json")]
 
 
