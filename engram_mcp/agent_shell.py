@@ -198,12 +198,44 @@ server's parent is the host's own process."""
 
 
 def shell_parent(read: Callable[[Path], bytes] | None = None) -> str:
-    """The program of this process's parent when it is a shell or a wrapper (`engram-mcp`
-    started by an agent in its shell, which makes the agent its client), else empty. A user who
-    starts the server through a shell in a host config (`bash -lc engram-mcp`) is seen so too:
-    that costs a review in verify, never a refusal."""
-    chain = ancestors(os.getppid(), read)[:1]
-    return chain[0].name if chain and chain[0].name in SHELL_PARENTS else ""
+    """Why this `engram-mcp` looks started by an agent rather than by its host, or empty: its
+    parent is a shell or a wrapper, or its stdin or stdout is not a pipe whose other end the
+    parent holds (a host talks to its server over two pipes of its own; `exec engram-mcp <
+    requests` in an agent's shell, or a pipe from a sibling, does not). A user who starts the
+    server through a shell in a host config (`bash -lc engram-mcp`) is seen so too: that costs
+    a review in verify, never a refusal. An agent that spawns the server from a program of its
+    own over pipes is not seen: the host's shell rule is the gate for that."""
+    parent = os.getppid()
+    chain = ancestors(parent, read)[:1]
+    if chain and chain[0].name in SHELL_PARENTS:
+        return f"its parent is {untrusted.line(chain[0].name, 40)}"
+    for fd, name in ((0, "stdin"), (1, "stdout")):
+        held = _pipe_held_by(fd, parent)
+        if held is False:
+            return f"its {name} is not a pipe from the process that started it"
+    return ""
+
+
+def _pipe_held_by(fd: int, pid: int) -> bool | None:
+    """Whether `fd` of this process is a pipe whose other end `pid` holds; None where /proc
+    cannot tell (not Linux, or another user's process)."""
+    try:
+        mine = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    if not mine.startswith("pipe:"):
+        return False
+    try:
+        theirs = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    for entry in theirs[:65536]:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{entry}") == mine:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def described(found: Sequence[str]) -> str:

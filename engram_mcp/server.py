@@ -89,8 +89,9 @@ class Application:
         self._elicitation_timeout = elicitation_timeout
         self.store: Store | None = None
         self.started_by_shell = ""
-        """The shell or wrapper that started this process (engram_mcp.agent_shell.shell_parent),
-        or empty: its writes are then sealed as made from an agent's shell, and verify lists them."""
+        """Why this process looks started by an agent rather than by its host
+        (engram_mcp.agent_shell.shell_parent), or empty: its writes are then sealed as made from
+        an agent's shell, and verify lists them."""
         self.helpers: list[threading.Thread] = []
         """The warm-up threads `_prepare` started (a test joins them)."""
 
@@ -113,7 +114,7 @@ class Application:
         if self.started_by_shell:  # SPEC §7: an agent that starts the server is its client
             store.agent_shell = True
             log.warning(
-                "started by %s, not by a host: writes are recorded as made from an agent's shell "
+                "not started by a host (%s): writes are recorded as made from an agent's shell "
                 "and `engram verify` lists them for review",
                 self.started_by_shell,
             )

@@ -28,13 +28,17 @@ import unicodedata
 from typing import Final
 
 HANGUL_FILLERS: Final = frozenset("\u3164\u115f\u1160\uffa0")
+IGNORABLE_MARKS: Final = frozenset("\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f")
+"""Default-ignorable characters outside category Cf that render as nothing wherever they
+stand: the combining grapheme joiner, the Khmer inherent vowels, the Mongolian free variation
+selectors (a token split by U+17B4 passed both this check and redaction)."""
 _JOINERS: Final = frozenset("\u200c\u200d")
 _NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
 
 
 def is_invisible(ch: str) -> bool:
     """A format character or a Hangul filler (joiners included; see `first_invisible`)."""
-    return ch in HANGUL_FILLERS or unicodedata.category(ch) == "Cf"
+    return ch in HANGUL_FILLERS or ch in IGNORABLE_MARKS or unicodedata.category(ch) == "Cf"
 
 
 def _visible(ch: str) -> bool:

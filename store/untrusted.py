@@ -30,6 +30,9 @@ _INVISIBLE: Final = (
     "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
     "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
     "\u115f\u1160\u3164\uffa0"
+    # and the other default-ignorable characters that render as nothing wherever they stand
+    # (store.invisible.IGNORABLE_MARKS)
+    "\u034f\u17b4\u17b5\u180b-\u180d\u180f"
 )
 _STRAY_JOINER: Final = "(?<!\\S)[\u200c\u200d]|[\u200c\u200d](?!\\S)"
 """A zero-width joiner or non-joiner is shown only between two visible characters (emoji

@@ -426,3 +426,59 @@ def test_a_server_an_agent_starts_in_its_shell_has_its_writes_listed(
     _save_and_commit(["sh", "-c", "{server}; :"], ws, "Deploy on Fridays")
     code, envelope = run(capsys, "verify")
     assert code == 1 and envelope["data"]["agent_shell"] == ["deploy-on-fridays"]
+
+
+def test_a_server_fed_from_a_file_in_the_agents_shell_has_its_writes_listed(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`exec engram-mcp < requests` in an agent's shell: the server's parent is then the host
+    itself, but its stdin is no pipe of the host's (a review finding: the commit was sealed as
+    the human's)."""
+    from tests.wire import SERVER
+
+    assert main(["verify", "--accept"]) == 0
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("sys.stdin", io.StringIO("We always deploy from the release branch.\n"))
+        assert main(["save-session", "--text", "-", "--json"]) == 0
+    token = json.loads(capsys.readouterr().out)["data"]["approval_token"]
+    requests = ws / "requests.jsonl"
+    requests.write_text(
+        "\n".join(
+            json.dumps(line)
+            for line in (
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "x", "version": "1"},
+                    },
+                },
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "engram_commit",
+                        "arguments": {"approval_token": token, "approve": "all"},
+                    },
+                },
+            )
+        )
+        + "\n"
+    )
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-c", "import os, sys; os.execv(sys.argv[1], sys.argv[1:])", SERVER],
+            stdin=stdin,
+            capture_output=True,
+            cwd=ws,
+            timeout=60,
+        )
+    assert b'"written"' in done.stdout, done.stderr
+    code, envelope = run(capsys, "verify")
+    assert code == 1 and envelope["data"]["agent_shell"], envelope["data"]

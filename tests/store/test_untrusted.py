@@ -7,6 +7,7 @@ import sys
 import unicodedata
 
 from store import untrusted
+from store.invisible import IGNORABLE_MARKS
 
 JOINERS = "\u200c\u200d"
 
@@ -19,7 +20,7 @@ def test_every_format_character_and_control_is_escaped_in_a_line() -> None:
         for cp in range(sys.maxunicode + 1)
         if unicodedata.category(chr(cp)) in ("Cc", "Cf", "Zl", "Zp") and chr(cp) not in JOINERS
     ]
-    unsafe += list("\u115f\u1160\u3164\uffa0")
+    unsafe += list("\u115f\u1160\u3164\uffa0") + sorted(IGNORABLE_MARKS)
     for ch in unsafe:
         shown = untrusted.line(f"a{ch}b")
         assert ch not in shown and shown.startswith("a\\") and shown.endswith("b"), hex(ord(ch))
@@ -52,3 +53,15 @@ def test_escaping_twice_changes_nothing() -> None:
 def test_json_text_escapes_what_json_leaves_raw() -> None:
     raw = '{"a": "x\u2028y\u0085z\u2029"}'.encode()
     assert untrusted.json_text(raw) == b'{"a": "x\\u2028y\\u0085z\\u2029"}'
+
+
+def test_a_token_split_by_a_khmer_inherent_vowel_is_redacted_and_refused() -> None:
+    """U+17B4 and U+17B5 render as nothing and are not format characters: a token split by one
+    passed both the invisible-character check and redaction (a review finding)."""
+    from store.invisible import first_invisible
+    from store.redact import redact
+
+    for mark in sorted(IGNORABLE_MARKS):
+        token = "ghp_a1B2c3D4e5F6g7H8i9" + mark + "J0k1L2m3N4o5P6q7R8"
+        assert redact(f"The CI token is {token} for the bot")[0] == "The CI token is [REDACTED] for the bot"
+        assert first_invisible(f"a{mark}b") == mark
