@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from engram_mcp.hosts import opencode_config
-from engram_mcp.hosts.findings import Finding, Where, gemini_policy_rules, read_jsonc
+from engram_mcp.hosts.findings import INFORMATIONAL, Finding, Where, gemini_policy_rules, read_jsonc
 from engram_mcp.hosts.gate import (
     COMMIT_TOOL,
     SERVER,
@@ -313,4 +313,6 @@ def audit(workspace: Path, env: Mapping[str, str] = os.environ) -> tuple[list[Fi
     found = [f for check in (_codex, _claude, _opencode, _gemini, _cursor, _vscode) for f in check(where)]
     linked = opencode_linked(where)
     shell, ungated = shell_audit(where, opencode_linked=linked[0][0] if linked else None)
-    return found + shell + ungated, []  # a shell that runs engram's writes unasked fails doctor
+    failing = [f for f in found + shell + ungated if f.code not in INFORMATIONAL]
+    notes = [f for f in shell + ungated if f.code in INFORMATIONAL]  # host.shell_open
+    return failing, notes  # a shell that runs engram's writes unasked fails doctor

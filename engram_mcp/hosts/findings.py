@@ -15,6 +15,7 @@ INFORMATIONAL: Final = (
     "host.step_pending",
     "host.command_missing",
     "host.command_stale",
+    "host.shell_open",
 )
 """Codes doctor lists as steps still to do (exit 0), not as problems to fix."""
 

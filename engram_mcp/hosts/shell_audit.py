@@ -56,6 +56,15 @@ from engram_mcp.hosts.targets import codex_home
 
 GATE_OPEN = "host.gate_open"
 SHELL_UNGATED: Final = "host.shell_ungated"
+SHELL_OPEN: Final = "host.shell_open"
+"""Informational: engram's rule asks before engram's own commands, but the host runs every
+other shell command unasked, so an agent that hides engram's name (a variable, base64, a
+script, a client of engram-mcp of its own) still writes memory; engram cannot tell that write
+from the human's (SECURITY.md, "The agent's shell"). Only the host asking first closes it."""
+_OPEN_SHELL: Final = (
+    "an agent that hides engram's name from the rule (a variable, base64, a script of its own) "
+    "can still write memory, and engram cannot tell that write from yours"
+)
 COMMANDS: Final = ("engram commit TOKEN --approve all", "engram save-session --force")
 """The CLI write commands an agent could run to write memory without the human."""
 _WHAT = "`engram commit` / `engram save-session --force`"
@@ -177,6 +186,16 @@ def _opencode(where: Where, linked: Path | None) -> tuple[list[Finding], list[Fi
                 )
             )
     notes = []
+    if linked is not None and ruled and _opencode_runs_anything(where):
+        notes.append(
+            Finding(
+                SHELL_OPEN,
+                where.show(linked),
+                f"opencode asks before engram's commands but runs every other bash command unasked: {_OPEN_SHELL}",
+                'make bash ask first: "permission": {"bash": {"*": "ask", …}} (and allow the commands you trust)',
+                'bash "*" allow (opencode\'s default)',
+            )
+        )
     if linked is not None and not ruled:
         notes.append(
             Finding(
@@ -189,6 +208,16 @@ def _opencode(where: Where, linked: Path | None) -> tuple[list[Finding], list[Fi
             )
         )
     return found, notes
+
+
+def _opencode_runs_anything(where: Where) -> bool:
+    """Whether opencode's default agent runs a command that names no engram unasked."""
+    decision: str | None = None
+    for rules in opencode_config.rules(where):
+        if rules.top_level:
+            found, _ = opencode_bash(rules.permission, "sh ./script.sh")
+            decision = found if found is not None else decision
+    return decision in (None, "allow")
 
 
 # --- Codex ----------------------------------------------------------------------------------------
@@ -225,8 +254,7 @@ def _codex(where: Where) -> Iterator[Finding]:
     trusted = codex_trusted(where)
     user, project = _toml_file(user_path), _toml_file(project_path) if trusted else {}
     decided = _codex_project_decided(where, user)
-    if _codex_ruled(where, trusted):
-        return
+    ruled = _codex_ruled(where, trusted)
     set_policy = project.get("approval_policy") or user.get("approval_policy")
     set_sandbox = project.get("sandbox_mode") or user.get("sandbox_mode")
     sandbox = set_sandbox or ("workspace-write" if decided else "read-only")
@@ -235,6 +263,18 @@ def _codex(where: Where) -> Iterator[Finding]:
     if isinstance(policy, dict):  # granular: unmatched commands run as with on-request
         policy = "on-request"
     if sandbox not in _WRITABLE or policy not in _UNASKED:
+        return
+    if ruled:
+        if _codex_linked([user, project]):
+            yield Finding(
+                SHELL_OPEN,
+                where.show(project_path if trusted and project else user_path),
+                f"Codex asks before engram's commands but runs every other command in its "
+                f'{sandbox} sandbox unasked (approval "{policy}"): {_OPEN_SHELL}',
+                'set approval_policy = "untrusted" (Codex then asks before any command that is not '
+                "known to be safe)",
+                f'sandbox_mode "{sandbox}", approval_policy "{policy}"',
+            )
         return
     if set_policy is not None or set_sandbox is not None:
         setting = f'approval_policy = {shown}, sandbox_mode = "{sandbox}"'

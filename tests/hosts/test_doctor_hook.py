@@ -86,12 +86,15 @@ def test_doctor_is_clean_on_a_freshly_linked_setup(
     assert rc == 0 and env["data"]["findings"] == []
     assert len(env["data"]["linked"]) == 11
     # the hosts' own steps are listed, and do not fail doctor; the shell rules link wrote
-    # leave no host whose shell runs engram's writes unasked (issue 19)
+    # leave no host whose shell runs engram's writes unasked (issue 19); opencode still runs
+    # every other bash command unasked, which doctor says (host.shell_open, informational)
     assert sorted(s["file"].removeprefix("./") for s in env["data"]["steps"]) == [
         ".mcp.json",
+        "opencode.json",
         "~/.codex/config.toml",
         "~/.gemini/trustedFolders.json",
     ]
+    assert [s["code"] for s in env["data"]["steps"] if s["file"] == "./opencode.json"] == ["host.shell_open"]
 
 
 def test_doctor_flags_a_missing_command(

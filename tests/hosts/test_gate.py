@@ -619,7 +619,16 @@ def test_doctor_reports_an_untrusted_codex_project(
     assert len(steps(env)) == 1
     write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
     rc, env = run_json(capsys, "doctor")
-    assert steps(env) == []
+    assert rc == 0
+    # trusted: engram's prompt rule is read, and Codex's defaults still run every other command
+    # in the workspace-write sandbox unasked, which doctor says (informational)
+    assert [s["code"] for s in steps(env)] == ["host.shell_open"]
+    write(
+        private_home / ".codex" / "config.toml",
+        f'approval_policy = "untrusted"\n[projects."{workspace}"]\ntrust_level = "trusted"\n',
+    )
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0 and steps(env) == []
 
 
 def test_a_committed_claude_settings_file_does_not_count_as_approval(

@@ -365,3 +365,23 @@ def test_a_cloned_dot_opencode_config_that_opens_the_gate_fails_doctor(
         f["code"] == "host.gate_open" and f["file"].endswith(f".opencode/{name}")
         for f in env["data"]["findings"]
     )
+
+
+def test_doctor_says_when_opencode_still_runs_every_other_command_unasked(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review finding: with link's rules, an agent that hides engram's name (`E=engr;
+    ${E}am-mcp`, base64, a script) still wrote memory through opencode's default bash. Only
+    opencode asking first closes that; doctor says so, without failing."""
+    monkeypatch.chdir(workspace)
+    assert run(capsys, "link", "opencode")[0] == 0
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0
+    [note] = [s for s in env["data"]["steps"] if s["code"] == "host.shell_open"]
+    assert note["file"] == "./opencode.json" and '"*": "ask"' in note["fix"]
+    path = workspace / "opencode.json"
+    config = json.loads(path.read_text("utf-8"))
+    config["permission"]["bash"] = {"*": "ask", **config["permission"]["bash"]}
+    path.write_text(json.dumps(config), "utf-8")
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 0 and not [s for s in env["data"]["steps"] if s["code"] == "host.shell_open"]
