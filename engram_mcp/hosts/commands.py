@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Final
 
 from engram_mcp.hosts.command import pinned
-from engram_mcp.hosts.edits import HostError, Result, diff, read, real_path
+from engram_mcp.hosts.edits import HostError, Result, backup_path, diff, prune_empty, read, real_path
 from engram_mcp.hosts.findings import Finding
 from engram_mcp.hosts.targets import display_path, home_of, vscode_user_dir
 from store.fsutil import write_atomic
@@ -281,10 +281,6 @@ COMMAND_MISSING: Final = "host.command_missing"
 COMMAND_STALE: Final = "host.command_stale"
 
 
-def _backup(path: Path) -> Path:
-    return path.with_name(path.name + ".bak")
-
-
 def link_command(file: CommandFile, *, force: bool, dry_run: bool) -> Result:
     """Write the command (or bring a stale one of ours up to date); a file of that name that is
     not engram's is left alone unless `force`, which keeps it as `.bak` for unlink to restore."""
@@ -304,8 +300,8 @@ def link_command(file: CommandFile, *, force: bool, dry_run: bool) -> Result:
         )
     if not dry_run:
         mode = file.path.stat().st_mode & 0o7777 if before is not None else 0o644
-        if foreign and not _backup(file.path).exists():
-            write_atomic(_backup(file.path), file.path.read_bytes(), mode=mode)
+        if foreign and not backup_path(file.path).exists():
+            write_atomic(backup_path(file.path), file.path.read_bytes(), mode=mode)
         write_atomic(real_path(file.path), file.text.encode("utf-8"), mode=mode)  # through a link
     action = "added" if before is None else "updated"
     return Result(file.target, file.shown, action, LABEL, diff(file.shown, before, file.text))
@@ -316,7 +312,7 @@ def unlink_command(file: CommandFile, *, dry_run: bool) -> Result:
     that are left empty, up to the workspace or home folder."""
     try:
         before = read(file.path)
-        original = read(_backup(file.path))
+        original = read(backup_path(file.path))
     except HostError as exc:
         return Result(file.target, file.shown, "error", exc.message)
     if before is None:
@@ -333,20 +329,10 @@ def unlink_command(file: CommandFile, *, dry_run: bool) -> Result:
             write_atomic(file.path, restore.encode("utf-8"), mode=file.path.stat().st_mode & 0o7777)
         else:
             file.path.unlink()
-        _backup(file.path).unlink(missing_ok=True)
+        backup_path(file.path).unlink(missing_ok=True)
         if restore is None:
-            _prune(file.path.parent, file.base)
+            prune_empty(file.path.parent, file.base)
     return Result(file.target, file.shown, "removed", LABEL, diff(file.shown, before, restore))
-
-
-def _prune(folder: Path, base: Path) -> None:
-    """Remove `folder` and its parents while they are empty, stopping below `base`."""
-    while folder != base and folder.is_relative_to(base):
-        try:
-            folder.rmdir()
-        except OSError:  # not empty (or not ours to remove): stop here
-            return
-        folder = folder.parent
 
 
 def check_command(file: CommandFile) -> Finding | None:

@@ -101,6 +101,22 @@ def link_outside(path: Path, base: Path) -> str | None:
     )
 
 
+def backup_path(path: Path) -> Path:
+    """Where the one `.bak` of a host file's original is kept."""
+    return path.with_name(path.name + ".bak")
+
+
+def prune_empty(folder: Path, base: Path) -> None:
+    """Remove `folder` and its parents while they are empty, stopping below `base` (the folders
+    a removed file of engram's left behind)."""
+    while folder != base and folder.is_relative_to(base):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (or not ours to remove): stop here
+            return
+        folder = folder.parent
+
+
 def real_path(path: Path) -> Path:
     """The file a write lands in: `path`, or the file its symbolic link points to (the link stays)."""
     return path.resolve() if path.is_symlink() else path
@@ -119,7 +135,7 @@ def write(host_path: Path, before: str | None, after: str | None) -> None:
         if folder.name.startswith(".") and folder != Path.home() and not any(folder.iterdir()):
             folder.rmdir()  # an emptied host folder such as .claude/ that link created
         return
-    backup = host_path.with_name(host_path.name + ".bak")
+    backup = backup_path(host_path)
     target = real_path(host_path)
     clean_stale_temps(target.parent, prefix=f".{target.name}.")
     mode = None

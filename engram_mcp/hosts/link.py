@@ -19,7 +19,7 @@ from engram_mcp.hosts.command import is_ours, pinned
 from engram_mcp.hosts.commands import command_files, link_command, unlink_command
 from engram_mcp.hosts.edits import HostError as HostError
 from engram_mcp.hosts.edits import Result as Result
-from engram_mcp.hosts.edits import finish, link_outside, read
+from engram_mcp.hosts.edits import backup_path, finish, link_outside, read
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
 
@@ -57,7 +57,7 @@ def entry_is_ours(host: HostFile, entry: Mapping[str, Any]) -> bool:
 def _original(host: HostFile) -> str | None:
     """The file as it was before engram first changed it (its `.bak`), or None."""
     try:
-        return host.path.with_name(host.path.name + ".bak").read_text("utf-8")
+        return backup_path(host.path).read_text("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -293,7 +293,7 @@ def unlink_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mappin
 
 
 def _original_exists(host: HostFile) -> bool:
-    return host.path.with_name(host.path.name + ".bak").exists()
+    return backup_path(host.path).exists()
 
 
 def _gemini_still_linked(workspace: Path, global_: bool, env: Mapping[str, str]) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram_mcp.hosts import shell_rules
-from engram_mcp.hosts.edits import HostError, Result, diff, read, write
+from engram_mcp.hosts.edits import HostError, Result, backup_path, diff, prune_empty, read, write
 from engram_mcp.hosts.targets import codex_home, display_path, home_of
 
 LABEL = "shell rules"
@@ -62,7 +62,7 @@ def link_rules(file: RuleFile, *, dry_run: bool) -> Result:
         )
     if not dry_run:
         write(file.path, before, file.text)
-        file.path.with_name(file.path.name + ".bak").unlink(missing_ok=True)  # our own text only
+        backup_path(file.path).unlink(missing_ok=True)  # our own text only
     action = "added" if before is None else "updated"
     return Result(file.target, file.shown, action, LABEL, diff(file.shown, before, file.text))
 
@@ -80,14 +80,8 @@ def unlink_rules(file: RuleFile, *, dry_run: bool) -> Result:
         )
     if not dry_run:
         file.path.unlink()
-        file.path.with_name(file.path.name + ".bak").unlink(missing_ok=True)
-        folder = file.path.parent
-        while folder != file.base and folder.is_relative_to(file.base):
-            try:
-                folder.rmdir()
-            except OSError:
-                break
-            folder = folder.parent
+        backup_path(file.path).unlink(missing_ok=True)
+        prune_empty(file.path.parent, file.base)
     return Result(file.target, file.shown, "removed", LABEL, diff(file.shown, before, None))
 
 
