@@ -123,13 +123,15 @@ def observe() -> Observation:
     )
 
 
-def ancestors(pid: int, read: Callable[[Path], bytes] | None = None) -> list[Process]:
-    """The processes from `pid` up to process 1 (of this namespace), nearest first, read from
-    `/proc`; empty where there is none (macOS) or it cannot be read."""
+def ancestors(
+    pid: int, read: Callable[[Path], bytes] | None = None, depth: int = MAX_ANCESTORS
+) -> list[Process]:
+    """The processes from `pid` up to process 1 (of this namespace), nearest first, at most
+    `depth` of them, read from `/proc`; empty where there is none (macOS) or it cannot be read."""
     reader = read or _read_bytes
     chain: list[Process] = []
     seen: set[int] = set()
-    while pid >= 1 and pid not in seen and len(chain) < MAX_ANCESTORS:
+    while pid >= 1 and pid not in seen and len(chain) < depth:
         seen.add(pid)
         base = Path("/proc") / str(pid)
         try:
@@ -206,7 +208,7 @@ def shell_parent(read: Callable[[Path], bytes] | None = None) -> str:
     a review in verify, never a refusal. An agent that spawns the server from a program of its
     own over pipes is not seen: the host's shell rule is the gate for that."""
     parent = os.getppid()
-    chain = ancestors(parent, read)[:1]
+    chain = ancestors(parent, read, depth=1)
     if chain and chain[0].name in SHELL_PARENTS:
         return f"its parent is {untrusted.line(chain[0].name, 40)}"
     for fd, name in ((0, "stdin"), (1, "stdout")):
