@@ -20,6 +20,8 @@ from typing import Any, Final
 
 import orjson
 
+from store import untrusted
+from store.errors import MESSAGE_LIMIT
 from store.ids import ID_PATTERN
 
 _SLUG: Final = ID_PATTERN  # matched in full: no trailing newline
@@ -283,7 +285,11 @@ def merge_config(layers: list[dict[str, Any]], problems: list[str]) -> Config:
     return Config(
         **values,
         routes=routes,
-        diagnostics=tuple((getattr(p, "code", "ENGRAM_CONFIG"), str(p)) for p in problems),
+        # every problem quotes a clone's keys or values: escaped here, where they become
+        # diagnostics, as store.errors.Problem escapes its own
+        diagnostics=tuple(
+            (getattr(p, "code", "ENGRAM_CONFIG"), untrusted.line(p, MESSAGE_LIMIT)) for p in problems
+        ),
     )
 
 

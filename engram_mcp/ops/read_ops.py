@@ -6,7 +6,7 @@ from typing import Any, Final
 
 from engram_mcp import marks
 from engram_mcp.outcome import Outcome
-from store import gitsync, review, untrusted
+from store import gitsync, review
 from store.staleness import key
 from store.store import Store
 
@@ -183,7 +183,7 @@ def status(store: Store) -> Outcome:
     data = store.status()
     counts = data["counts"]
     lines = [
-        f"workspace: {untrusted.line(data['workspace'], 1000)}"
+        f"workspace: {data['workspace']}"  # escaped by Store.status
         + ("" if data["initialized"] else " (no .engram/ yet: run `engram init`)"),
         f"memories: {counts['project']} project, {counts['user']} user, {counts['superseded']} superseded, "
         f"{counts['retired']} retired, "
