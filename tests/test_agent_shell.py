@@ -355,6 +355,27 @@ def test_an_interrupted_write_from_an_agents_shell_is_recovered_as_the_agents(
     assert code == 1 and envelope["data"]["agent_shell"] == ["cut-a-release"]
 
 
+def _request(id_: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
+
+
+HANDSHAKE = (
+    _request(
+        1,
+        "initialize",
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    ),
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+)
+"""What a client sends first, before its tool calls."""
+
+
+def _commit(id_: int, token: str) -> dict[str, Any]:
+    return _request(
+        id_, "tools/call", {"name": "engram_commit", "arguments": {"approval_token": token, "approve": "all"}}
+    )
+
+
 def _save_and_commit(command: list[str], ws: Path, title: str) -> None:
     """A client that starts the server with `command`, proposes one rule and commits it."""
     from tests.wire import SERVER
@@ -366,30 +387,8 @@ def _save_and_commit(command: list[str], ws: Path, title: str) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {
-                "name": "engram_save",
-                "arguments": {
-                    "candidates": [{"type": "rule", "title": title, "body": f"{title}, every time."}]
-                },
-            },
-        },
-    ]
+    save = {"candidates": [{"type": "rule", "title": title, "body": f"{title}, every time."}]}
+    lines = [*HANDSHAKE, _request(2, "tools/call", {"name": "engram_save", "arguments": save})]
     assert proc.stdin is not None and proc.stdout is not None
     for line in lines:
         proc.stdin.write(json.dumps(line).encode() + b"\n")
@@ -399,12 +398,7 @@ def _save_and_commit(command: list[str], ws: Path, title: str) -> None:
         reply = json.loads(proc.stdout.readline())
         if reply.get("id") == 2:
             token = reply["result"]["structuredContent"]["data"]["approval_token"]
-    commit = {
-        "jsonrpc": "2.0",
-        "id": 3,
-        "method": "tools/call",
-        "params": {"name": "engram_commit", "arguments": {"approval_token": token, "approve": "all"}},
-    }
+    commit = _commit(3, token)
     proc.stdin.write(json.dumps(commit).encode() + b"\n")
     proc.stdin.flush()
     while json.loads(proc.stdout.readline()).get("id") != 3:
@@ -443,34 +437,7 @@ def test_a_server_fed_from_a_file_in_the_agents_shell_has_its_writes_listed(
         assert main(["save-session", "--text", "-", "--json"]) == 0
     token = json.loads(capsys.readouterr().out)["data"]["approval_token"]
     requests = ws / "requests.jsonl"
-    requests.write_text(
-        "\n".join(
-            json.dumps(line)
-            for line in (
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-06-18",
-                        "capabilities": {},
-                        "clientInfo": {"name": "x", "version": "1"},
-                    },
-                },
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {
-                    "jsonrpc": "2.0",
-                    "id": 2,
-                    "method": "tools/call",
-                    "params": {
-                        "name": "engram_commit",
-                        "arguments": {"approval_token": token, "approve": "all"},
-                    },
-                },
-            )
-        )
-        + "\n"
-    )
+    requests.write_text("".join(json.dumps(line) + "\n" for line in (*HANDSHAKE, _commit(2, token))))
     with requests.open("rb") as stdin:
         done = subprocess.run(
             [sys.executable, "-c", "import os, sys; os.execv(sys.argv[1], sys.argv[1:])", SERVER],
