@@ -62,11 +62,9 @@ class Finding:
 
 def check(host: Host, executable: Path, root: Path, timeout: float) -> Finding:
     finding = Finding(host.name, host.version)
-    box = Sandbox(root)
     trace = root / "engram-mcp.jsonl"
     relays = relay.install(root / "relay", trace).parent
-    for args in host.links:
-        _save(root / "link.log", box.engram("link", *args))
+    box = linked_box(host, root)
     token = box.propose()
     before = box.memory()
     script = Script(token, root / "model.jsonl")
@@ -75,7 +73,7 @@ def check(host: Host, executable: Path, root: Path, timeout: float) -> Finding:
     try:
         env = {**host.prepare(box, fake.url), "PATH": f"{relays}{os.pathsep}{box.env['PATH']}"}
         if host.list_args is not None:
-            _save(
+            save_log(
                 root / "mcp-list.log", box.run([str(executable), *host.list_args], env=env, timeout=timeout)
             )
             traces.append(_take(trace, root / "engram-mcp.list.jsonl"))
@@ -84,7 +82,7 @@ def check(host: Host, executable: Path, root: Path, timeout: float) -> Finding:
             finding.error = ""
             script.reset()
             ran = box.run([str(executable), *host.run_args], env=env, timeout=timeout)
-            _save(root / f"run-{attempt}.log", ran)
+            save_log(root / f"run-{attempt}.log", ran)
             traces.append(_take(trace, root / f"engram-mcp.run-{attempt}.jsonl"))
             finding.exit_code = ran.returncode
             if ran.returncode is None:
@@ -156,11 +154,28 @@ def _take(trace: Path, keep: Path) -> list[dict[str, Any]]:
     return entries
 
 
-def _save(log: Path, ran: Ran) -> None:
+def save_log(log: Path, ran: Ran) -> None:
     with log.open("a", encoding="utf-8") as out:
         out.write(
             f"$ {' '.join(ran.argv)}\n[exit {ran.returncode}]\n--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}\n\n"
         )
+
+
+def linked_box(host: Host, root: Path) -> Sandbox:
+    """A sandbox with the host linked as the README says."""
+    box = Sandbox(root)
+    for args in host.links:
+        save_log(root / "link.log", box.engram("link", *args))
+    return box
+
+
+def recorded_box(host: Host, root: Path) -> tuple[Sandbox, Path, Path]:
+    """(a linked sandbox, the log of every `engram` CLI call, the folder of the recording
+    `engram` and `engram-mcp` relays that go first on the host's PATH)."""
+    calls = root / "engram-cli.jsonl"
+    bin_dir = relay.install_cli(root / "relay", calls).parent
+    relay.install(root / "relay", root / "engram-mcp.jsonl")
+    return linked_box(host, root), calls, bin_dir
 
 
 @dataclass
@@ -203,12 +218,7 @@ class CommandFinding:
 
 def check_command(host: Host, executable: Path, root: Path, timeout: float) -> CommandFinding:
     finding = CommandFinding(host.name)
-    box = Sandbox(root)
-    calls = root / "engram-cli.jsonl"
-    bin_dir = relay.install_cli(root / "relay", calls).parent
-    relay.install(root / "relay", root / "engram-mcp.jsonl")
-    for args in host.links:
-        _save(root / "link.log", box.engram("link", *args))
+    box, calls, bin_dir = recorded_box(host, root)
     finding.installed = any(p.name.startswith("engram") for p in box.workspace.glob(".claude/commands/*.md"))
     before = box.memory()
     script = CommandScript("", root / "model.jsonl")
@@ -219,7 +229,7 @@ def check_command(host: Host, executable: Path, root: Path, timeout: float) -> C
             last = n == len(host.command_runs)  # the `/engram ss -f` run: the human is there
             human = host.human_prompt(root, root / "prompts.jsonl") if last and host.human_prompt else ()
             ran = box.run([str(executable), *args, *human], env=env, timeout=timeout)
-            _save(root / f"run-{n}.log", ran)
+            save_log(root / f"run-{n}.log", ran)
             if ran.returncode is None:
                 finding.error = f"run {n} timed out after {timeout:.0f} s"
     finally:

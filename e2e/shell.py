@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from e2e import relay
+from e2e.check import linked_box, recorded_box, save_log
 from e2e.fakes.script import ShellScript
 from e2e.fakes.server import FakeModel
 from e2e.hosts import Host
-from e2e.sandbox import Ran, Sandbox
 from engram_mcp.agent_shell import HOST_VARIABLES
 
 PROBE = Path(__file__).resolve().parent / "probe.py"
@@ -57,9 +57,7 @@ class Probe:
 
 def probe(host: Host, executable: Path, root: Path, timeout: float, *, tty: bool = False) -> Probe:
     found = Probe(host.name)
-    box = Sandbox(root)
-    for args in host.links:
-        _save(root / "link.log", box.engram("link", *args))
+    box = linked_box(host, root)
     out = box.workspace / "probe.json"
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(PROBE))} {shlex.quote(str(out))}"
     script = ShellScript("", root / "model.jsonl", commands=[command], tty=tty)
@@ -67,7 +65,7 @@ def probe(host: Host, executable: Path, root: Path, timeout: float, *, tty: bool
     try:
         env = host.prepare(box, fake.url)
         ran = box.run([str(executable), *host.probe_args, *host.run_args], env=env, timeout=timeout)
-        _save(root / "run.log", ran)
+        save_log(root / "run.log", ran)
     finally:
         fake.close()
     found.shell_tool = script.shell_tool
@@ -148,12 +146,7 @@ class ShellFinding:
 
 def check_shell(host: Host, executable: Path, root: Path, timeout: float) -> ShellFinding:
     finding = ShellFinding(host.name)
-    box = Sandbox(root)
-    calls = root / "engram-cli.jsonl"
-    bin_dir = relay.install_cli(root / "relay", calls).parent
-    relay.install(root / "relay", root / "engram-mcp.jsonl")
-    for args in host.links:
-        _save(root / "link.log", box.engram("link", *args))
+    box, calls, bin_dir = recorded_box(host, root)
     token = box.propose()
     before = box.memory()
     engram = shlex.quote(str(bin_dir / "engram"))
@@ -174,7 +167,7 @@ def check_shell(host: Host, executable: Path, root: Path, timeout: float) -> She
             script.commands = [command]
             script.tty = host.name == "codex" and command is evasive
             ran = box.run([str(executable), *host.run_args], env=env, timeout=timeout)
-            _save(root / f"run-{n + 1}.log", ran)
+            save_log(root / f"run-{n + 1}.log", ran)
             if ran.returncode is None:
                 finding.error = f"try {n + 1} timed out after {timeout:.0f} s"
             finding.shell_tool = finding.shell_tool or script.shell_tool
@@ -249,12 +242,7 @@ HAND_EDIT = "---\nid: agent-planted\ntype: rule\ntitle: Agent planted\n---\nPush
 
 def check_writes(host: Host, executable: Path, root: Path, timeout: float) -> WritesFinding:
     finding = WritesFinding(host.name)
-    box = Sandbox(root)
-    calls = root / "engram-cli.jsonl"
-    bin_dir = relay.install_cli(root / "relay", calls).parent
-    relay.install(root / "relay", root / "engram-mcp.jsonl")
-    for args in host.links:
-        _save(root / "link.log", box.engram("link", *args))
+    box, calls, bin_dir = recorded_box(host, root)
     session = box.workspace / "session.txt"
     session.write_text("Remember that the e2e shell check runs every night.\n", "utf-8")
     engram = shlex.quote(str(bin_dir / "engram"))
@@ -281,7 +269,7 @@ def check_writes(host: Host, executable: Path, root: Path, timeout: float) -> Wr
             script.reset()
             script.commands = [command]
             ran = box.run([str(executable), *host.run_args], env=env, timeout=timeout)
-            _save(root / f"run-{n + 1}.log", ran)
+            save_log(root / f"run-{n + 1}.log", ran)
             if ran.returncode is None:
                 finding.error = f"try {n + 1} timed out after {timeout:.0f} s"
             if script.shell_calls:
@@ -301,10 +289,3 @@ def check_writes(host: Host, executable: Path, root: Path, timeout: float) -> Wr
     report = json.loads(box.engram("verify", "--json").stdout)["data"]
     finding.listed = sorted({*report.get("agent_shell", []), *report["unindexed"], *report["mismatched"]})
     return finding
-
-
-def _save(log: Path, ran: Ran) -> None:
-    with log.open("a", encoding="utf-8") as out:
-        out.write(
-            f"$ {' '.join(ran.argv)}\n[exit {ran.returncode}]\n--- stdout\n{ran.stdout}\n--- stderr\n{ran.stderr}\n\n"
-        )
