@@ -231,7 +231,7 @@ def hook(workspace: Path, repeat: int) -> list[float]:
 
 def reindex_one(workspace: Path, repeat: int) -> list[float]:
     """In-process: a warm store, one memory rewritten the way engram writes (rename), then a search."""
-    from store.fsutil import write_atomic
+    from store.files.fsutil import write_atomic
     from store.store import Store
 
     store = Store(workspace, env={**os.environ, "ENGRAM_HOME": str(workspace / "home")}, read_only=True)
@@ -251,8 +251,8 @@ def reindex_one(workspace: Path, repeat: int) -> list[float]:
 
 
 def commits_per_second(workspace: Path, count: int) -> float:
-    from store import commits, proposals
     from store.store import Store
+    from store.write import commits, proposals
 
     scratch = workspace.parent / f"{workspace.name}-commits"
     shutil.rmtree(scratch, ignore_errors=True)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from store import untrusted
+from store.safety import untrusted
 
 HOST_VARIABLES: Final = (
     # Claude Code's Bash tool

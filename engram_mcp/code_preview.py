@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from engram_mcp.schemas import text
-from store import untrusted
+from store.safety import untrusted
 
 FIELDS: Final = ("refs", "valid_until", "review_after")
 _DATE: Final = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$(?!\n)", "maxLength": 10}

@@ -26,8 +26,8 @@ from typing import IO, Final
 
 import orjson
 
-from store import untrusted
-from store.git import run_git
+from store.files.git import run_git
+from store.safety import untrusted
 
 STDIN_WAIT_SECONDS = 0.2
 GIT_SECONDS: Final = 1.0
@@ -81,8 +81,8 @@ def session_start(
     workspace_arg: str | None = None, stdin: IO[str] = sys.stdin, out: IO[str] = sys.stdout
 ) -> int:
     try:
+        from store.files.workspace import find_workspace
         from store.store import Store
-        from store.workspace import find_workspace
 
         hook_input = _hook_input(stdin)
         cwd = hook_input.get("cwd")

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import yaml
 
-from store.git import run_git
+from store.files.git import run_git
 
 SOURCES: Final = ("claude-md", "agents-md", "cursor-rules", "copilot", "claude-memory")
 MAX_CANDIDATES: Final = 100

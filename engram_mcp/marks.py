@@ -1,7 +1,7 @@
 """Staleness and review marks on read results (store.staleness), for the read operations.
 
 A mark is reported only where there is one: a result without marks looks as it always did.
-Text: `— stale: store/bm25.py renamed or deleted` after the line; structured data: `marks`,
+Text: `— stale: store/search/bm25.py renamed or deleted` after the line; structured data: `marks`,
 a list of `{kind, reason}` on a search or route entry, and `marks` by id in load.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from store.memory import Memory
-from store.staleness import Mark, describe, key, marks_data
+from store.code.staleness import Mark, describe, key, marks_data
+from store.files.memory import Memory
 from store.store import SearchEntry, Store
 
 

@@ -6,8 +6,8 @@ from typing import Any, Final
 
 from protocol.spec import Resources
 from store.errors import StoreError
-from store.ids import is_valid_id
-from store.load import single
+from store.files.ids import is_valid_id
+from store.read.load import single
 from store.store import Store
 
 INDEX_URI: Final = "engram://index"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from store.ids import ID_PATTERN
-from store.memory import DURABLE_TYPES, NOTE_TYPE
+from store.files.ids import ID_PATTERN
+from store.files.memory import DURABLE_TYPES, NOTE_TYPE
 
 SCOPES: Final = ("project", "user")
 

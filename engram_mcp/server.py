@@ -105,9 +105,9 @@ class Application:
     def load(self) -> ServerSpec:
         from engram_mcp.app import server_spec
         from engram_mcp.tools.base import Flags
-        from store import transaction
         from store.errors import StoreError
         from store.store import Store
+        from store.write import transaction
 
         read_only, elicitation, always_load = self._options
         store = self.store = Store(self.workspace, read_only=read_only)
@@ -148,7 +148,7 @@ def application(argv: Sequence[str], cwd: Path) -> Application:
 
 
 def _application(options: dict[str, object], cwd: Path) -> Application:
-    from store.workspace import find_workspace
+    from store.files.workspace import find_workspace
 
     read_only = bool(options.get("read_only")) or os.environ.get("ENGRAM_READ_ONLY", "").lower() in _TRUE
     explicit = options.get("workspace")
@@ -214,7 +214,7 @@ def _serve(argv: Sequence[str] | None) -> int:
     )
     if "ENGRAM_LOG" not in os.environ:
         logging.getLogger("engram.progress").setLevel(logging.INFO)  # index builds over 1 s
-    from protocol.server import Server
+    from protocol.loop import Server
     from protocol.stdio import claim_stdio
     from store.errors import StoreError
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from store.memory import render_checked
+from store.files.memory import render_checked
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "eval"
 KINDS = ("keyword", "paraphrase", "identifier")

@@ -49,7 +49,7 @@ def vectors_missing() -> str:
     """Why the vector run cannot happen ("" when it can): the store has no vector signal yet,
     or the `vectors` extra is not installed."""
     try:
-        from store import vectors  # type: ignore[attr-defined, unused-ignore]
+        from store.search import vectors
     except ImportError:
         return "not installed"
     installed = getattr(vectors, "extra_installed", None)

@@ -20,9 +20,9 @@ from typing import Any, Final
 
 import orjson
 
-from store import untrusted
 from store.errors import MESSAGE_LIMIT
-from store.ids import ID_PATTERN
+from store.files.ids import ID_PATTERN
+from store.safety import untrusted
 
 _SLUG: Final = ID_PATTERN  # matched in full: no trailing newline
 
@@ -183,14 +183,14 @@ class CheckedConfigs:
                 return
             known.append(digest)
             del known[:-CHECKED_KEEP]
-            from store.fsutil import write_atomic
+            from store.files.fsutil import write_atomic
 
             with contextlib.suppress(OSError):  # a memo: the next read checks again
                 write_atomic(self.path, orjson.dumps(known), sync_dir=False)
 
     def _read(self) -> list[str]:
         if self._known is None:
-            from store.fsutil import read_regular
+            from store.files.fsutil import read_regular
 
             try:
                 found = orjson.loads(read_regular(self.path, 1 << 16))
@@ -226,7 +226,7 @@ def read_config_file(
             )
         ]
     from store.errors import NotRegular
-    from store.fsutil import read_regular
+    from store.files.fsutil import read_regular
 
     try:
         raw = read_regular(path, MAX_CONFIG_BYTES, follow=True)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import errno
 from dataclasses import dataclass
 
-from store import untrusted
+from store.safety import untrusted
 
 MESSAGE_LIMIT = 2000
 """Characters of an error message or a diagnostic, after escaping."""

@@ -14,24 +14,25 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from store import staleness, untrusted
-from store.catalog import Catalog, Snapshot, memory_key
+from store.code import staleness
+from store.code.validity import current
 from store.config import CHECKED_NAME, CheckedConfigs, Config, load_config
 from store.errors import NotFound, Problem, UnsafePath
-from store.ids import check_id
-from store.load import LoadResult, Selected, single, tiered
-from store.memory import Memory
-from store.route import RoutePlan, RoutePool, route, task_classes
-from store.search import Hit, Key, SearchIndex, key_of, snippet
-from store.secret import Secret, user_secret
-from store.usage import Usage
-from store.validity import current
-from store.variants import variant_text
-from store.workspace import ScopeDir, init_scope, project_dir, user_dir
+from store.files.ids import check_id
+from store.files.memory import Memory
+from store.files.workspace import ScopeDir, init_scope, project_dir, user_dir
+from store.read.catalog import Catalog, Snapshot, memory_key
+from store.read.load import LoadResult, Selected, single, tiered
+from store.read.route import RoutePlan, RoutePool, route, task_classes
+from store.read.usage import Usage
+from store.read.variants import variant_text
+from store.safety import untrusted
+from store.safety.user_key import Secret, user_secret
+from store.search.lexical import Hit, Key, SearchIndex, key_of, snippet
 
 if TYPE_CHECKING:
-    from store.vectors import VectorIndex
-    from store.verdicts import Candidate
+    from store.search.vectors import VectorIndex
+    from store.write.verdicts import Candidate
 
 NUMPY_STORE: Final = 2000
 """Memories above which a server's warm-up imports numpy: its queries touch enough postings
@@ -217,7 +218,7 @@ class Store:
         request path, the CLI at start)."""
         if self.read_only:
             return
-        from store.fsutil import clean_stale_temps
+        from store.files.fsutil import clean_stale_temps
 
         for scope in (self.project, self.user):
             for folder in (scope.root, scope.memory_dir, scope.working_dir):
@@ -227,7 +228,7 @@ class Store:
         """The active durable memories a verdict compares `candidate` with: the POOL best BM25
         matches of its text, then up to POOL memories that hold every word of it (shortest
         first), so an exact or containing duplicate is seen whatever BM25 ranks above it."""
-        from store.verdicts import POOL  # the write path's module: not imported by reads
+        from store.write.verdicts import POOL  # the write path's module: not imported by reads
 
         view = view or self.view()
 
@@ -250,7 +251,7 @@ class Store:
         if not self.read_only:
             for catalog in self._catalogs:
                 catalog.flush()
-            from store.workspace import check_scope
+            from store.files.workspace import check_scope
 
             try:
                 check_scope(self.project)  # derived data is never written through a link
@@ -296,7 +297,7 @@ class Store:
     # --- search ----------------------------------------------------------------------------
     def _vectors_on(self) -> bool:
         """The vector signal takes part: extra installed, not off by ENGRAM_VECTORS or config."""
-        from store.vectors import available, disabled_by_env
+        from store.search.vectors import available, disabled_by_env
 
         config = self.config()
         return config.vectors and not disabled_by_env(self._vectors_env) and available(config.vector_model)
@@ -304,7 +305,7 @@ class Store:
     def _vector_index(self) -> VectorIndex:
         with self._config_lock:  # the warm-up thread and a first search may both get here
             if self._vectors is None:
-                from store.vectors import VectorIndex
+                from store.search.vectors import VectorIndex
 
                 self._vectors = VectorIndex(
                     self.project.root / "vectors.bin",
@@ -328,7 +329,7 @@ class Store:
         hits = [h for h in hits if wanted(h.memory)]
         if not self._vectors_on():
             return hits, ["bm25"]
-        from store.fusion import fuse
+        from store.search.fusion import fuse
 
         config = self.config()
         bm25 = {key_of(h.memory): h.score for h in hits}
@@ -516,14 +517,14 @@ class Store:
 
     def pending_count(self) -> int:
         """Proposals still waiting for approval (not used, declined or expired)."""
-        from store.approvals import Pending
+        from store.write.approvals import Pending
 
         return Pending.read(self.project.pending_path, self.key).open_count(self.now())
 
     def note_state_files(self) -> None:
         """Notice every state file whose path holds something else (a folder, FIFO or link): reads
         treat it as absent, writes are refused until it is removed (`workspace.check_scope`)."""
-        from store.workspace import STATE_FILES, state_file_problem
+        from store.files.workspace import STATE_FILES, state_file_problem
 
         for scope in (self.project, self.user):
             for name in STATE_FILES:

@@ -33,7 +33,7 @@ def human_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """An in-process `engram` command runs as the human's, at a terminal (SPEC §7): the suite
     may itself run in an agent's shell or without a terminal. Tests of the agent's shell give
     engram_mcp.agent_shell.observe their own Observation; a subprocess sees the real one (a
-    human-path subprocess runs in a terminal of its own: tests/terminal.py)."""
+    human-path subprocess runs in a terminal of its own: tests/support/terminal.py)."""
     human = agent_shell.Observation(stdin_tty=True, controlling_tty=True, environ={})
     monkeypatch.setattr(agent_shell, "observe", lambda: human)
 

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from engram_mcp.hosts.audit import audit
-from engram_mcp.hosts.command import is_current, resolve
-from engram_mcp.hosts.commands import check_command, command_files, is_ours, link_command
 from engram_mcp.hosts.edits import HostError, Result, read
 from engram_mcp.hosts.findings import Finding, Where
+from engram_mcp.hosts.launch import is_current, resolve
 from engram_mcp.hosts.link import (
     current_entry,
     entry_is_ours,
@@ -31,6 +30,7 @@ from engram_mcp.hosts.link import (
 )
 from engram_mcp.hosts.rule_files import link_rules, rule_file
 from engram_mcp.hosts.shell_rules import MARK
+from engram_mcp.hosts.slash_commands import check_command, command_files, is_ours, link_command
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import TARGETS, HostFile, claude_settings, known_files
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from store import untrusted
-from store.fsutil import clean_stale_temps, write_atomic
+from store.files.fsutil import clean_stale_temps, write_atomic
+from store.safety import untrusted
 
 
 class Edited(Protocol):

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts import codex_toml, gate_rules, jsonc, rule_files
-from engram_mcp.hosts.command import is_ours, pinned
-from engram_mcp.hosts.commands import command_files, link_command, unlink_command
 from engram_mcp.hosts.edits import HostError as HostError
 from engram_mcp.hosts.edits import Result as Result
 from engram_mcp.hosts.edits import backup_path, finish, link_outside, read
+from engram_mcp.hosts.launch import is_ours, pinned
+from engram_mcp.hosts.slash_commands import command_files, link_command, unlink_command
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
 

@@ -12,9 +12,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from engram_mcp.hosts.command import is_ours
 from engram_mcp.hosts.findings import Where, read_jsonc
 from engram_mcp.hosts.gate import SERVER
+from engram_mcp.hosts.launch import is_ours
 from engram_mcp.hosts.targets import known_files
 
 

@@ -38,8 +38,8 @@ import json
 import re
 from typing import Final
 
-from engram_mcp.hosts.command import pinned
 from engram_mcp.hosts.gate import COMMIT_TOOL, READ_TOOLS, SERVER
+from engram_mcp.hosts.launch import pinned
 
 WRITE_COMMANDS: Final = (
     "commit",

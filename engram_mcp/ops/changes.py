@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from store import untrusted
-from store.entries import ProposalEntry
-from store.proposals import Before
+from store.safety import untrusted
+from store.write.proposal_entry import ProposalEntry
+from store.write.proposals import Before
 
 DIFF_LINES: Final = 600
 """Lines of each body the diff compares; the rest is named, not compared. difflib's matcher is

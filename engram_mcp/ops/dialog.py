@@ -34,10 +34,10 @@ from engram_mcp.ops.changes import (
     wrapped,
 )
 from engram_mcp.ops.previews import changes_of, written_fields
-from store import untrusted
-from store.entries import ProposalEntry
-from store.notes import NoteDraft
-from store.proposals import Before
+from store.safety import untrusted
+from store.write.notes import NoteDraft
+from store.write.proposal_entry import ProposalEntry
+from store.write.proposals import Before
 
 
 def shown_key(name: str, shown: Any) -> str:

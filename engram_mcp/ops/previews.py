@@ -19,12 +19,12 @@ from engram_mcp.ops.changes import (
     within,
 )
 from engram_mcp.outcome import Outcome
-from store import untrusted
-from store.approvals import MAX_PROPOSALS
-from store.commits import CommitReport
-from store.entries import ProposalEntry
-from store.memory import iso
-from store.proposals import Before, Preview
+from store.files.memory import iso
+from store.safety import untrusted
+from store.write.approvals import MAX_PROPOSALS
+from store.write.commits import CommitReport
+from store.write.proposal_entry import ProposalEntry
+from store.write.proposals import Before, Preview
 
 COMMIT_HINT: Final = (
     "Show these candidates to the human. Call engram_commit with this approval_token and "

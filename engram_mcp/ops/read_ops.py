@@ -6,9 +6,10 @@ from typing import Any, Final
 
 from engram_mcp import marks
 from engram_mcp.outcome import Outcome
-from store import gitsync, review
-from store.staleness import key
+from store.code.staleness import key
+from store.read import arrivals
 from store.store import Store
+from store.write import review
 
 MAX_REPORTED_PROBLEMS: Final = 10
 
@@ -170,7 +171,7 @@ def verify(store: Store) -> Outcome:
 
 def from_git(store: Store, report: dict[str, Any]) -> dict[str, list[str]]:
     """The project memories verify reports that arrived through git (new, changed)."""
-    came = gitsync.arrived(
+    came = arrivals.arrived(
         store.workspace, store.project.memory_dir, [*report["unindexed"], *report["mismatched"]]
     )
     return {

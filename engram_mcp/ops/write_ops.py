@@ -13,10 +13,10 @@ from engram_mcp.ops.dialog import approval, chosen_entries, note_message, shown_
 from engram_mcp.ops.previews import preview_rows, report_outcome, token_outcome
 from engram_mcp.outcome import Outcome
 from protocol.spec import Elicit, ElicitAnswer
-from store import commits, notes, proposals, settings
-from store.entries import ProposalEntry, note_entry
-from store.memory import iso
+from store.files.memory import iso
 from store.store import Store
+from store.write import commits, notes, proposals, settings
+from store.write.proposal_entry import ProposalEntry, note_entry
 
 Flow = Generator[Elicit, ElicitAnswer, Outcome]
 FALLBACK: Final = {

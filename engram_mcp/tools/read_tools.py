@@ -17,7 +17,7 @@ from engram_mcp.schemas import (
 )
 from engram_mcp.tools.base import READ_ONLY_ANNOTATIONS, Flags, handler
 from protocol.spec import Tool
-from store.load import DISCLOSURES
+from store.read.load import DISCLOSURES
 from store.store import Store
 
 _ENTRY_BASE = {"id": {"type": "string"}, "type": {"type": "string"}, "scope": {"type": "string"}}

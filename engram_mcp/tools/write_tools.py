@@ -9,10 +9,10 @@ from engram_mcp.code_preview import CANDIDATE_PROPERTIES
 from engram_mcp.outcome import Outcome, failure
 from engram_mcp.schemas import MEMORY_ID, SCOPES, data, envelope, obj, text
 from engram_mcp.tools.base import Flags, flow_handler
-from engram_mcp.transcripts import HOSTS
+from engram_mcp.transcripts.sessions import HOSTS
 from protocol.spec import Tool
-from store.ids import ID_PATTERN
-from store.memory import DURABLE_TYPES
+from store.files.ids import ID_PATTERN
+from store.files.memory import DURABLE_TYPES
 from store.store import Store
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
 
     def save(args: dict[str, Any]) -> Flow:
         from engram_mcp.ops import write_ops
-        from store import proposals, transaction
+        from store.write import proposals, transaction
 
         transaction.check_workspace(store)  # refused before the human is asked anything
         entries, redactions = proposals.draft(store, args["candidates"])
@@ -156,8 +156,8 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
 
     def save_session(args: dict[str, Any]) -> Flow | Outcome:
         from engram_mcp.ops import write_ops
-        from engram_mcp.transcripts import session_candidates
-        from store import mining, proposals, transaction
+        from engram_mcp.transcripts.sessions import session_candidates
+        from store.write import mining, proposals, transaction
 
         transaction.check_workspace(store)
         if ("text" in args) == ("query_level" in args):
@@ -185,7 +185,7 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
 
     def note(args: dict[str, Any]) -> Flow:
         from engram_mcp.ops import write_ops
-        from store import notes, transaction
+        from store.write import notes, transaction
 
         transaction.check_workspace(store)
         draft = notes.draft_note(store, args["text"], args.get("objective", ""), args.get("type"))

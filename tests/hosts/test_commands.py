@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engram_mcp.hosts import commands
-from engram_mcp.hosts.commands import MARK, command_files, engram_command, render
+from engram_mcp.hosts import slash_commands
+from engram_mcp.hosts.slash_commands import MARK, command_files, engram_command, render
 from tests.conftest import FIXTURES
 from tests.hosts.test_link import front_matter, run, run_json
 
@@ -242,7 +242,7 @@ def test_doctor_checks_the_global_command_beside_a_global_entry(
 def test_the_command_names_this_installations_engram(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """SPEC §8: like the MCP entry, the CLI the command runs is this installation's, never a
     registry download; on PATH it is the bare name."""
-    monkeypatch.setattr(commands, "pinned", lambda name: ("/opt/engram env/bin/engram", []))
+    monkeypatch.setattr(slash_commands, "pinned", lambda name: ("/opt/engram env/bin/engram", []))
     assert engram_command() == '"/opt/engram env/bin/engram"'
     [file] = command_files("claude", False, tmp_path)
     assert "engram env" not in front_matter(file.text)["allowed-tools"]

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from engram_mcp.hosts.commands import MARK
 from engram_mcp.hosts.gate import COMMIT_TOOL, READ_TOOLS
+from engram_mcp.hosts.slash_commands import MARK
 from engram_mcp.tools import WRITE_TOOLS, build_tools
 from engram_mcp.tools.base import Flags
 from store.store import Store

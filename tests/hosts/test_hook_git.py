@@ -12,7 +12,7 @@ import pytest
 
 from engram_mcp.hook import git_objective, session_start
 from store.store import Store
-from tests.store.helpers import write_memory
+from tests.support.store_helpers import write_memory
 
 PROOF = re.compile(r"^engram: loaded (\d+) memories \((\d+) tokens\) index ([0-9a-f]{12})$")
 COMMITS = (

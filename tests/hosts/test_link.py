@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
-from engram_mcp.cli import main
-from engram_mcp.hosts.commands import MARK
+from engram_mcp.cli.main import main
+from engram_mcp.hosts.slash_commands import MARK
 from tests.conftest import FIXTURES
 
 HOSTS = FIXTURES / "hosts"

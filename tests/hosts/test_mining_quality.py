@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.transcripts import recent_sessions, session_candidates
-from store.mining import mine_text
+from engram_mcp.transcripts.sessions import recent_sessions, session_candidates
+from store.write.mining import mine_text
 from tests.conftest import FIXTURES
 
 CASE = FIXTURES / "transcripts-mining"

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.hosts import command
+from engram_mcp.hosts import launch
 
 
 def test_the_module_pin_keeps_the_current_folder_off_the_import_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(command, "installed_script", lambda name: None)
-    program, args = command.pinned("engram-mcp")
+    monkeypatch.setattr(launch, "installed_script", lambda name: None)
+    program, args = launch.pinned("engram-mcp")
     assert (program, args) == (sys.executable, ["-P", "-m", "engram_mcp"])
-    assert command.is_ours(program, args) and command.is_ours(program, ["-m", "engram_mcp"])
+    assert launch.is_ours(program, args) and launch.is_ours(program, ["-m", "engram_mcp"])
     planted = tmp_path / "clone" / "engram_mcp"
     planted.mkdir(parents=True)
     marker = tmp_path / "ran"

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from engram_mcp.session_files import Skips, jsonl
-from engram_mcp.transcripts import recent_sessions
+from engram_mcp.transcripts.bounded import Skips, jsonl
+from engram_mcp.transcripts.sessions import recent_sessions
 from tests.conftest import FIXTURES
 from tests.hosts.test_link import run, run_json
-from tests.wire import WireSession
+from tests.support.wire import WireSession
 
 SESSIONS = FIXTURES / "sessions"
 CLAUDE = "claude-5d1c7e20-8a3b-4f6e-9c21-7b0e4d2a1f93.jsonl"

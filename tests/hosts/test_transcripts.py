@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import FIXTURES
 from tests.hosts.test_link import run, run_json
-from tests.wire import WireSession
+from tests.support.wire import WireSession
 
 TRANSCRIPTS = FIXTURES / "transcripts-hosts"
 CLAUDE_SESSION = "claude-session-7f3c2a10-5b1e-4c8e-9a61-2f0d3e4b5c6d.jsonl"

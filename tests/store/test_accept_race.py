@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from store import commits, proposals, review
-from store.catalog import Catalog
+from store.read.catalog import Catalog
 from store.store import Store
+from store.write import commits, proposals, review
 
 TITLE = "Quux widgets frobnicate nightly"
 

@@ -1,4 +1,4 @@
-"""store.bm25: BM25 with Lucene's idf, checked against a rank-bm25 oracle, kept up to date one
+"""store.search.bm25: BM25 with Lucene's idf, checked against a rank-bm25 oracle, kept up to date one
 document at a time."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25
 
-from store.bm25 import CorruptIndex, InvertedIndex, dump, load
+from store.search.bm25 import CorruptIndex, InvertedIndex, dump, load
 
 
 class LuceneBM25(BM25):  # type: ignore[misc]
@@ -177,7 +177,7 @@ def _random_index(rnd: random.Random, words: list[str], size: int, longest: int)
 
 def _plain_python(monkeypatch: pytest.MonkeyPatch, plain: bool) -> None:
     """Make every query take the plain-Python path, or every one the numpy path."""
-    import store.bm25 as bm25
+    import store.search.bm25 as bm25
 
     bound = 10**9 if plain else -1
     monkeypatch.setattr(bm25, "SMALL_POSTINGS", bound)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from store import review
 from store.errors import CorruptMemory
-from store.memory import parse_memory
+from store.files.memory import parse_memory
 from store.store import Store
+from store.write import review
 
 FILLER = "".join(f"note_{n}: filler line {n}\n" for n in range(40))
 

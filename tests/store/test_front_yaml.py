@@ -11,8 +11,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store import front_yaml
-from store.memory import split_front_matter
+from store.files import front_yaml
+from store.files.memory import split_front_matter
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = ["id", "type", "title", "tags", "always", "on", "yes", "y", "null", "Null", "x_1", "<<", "created"]

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from store.globs import glob_match
+from store.code.globs import glob_match
 
 
 def _old_regex(pattern: str) -> re.Pattern[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from store.errors import InvalidId
-from store.ids import check_id, is_valid_id, slugify, unique_id
+from store.files.ids import check_id, is_valid_id, slugify, unique_id
 
 
 @pytest.mark.parametrize("value", ["a", "0", "use-uv-for-python", "x" * 64, "a-", "9-lives"])

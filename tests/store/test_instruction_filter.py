@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from store import notes, untrusted
 from store.errors import Refused
-from store.instructions import instruction_line
+from store.safety import untrusted
+from store.safety.instructions import instruction_line
 from store.store import Store
+from store.write import notes
 from tests.conftest import FIXTURES
 
 EVASIONS: list[tuple[str, str]] = [

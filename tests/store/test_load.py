@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from store.load import count_tokens
+from store.read.load import count_tokens
 from store.store import Store
-from tests.store.helpers import write_memory
+from tests.support.store_helpers import write_memory
 
 TASK = "fix the flaky invoice export test in api/billing/tax.py"
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from store.errors import Busy
-from store.lock import workspace_lock
-from tests.store.helpers import HOLDER, REPO, hold_elsewhere, let_go
+from store.files.lock import workspace_lock
+from tests.support.store_helpers import HOLDER, REPO, hold_elsewhere, let_go
 
 
 def lock_path(tmp_path: Path) -> Path:

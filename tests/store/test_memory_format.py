@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from store.errors import CorruptMemory
-from store.memory import content_hash, parse_memory, render_memory, split_front_matter
+from store.files.memory import content_hash, parse_memory, render_memory, split_front_matter
 
 NORMAL = b"""---
 id: use-uv-for-python

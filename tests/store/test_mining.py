@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.cli import main
-from store import mining, proposals
-from store.ids import MAX_ID_LENGTH, slugify
+from engram_mcp.cli.main import main
+from store.files.ids import MAX_ID_LENGTH, slugify
 from store.store import Store
+from store.write import mining, proposals
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "R8s2kLmN4pQ7tV9wX1yZ3aB5cD7eF9gH1jK3"

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.cli import main
-from store import commits, review, transaction
+from engram_mcp.cli.main import main
 from store.config import load_config
 from store.errors import StoreError
+from store.files.workspace import STATE_FILES
 from store.store import Store
-from store.workspace import STATE_FILES
+from store.write import commits, review, transaction
 from tests.store.test_untrusted_clone import candidate, fixed, in_thread, propose, release_fifo
-from tests.wire import WireSession
+from tests.support.wire import WireSession
 
 
 def _codes(config_diagnostics: tuple[tuple[str, str], ...]) -> list[str]:
@@ -157,7 +157,7 @@ def test_a_fifo_at_seals_log_refuses_a_commit_without_hanging(workspace: Path) -
 
 
 def test_a_fifo_appearing_at_seals_log_mid_commit_does_not_block_the_append(workspace: Path) -> None:
-    from store.catalog import Catalog
+    from store.read.catalog import Catalog
 
     store = Store(workspace, clock=fixed())
     store.view()
@@ -175,7 +175,7 @@ def test_a_fifo_appearing_at_seals_log_mid_commit_does_not_block_the_append(work
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the ticket queue is POSIX only")
 def test_a_fifo_at_a_queue_ticket_is_a_dead_ticket_not_a_hang(workspace: Path) -> None:
-    from store.lock import workspace_lock
+    from store.files.lock import workspace_lock
 
     queue = workspace / ".engram" / "engram.lock.queue.lock"
     queue.mkdir()
@@ -256,7 +256,7 @@ def test_a_bounded_read_never_allocates_its_limit(tmp_path: Path) -> None:
     import tracemalloc
 
     from store.errors import NotRegular
-    from store.fsutil import read_regular
+    from store.files.fsutil import read_regular
 
     small = tmp_path / "small.json"
     small.write_bytes(b"{}")

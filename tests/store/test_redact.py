@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from store import commits, mining, notes, proposals
-from store.redact import MARK, redact
+from store.safety.redact import MARK, redact
 from store.store import Store
+from store.write import commits, mining, notes, proposals
 from tests.store.test_redact_corpus import CORPUS
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store.redact import MARK, redact
+from store.safety.redact import MARK, redact
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 ALNUM = string.ascii_letters + string.digits

@@ -1,4 +1,4 @@
-"""store.refs: the reference grammar, the language-agnostic definition check, extraction."""
+"""store.code.refs: the reference grammar, the language-agnostic definition check, extraction."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from store.refs import defined_names, extract, parse_ref
-from tests.gitrepo import commit_all, init, write
+from store.code.refs import defined_names, extract, parse_ref
+from tests.support.gitrepo import commit_all, init, write
 
 
 @pytest.mark.parametrize(

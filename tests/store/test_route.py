@@ -7,9 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from store.route import classify, glob_match, named_paths, task_classes
+from store.read.route import classify, glob_match, named_paths, task_classes
 from store.store import Store
-from tests.store.helpers import write_memory
+from tests.support.store_helpers import write_memory
 
 TIER_RANK = {"core": 0, "class": 1, "relevant": 2, "path": 3}
 

@@ -9,7 +9,7 @@ import pytest
 
 from store.store import Store
 from tests.conftest import FIXTURES
-from tests.store.helpers import write_memory
+from tests.support.store_helpers import write_memory
 
 QUERIES = json.loads((FIXTURES / "queries.json").read_text(encoding="utf-8"))
 
@@ -173,9 +173,9 @@ def test_an_old_format_saved_index_is_rebuilt_not_misread(empty_workspace: Path)
     """A search.idx written before stems existed (same memories, same content hashes, a valid
     tag of this user's engram) is rebuilt on open, never read as if it held stems: a stemmed
     query finds the memory."""
-    from store import bm25
-    from store.search import key_of
-    from store.tokenize import tokenize
+    from store.search import bm25
+    from store.search.lexical import key_of
+    from store.search.tokenize import tokenize
 
     write_memory(empty_workspace, "indexed", title="Search", body="Every file is indexed on save.\n")
     _filler(empty_workspace)
@@ -196,7 +196,7 @@ def test_an_old_format_saved_index_is_rebuilt_not_misread(empty_workspace: Path)
 def test_bm25_scores_come_per_memory_before_ranking(empty_workspace: Path) -> None:
     """The search index gives raw BM25 scores per memory key (where a second signal can be
     fused) and ranks any such scores into hits, best first, ties by id."""
-    from store.search import SearchIndex, key_of
+    from store.search.lexical import SearchIndex, key_of
 
     _filler(empty_workspace)
     store = Store(empty_workspace)
@@ -214,27 +214,27 @@ def test_bm25_scores_come_per_memory_before_ranking(empty_workspace: Path) -> No
 def test_snippet_stems_only_words_that_can_hold_a_query_term() -> None:
     """The snippet's shortcut (a word is stemmed only when it contains a query term's first two
     letters) picks the same stretch as stemming every word, on every eval memory and query."""
-    from store import search
-    from store.memory import body_of
+    from store.files.memory import body_of
+    from store.search import lexical
 
     def every_word(body: str, query: str) -> str:
-        real = search._hits
-        search._hits = lambda word, wanted, heads: search._word_terms(word) & wanted  # type: ignore[assignment]
+        real = lexical._hits
+        lexical._hits = lambda word, wanted, heads: lexical._word_terms(word) & wanted  # type: ignore[assignment]
         try:
-            return search.snippet(body, query)
+            return lexical.snippet(body, query)
         finally:
-            search._hits = real  # type: ignore[assignment]
+            lexical._hits = real  # type: ignore[assignment]
 
     bodies = [body_of(p.read_text()) for p in sorted((FIXTURES / "eval" / "memory").glob("*.md"))]
     queries = [
         json.loads(line)["query"] for line in (FIXTURES / "eval" / "queries.jsonl").read_text().splitlines()
     ]
     assert len(bodies) >= 200 and len(queries) >= 120
-    long = [b for b in bodies if len(" ".join(b.split())) > search.SNIPPET_CHARS]
+    long = [b for b in bodies if len(" ".join(b.split())) > lexical.SNIPPET_CHARS]
     assert len(long) >= 50
     for query in queries:
         for body in long[:: len(long) // 20][:20]:  # 20 long bodies from across the set
-            assert search.snippet(body, query) == every_word(body, query), (query, body[:80])
+            assert lexical.snippet(body, query) == every_word(body, query), (query, body[:80])
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -242,8 +242,8 @@ def test_every_stem_has_a_head_its_word_contains(seed: int) -> None:
     """What the snippet shortcut relies on, over random words and Snowball's exceptions."""
     import random
 
-    from store.search import _heads
-    from store.tokenize import stem
+    from store.search.lexical import _heads
+    from store.search.tokenize import stem
 
     rnd = random.Random(seed)
     letters = "aeiouyslnedgbtrcwhkpmf"

@@ -11,11 +11,11 @@ from typing import Any
 import orjson
 import pytest
 
-import store.settings
 import store.store
-from store import settings
+import store.write.settings
 from store.config import load_config
 from store.store import Store
+from store.write import settings
 
 
 def rule_variant_ids(workspace: Path) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def test_a_change_made_while_another_reads_the_settings_is_not_lost(
         return found
 
     monkeypatch.setattr(store.store, "load_config", hooked)
-    monkeypatch.setattr(store.settings, "load_config", hooked, raising=False)
+    monkeypatch.setattr(store.write.settings, "load_config", hooked, raising=False)
     settings.set_rule_variant(Store(workspace), "fixed", "short", "squash-merge-only")
     assert first.is_set()
     assert b_done.wait(10)

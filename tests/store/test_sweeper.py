@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from store import catalog
-from store.catalog import SWEEP_SECONDS, SWEEP_SHARE, WATCHED_SWEEP_SECONDS, Catalog, sweep_pause
-from store.workspace import project_dir
-from tests.store.helpers import write_memory
+from store.files.workspace import project_dir
+from store.read import catalog
+from store.read.catalog import SWEEP_SECONDS, SWEEP_SHARE, WATCHED_SWEEP_SECONDS, Catalog, sweep_pause
+from tests.support.store_helpers import write_memory
 
 
 @pytest.fixture

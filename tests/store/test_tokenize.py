@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.tokenize import tokenize
+from store.search.tokenize import tokenize
 
 
 def test_camel_case_gives_the_whole_and_its_parts() -> None:

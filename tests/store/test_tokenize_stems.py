@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from store.tokenize import stem, terms, tokenize
+from store.search.tokenize import stem, terms, tokenize
 
 
 def test_a_word_is_followed_by_its_stem_when_that_differs() -> None:
@@ -56,7 +56,7 @@ def test_numbers_paths_and_other_scripts_are_their_own_stems() -> None:
 
 def test_stems_are_cached_per_word(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stemmer runs once per distinct word (a bounded cache), not once per occurrence."""
-    import store.tokenize as tokenize_module
+    import store.search.tokenize as tokenize_module
 
     calls: list[str] = []
     stem.cache_clear()
@@ -102,7 +102,7 @@ def test_a_word_written_in_a_case_of_its_own_is_also_a_term_as_written() -> None
 
 
 def test_word_groups_pair_each_distinct_word_with_its_stem() -> None:
-    from store.tokenize import word_groups
+    from store.search.tokenize import word_groups
 
     assert word_groups("orders-api port ports") == [
         ("orders-api",),

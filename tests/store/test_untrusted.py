@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 import unicodedata
 
-from store import untrusted
-from store.invisible import IGNORABLE_MARKS
+from store.safety import untrusted
+from store.safety.invisible import IGNORABLE_MARKS
 
 JOINERS = "\u200c\u200d"
 
@@ -58,8 +58,8 @@ def test_json_text_escapes_what_json_leaves_raw() -> None:
 def test_a_token_split_by_a_khmer_inherent_vowel_is_redacted_and_refused() -> None:
     """U+17B4 and U+17B5 render as nothing and are not format characters: a token split by one
     passed both the invisible-character check and redaction (a review finding)."""
-    from store.invisible import first_invisible
-    from store.redact import redact
+    from store.safety.invisible import first_invisible
+    from store.safety.redact import redact
 
     for mark in sorted(IGNORABLE_MARKS):
         token = "ghp_a1B2c3D4e5F6g7H8i9" + mark + "J0k1L2m3N4o5P6q7R8"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from store.validity import is_date
+from store.code.validity import is_date
 
 
 @pytest.mark.parametrize("value", ["2026-12-01", "2028-02-29", "2026-12-01T09:00:00Z"])

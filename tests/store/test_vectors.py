@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from engram_mcp.cli import main
+from engram_mcp.cli.main import main
 from engram_mcp.ops import read_ops
-from store.fusion import fuse, zscores
-from store.memory import Memory
+from store.files.memory import Memory
+from store.search.fusion import fuse, zscores
+from store.search.vectors import WINDOW_WORDS, StaticModel, extra_installed, load_model, windows
 from store.store import Store
-from store.vectors import WINDOW_WORDS, StaticModel, extra_installed, load_model, windows
-from tests.store.helpers import write_memory
+from tests.support.store_helpers import write_memory
 
 needs_extra = pytest.mark.skipif(not extra_installed(), reason="the vectors extra is not installed")
 BUNDLED = "vectors:wordllama-l2_supercat_256"
@@ -336,7 +336,7 @@ def test_a_configured_local_model_folder_is_used_and_a_model_change_rebuilds_the
     assert cache.read_bytes() == tiny
 
 
-VECTOR_MODULES = ("store.vectors", "tokenizers", "safetensors")
+VECTOR_MODULES = ("store.search.vectors", "tokenizers", "safetensors")
 
 
 @needs_extra
@@ -351,8 +351,8 @@ def test_the_handshake_imports_no_model_and_the_warm_up_loads_it(
 import io, json, sys, threading
 from pathlib import Path
 from engram_mcp.server import application
-from protocol.server import Server
-heavy = ("engram_mcp.app", "store.store", "jsonschema", "numpy", "store.vectors", "tokenizers", "safetensors")
+from protocol.loop import Server
+heavy = ("engram_mcp.app", "store.store", "jsonschema", "numpy", "store.search.vectors", "tokenizers", "safetensors")
 class Wire(io.BytesIO):
     seen = None
     def write(self, data):
@@ -416,9 +416,9 @@ def test_without_the_extra_search_is_bm25_alone_and_says_nothing_about_vectors(
     empty_workspace: Path, vectors_on: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Libraries installed for something else (tokenizers, safetensors) but no wordllama: silence."""
-    import store.vectors
+    import store.search.vectors
 
-    monkeypatch.setattr(store.vectors, "_installed", lambda name: name != "wordllama")
+    monkeypatch.setattr(store.search.vectors, "_installed", lambda name: name != "wordllama")
     _paraphrase_store(empty_workspace)
     outcome = read_ops.search(Store(empty_workspace), {"query": "invoice"})
     assert outcome.data["backends_used"] == ["bm25"]

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from store import commits, proposals
 from store.store import Store
-from tests.store.helpers import write_memory
+from store.write import commits, proposals
+from tests.support.store_helpers import write_memory
 
 PORT_BODY = "The staging Postgres listens on port {port} inside the compose network."
 ENV_BODY = "Set {name}=1 in the service environment to turn the response cache on."
@@ -136,7 +136,8 @@ def test_a_noop_commit_writes_nothing_on_a_one_memory_store(empty_workspace: Pat
 _DRAFT = """
 import json, sys
 from pathlib import Path
-from store import commits, proposals
+from store.write import commits
+from store.write import proposals
 from store.store import Store
 raw = json.loads(sys.argv[2])
 entries, _ = proposals.draft(Store(Path(sys.argv[1])), raw)

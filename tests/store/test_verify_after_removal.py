@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from store import commits, notes, proposals, review
 from store.store import Store
+from store.write import commits, notes, proposals, review
 
 
 def test_gc_and_promote_leave_verify_clean(workspace: Path) -> None:

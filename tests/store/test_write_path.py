@@ -12,11 +12,11 @@ import orjson
 import pytest
 import yaml
 
-from store import commits, mining, notes, proposals, review, settings, transaction
 from store.errors import InvalidSelection, Refused, StoreError, TokenRefused
-from store.memory import parse_memory, split_front_matter
+from store.files.memory import parse_memory, split_front_matter
 from store.store import Store
-from tests.store.helpers import write_memory
+from store.write import commits, mining, notes, proposals, review, settings, transaction
+from tests.support.store_helpers import write_memory
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp()
 TODAY = date(2026, 12, 1)
@@ -352,7 +352,7 @@ def assert_refused(
 def test_unknown_token_refused(store: Store, workspace: Path, engram_home: Path) -> None:
     propose(store, [new_candidate()])
     snap = durable_state(workspace, engram_home)
-    from store.approvals import mint
+    from store.write.approvals import mint
 
     assert_refused(store, mint(workspace), "all", "ENGRAM_TOKEN_UNKNOWN", snap, workspace, engram_home)
     assert_refused(store, "not-a-token", "all", "ENGRAM_TOKEN_UNKNOWN", snap, workspace, engram_home)

@@ -1,0 +1,3 @@
+from engram_mcp.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,189 @@
+"""CLI commands of issue 13: `stale [--expired]`, `history ID`, `import SOURCE [PATH]`, `export --json`.
+
+`register(command, sub)` adds them to the parser of engram_mcp.cli; each returns an Outcome
+like every other command (its `--json` prints the envelope), except `export`, whose output
+is JSON lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from engram_mcp import importers
+from engram_mcp.ops.previews import token_outcome
+from engram_mcp.outcome import Outcome, failure
+from store.code.history import history
+from store.code.staleness import describe, is_stale, key, marks_data
+from store.code.validity import expired
+from store.safety import untrusted
+from store.store import Store
+from store.write import proposals
+
+Command = Callable[[argparse.Namespace, Store], Outcome]
+
+
+def stale_report(store: Store) -> dict[str, Any]:
+    """Every visible memory with a mark, and every expired one (for `stale` and `doctor`)."""
+    view = store.view()
+    memories = sorted(view.everything(), key=lambda m: (m.tier, m.scope, m.id))
+    found = store.marks(memories)
+    rows = []
+    for memory in memories:
+        marks = found.get(key(memory))
+        if marks:
+            row: dict[str, Any] = {
+                "id": key(memory),
+                "title": memory.title,
+                "type": memory.type,
+                "marks": marks_data(marks),
+            }
+            row["stale"] = is_stale(marks)
+            rows.append(row)
+    today = view.key[-1]
+    gone = [
+        {
+            "id": key(m),
+            "title": m.title,
+            "type": m.type,
+            "valid_until": m.valid_until,
+            "file": (store.project if m.scope == "project" else store.user).display(Path(m.path or m.id)),
+        }
+        for m in expired((m for s in view.snapshots for m in s.memories), today)
+    ]
+    return {
+        "stale": [r for r in rows if r["stale"]],
+        "review": [r for r in rows if not r["stale"]],
+        "expired": gone,
+    }
+
+
+def _stale(args: argparse.Namespace, store: Store) -> Outcome:
+    report = stale_report(store)
+    if args.expired:
+        lines = [f"{len(report['expired'])} expired memory(ies) (kept on disk, left out of reads):"]
+        lines += [
+            f"- {r['id']}: {r['title']} (valid until {r['valid_until'][:10]}; {r['file']})"
+            for r in report["expired"]
+        ]
+        return Outcome(True, "\n".join(lines), {"expired": report["expired"]})
+    lines = [f"{len(report['stale'])} stale memory(ies), {len(report['review'])} to review:"]
+    for row in [*report["stale"], *report["review"]]:
+        lines.append(f"- {row['id']}: {row['title']} — {describe_rows(row['marks'])}")
+    if report["stale"]:
+        lines.append("Fix the memory (engram_save with its id, new refs) or restore the code it cites.")
+    return Outcome(True, "\n".join(lines), {"stale": report["stale"], "review": report["review"]})
+
+
+def describe_rows(rows: list[dict[str, str]]) -> str:
+    from store.code.staleness import Mark
+
+    return describe([Mark(r["kind"], r["reason"]) for r in rows])
+
+
+def health_line(store: Store) -> tuple[str, dict[str, int]]:
+    """`memory: N stale, M to review, K expired` for `engram doctor`."""
+    report = stale_report(store)
+    counts = {k: len(v) for k, v in report.items()}
+    line = f"memory: {counts['stale']} stale, {counts['review']} to review, {counts['expired']} expired"
+    return line + (" (see `engram stale`)" if any(counts.values()) else ""), counts
+
+
+def _history(args: argparse.Namespace, store: Store) -> Outcome:
+    view = store.view()
+    scope = "user" if args.id.startswith("user:") else "project"
+    found = history(view.snapshots, store.workspace, args.id.removeprefix("user:"), scope)
+    lines = [f"History of {found.id} (oldest first):"]
+    rows = []
+    for memory in found.chain:
+        meta = memory.meta
+        row = {
+            "id": memory.id,
+            "title": memory.title,
+            "status": memory.status,
+            "created": str(meta.get("created", "")),
+            "updated": str(meta.get("updated", "")),
+            "supersedes": meta.get("supersedes") or [],
+            "superseded_by": meta.get("superseded_by"),
+        }
+        rows.append(row)
+        here = " ←" if memory.id == found.id else ""
+        lines.append(
+            f"- {memory.id} [{memory.status}] {memory.title} (updated {row['updated'] or '?'}){here}"
+        )
+    data: dict[str, Any] = {"id": found.id, "chain": rows}
+    if found.commits is None:
+        lines.append("git: not a git repository here (no file history)")
+        data["commits"] = None
+    else:
+        lines.append(f"git log of its file ({len(found.commits)} commit(s)):")
+        lines += [f"  {c.hash} {c.date} {c.author}: {c.subject}" for c in found.commits]
+        data["commits"] = [
+            {"hash": c.hash, "date": c.date, "author": c.author, "subject": c.subject} for c in found.commits
+        ]
+    return Outcome(True, "\n".join(lines), data)
+
+
+def export_lines(store: Store) -> list[bytes]:
+    """Every memory file of both scopes, superseded, expired and working notes included."""
+    view = store.view()
+    lines = []
+    for memory in sorted(
+        (m for s in view.snapshots for m in s.memories), key=lambda m: (m.scope, m.tier, m.id)
+    ):
+        record = {
+            "id": memory.id,
+            "scope": memory.scope,
+            "tier": memory.tier,
+            "hash": memory.hash,
+            "front_matter": memory.meta,
+            "body": memory.body,
+        }
+        lines.append(
+            untrusted.json_text(orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
+        )
+    return lines
+
+
+def _export(args: argparse.Namespace, store: Store) -> Outcome:
+    lines = export_lines(store)
+    return Outcome(True, b"\n".join(lines).decode(), {"count": len(lines)})
+
+
+def _import(args: argparse.Namespace, store: Store) -> Outcome:
+    found = importers.read(args.source, store.workspace, args.path)
+    if not found.candidates:
+        return failure(
+            "ENGRAM_VALIDATION",
+            f"nothing to import from {found.where}" + (f" ({found.note})" if found.note else ""),
+            written=False,
+        )
+    entries, redactions = proposals.draft(store, found.candidates)
+    preview = proposals.store_proposal(store, entries, redactions, f"import:{args.source}")
+    head = f"Imported from {found.where}: {len(entries)} candidate(s). Nothing is written until you commit.\n"
+    if found.note:
+        head += found.note + "\n"
+    outcome = token_outcome(preview, prefix=head)
+    return Outcome(True, outcome.text + "\nApprove with `engram commit TOKEN [--approve 1,3]`.", outcome.data)
+
+
+def register(command: Callable[..., argparse.ArgumentParser], sub: Any) -> None:
+    """Add the commands to engram's parser (`command` adds `--json`; `sub` is the subparsers)."""
+    stale = command("stale", _stale, "memories whose code references broke, or are due for review")
+    stale.add_argument("--expired", action="store_true", help="list memories past their valid_until instead")
+    hist = command("history", _history, "a memory's supersede chain and its file's git log")
+    hist.add_argument("id")
+    imp = command(
+        "import", _import, "propose knowledge from another host's files (writes nothing)", writing=True
+    )
+    imp.add_argument("source", choices=importers.SOURCES)
+    imp.add_argument("path", nargs="?", help="the file or folder (default: where the host keeps it)")
+    export = sub.add_parser(
+        "export", help="every memory as JSON lines", description="every memory as JSON lines"
+    )
+    export.add_argument("--json", dest="jsonl", action="store_true", help="JSON lines (the only format)")
+    export.set_defaults(run=_export, json=False, writing=False)

@@ -1,0 +1,438 @@
+"""`engram`: the command line, the human's own terminal (SPEC §7); its entry point is engram_mcp.cli.
+
+Every command has `--json`: the same envelope as the tools' `structuredContent`,
+`{contract_version: 1, ok, data, diagnostics}`, with one meaning of `ok` for both: **the
+command ran**. `ok: false` means it could not (a bad token, a missing memory, a refused write:
+the code and the fix are in `diagnostics`), and nothing was written. A command that judges
+something carries its verdict in `data`: `verify` and `doctor` answer `ok: true` with
+`data.ok: false` when the store or a host needs attention, exactly as `engram_verify` does.
+
+Exit codes: 0 ok (and `data.ok` not false), 1 a failure the user can fix or a verdict that
+needs attention (the message says how), 2 a usage error. Text goes to stdout; failures to
+stderr. A closed pipe (`engram load --full | head -1`) exits 0 quietly; SIGINT and SIGTERM exit
+130 and 143 without a traceback. Messages name commands and flags, never tool arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import orjson
+
+from engram_mcp import __version__, agent_shell
+from engram_mcp.cli import code_commands, host_commands, memory_commands
+from engram_mcp.cli.common import CLI_COMMIT_HINT, Fixable, UsageError, checked, human, memory_id_arg
+from engram_mcp.hook import session_start
+from engram_mcp.ops import read_ops, write_ops
+from engram_mcp.ops.previews import report_outcome, token_outcome
+from engram_mcp.outcome import Outcome, failure, guarded, store_failure
+from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
+from engram_mcp.tools.write_tools import NOTE_INPUT
+from engram_mcp.transcripts.sessions import host_problem, session_candidates
+from store.errors import UNWRITABLE_ERRNOS, NoWorkspace, StoreError, unwritable
+from store.files.workspace import find_workspace
+from store.safety import untrusted
+from store.store import Store
+from store.write import commits, mining, notes, proposals, review, transaction
+
+Command = Callable[[argparse.Namespace, Store], Outcome]
+
+
+def _init(args: argparse.Namespace, store: Store) -> Outcome:
+    created = store.init()
+    text = (
+        f"engram: created {', '.join(created)} in {untrusted.line(store.workspace, 1000)}"
+        if created
+        else f"engram: {untrusted.line(store.workspace, 1000)}/.engram is already set up"
+    )
+    return Outcome(True, text, {"workspace": str(store.workspace), "created": created})
+
+
+def _verify(args: argparse.Namespace, store: Store) -> Outcome:
+    recorded: dict[str, list[str]] = {}
+    if args.accept:
+        if store.read_only:
+            raise UsageError("--accept writes the index; it is not allowed with ENGRAM_READ_ONLY")
+        before = review.verify(store)
+        recorded = {key: before[key] for key in ("mismatched", "unindexed", "missing", "agent_shell")}
+        review.accept(store)
+    outcome = read_ops.verify(store)
+    if not args.accept:
+        return outcome
+    names = {
+        "mismatched": "edited",
+        "unindexed": "added",
+        "missing": "gone",
+        "agent_shell": "written from an agent's shell",
+    }
+    listed = [f"{names[key]}: {', '.join(ids)}" for key, ids in recorded.items() if ids]
+    text = (
+        "Recorded as reviewed: " + "; ".join(listed) + "."
+        if listed
+        else "Recorded as reviewed: nothing had changed."
+    )
+    if store.agent_shell and listed:  # SPEC §7: the agent's accept is listed, not the human's
+        text = (
+            "Recorded as accepted from an agent's shell, so verify keeps listing it until you run "
+            "`engram verify --accept` in your own terminal: " + "; ".join(listed) + "."
+        )
+    data = {**outcome.data, "accepted": recorded}
+    return Outcome(outcome.ok, text + "\n" + outcome.text, data, outcome.diagnostics)
+
+
+def _search(args: argparse.Namespace, store: Store) -> Outcome:
+    arguments = checked(
+        SEARCH_INPUT,
+        {"query": args.query, "limit": args.limit, "types": args.type or None, "scope": args.scope},
+        {"query": "QUERY", "limit": "--limit", "types": "--type", "scope": "--scope"},
+    )
+    return read_ops.search(store, arguments)
+
+
+def _route(args: argparse.Namespace, store: Store) -> Outcome:
+    return read_ops.route(store, checked(ROUTE_INPUT, {"task": args.task}, {"task": "TASK"}))
+
+
+def _load(args: argparse.Namespace, store: Store) -> Outcome:
+    arguments = checked(
+        LOAD_INPUT,
+        {
+            "query": args.query,
+            "id": memory_id_arg("--id", args.id),
+            "budget_tokens": args.budget,
+            "disclosure": args.disclosure,
+            "full": args.full or None,
+            "explain": args.explain or None,
+            "objective": args.objective,
+            "include_stale": args.include_stale or None,  # issue 13
+        },
+        {
+            "query": "QUERY",
+            "id": "--id",
+            "budget_tokens": "--budget",
+            "disclosure": "--disclosure",
+            "objective": "--objective",
+        },
+    )
+    return read_ops.load(store, arguments)
+
+
+def _read_text(source: str, flag: str = "--text") -> str:
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text("utf-8")
+    except OSError as exc:
+        raise Fixable(
+            "ENGRAM_NOT_FOUND",
+            f"{flag} {source}: cannot read it ({exc.strerror}); name a readable file or - for stdin",
+        ) from None
+    except UnicodeDecodeError:
+        raise Fixable("ENGRAM_VALIDATION", f"{flag} {source} is not UTF-8 text") from None
+
+
+def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
+    if args.host is not None and (problem := host_problem(args.host)) is not None:
+        raise UsageError(problem)
+    if args.host is not None and args.text is not None:
+        raise UsageError(
+            "--host NAME reads that host's sessions: use it alone or with --query-level N, not --text"
+        )
+    if args.text is not None and args.query_level is not None:
+        raise UsageError("pass one of --text FILE (or - for stdin) and --query-level N, not both")
+    if args.text is None and args.query_level is None:
+        args.query_level = 1  # this session: the latest host session of this workspace
+    if args.force:
+        transaction.check_workspace(store)  # before mining: the write would be refused anyway
+    if args.query_level is not None:
+        if not 1 <= args.query_level <= 1000:
+            raise UsageError("--query-level takes 1 to 1000 sessions")
+        raw, note = session_candidates(store.workspace, args.query_level, args.host)
+    else:
+        raw, note = mining.mine(_read_text(args.text))
+    if not raw:
+        return failure(
+            "ENGRAM_VALIDATION",
+            "no explicit knowledge lines found" + (f" ({note})" if note else ""),
+            written=False,
+        )
+    entries, redactions = proposals.draft(store, raw)
+    if not args.force:
+        outcome = token_outcome(
+            proposals.store_proposal(store, entries, redactions, "save_session"), hint=CLI_COMMIT_HINT
+        )
+        return Outcome(True, (note + "\n" if note else "") + outcome.text, outcome.data)
+    adds = [e for e in entries if e.verdict.kind == "ADD"]
+    rest = [replace(e, n=n) for n, e in enumerate((e for e in entries if e.verdict.kind != "ADD"), 1)]
+    outcome = report_outcome(commits.apply_entries(store, adds) if adds else commits.CommitReport())
+    outcome = (
+        Outcome(outcome.ok, (note + "\n" if note else "") + outcome.text, outcome.data) if note else outcome
+    )
+    if not rest:
+        return outcome
+    deferred = proposals.store_proposal(store, rest, redactions, "save_session")
+    review = token_outcome(
+        deferred, prefix="Deferred for review (related or duplicate):\n", hint=CLI_COMMIT_HINT
+    )
+    data = {**outcome.data, "review": review.data}
+    return Outcome(True, outcome.text + "\n\n" + review.text, data)
+
+
+def _commit(args: argparse.Namespace, store: Store) -> Outcome:
+    approve = commits.parse_approve(args.approve)
+    if approve != "all" and not isinstance(approve, list):
+        raise UsageError(f'--approve takes "all" or candidate numbers like 1,3, not {args.approve[:40]!r}')
+    return write_ops.commit(store, args.token, approve)
+
+
+def _note(args: argparse.Namespace, store: Store) -> Outcome:
+    arguments = checked(
+        NOTE_INPUT,
+        {"text": args.text, "objective": args.objective, "type": args.type},
+        {"text": "TEXT", "objective": "--objective", "type": "--type"},
+    )
+    draft = notes.draft_note(store, arguments["text"], arguments.get("objective", ""), arguments.get("type"))
+    saved = notes.save_note(store, draft)  # running the command is the human's approval
+    return Outcome(
+        True, f"Saved note {saved['id']} ({saved['file']}), valid until {saved['valid_until']}.", saved
+    )
+
+
+def _promote(args: argparse.Namespace, store: Store) -> Outcome:
+    return token_outcome(proposals.promote(store, args.id, args.type), hint=CLI_COMMIT_HINT)
+
+
+def _gc(args: argparse.Namespace, store: Store) -> Outcome:
+    removed = notes.gc(store)
+    text = f"Removed {len(removed)} expired note(s)" + (": " + ", ".join(removed) if removed else ".")
+    return Outcome(True, text, {"removed": removed})
+
+
+def _hook(args: argparse.Namespace, store: Store) -> Outcome:
+    raise AssertionError("handled in main")
+
+
+def _global_flags(defaults: bool) -> argparse.ArgumentParser:
+    """`--json` and `--workspace`, accepted before or after the command (SPEC §7). Only the
+    top-level parser sets defaults, so a flag given before the command is not reset after it."""
+    flags = argparse.ArgumentParser(add_help=False)
+    unset: Any = None if defaults else argparse.SUPPRESS
+    flags.add_argument(
+        "--json",
+        action="store_true",
+        default=False if defaults else argparse.SUPPRESS,
+        help="print the JSON envelope instead of text",
+    )
+    flags.add_argument(
+        "--workspace",
+        metavar="DIR",
+        default=unset,
+        help="the workspace (default: discovered from the current folder)",
+    )
+    return flags
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="engram",
+        description="Local, git-friendly memory for coding agents.",
+        parents=[_global_flags(True)],
+    )
+    parser.add_argument("--version", action="version", version=f"engram {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    inner = _global_flags(False)
+
+    def command(
+        name: str, run: Command, help_text: str, aliases: Sequence[str] = (), *, writing: bool = False
+    ) -> argparse.ArgumentParser:
+        """`writing`: the command writes the store, so its errors say whether anything was written."""
+        p = sub.add_parser(
+            name, help=help_text, description=help_text, parents=[inner], aliases=list(aliases)
+        )
+        p.set_defaults(run=run, command=name, writing=writing)
+        return p
+
+    command("init", _init, "create .engram/ (memory/, working/, .gitignore) in the workspace", writing=True)
+    command(
+        "status", lambda a, s: read_ops.status(s), "workspace, counts, role, pending proposals, index hash"
+    )
+    verify = command(
+        "verify", _verify, "check memory files against recorded hashes (exit 1 when not clean)", writing=True
+    )
+    verify.add_argument("--accept", action="store_true", help="record the current files as reviewed first")
+    search = command("search", _search, "BM25 search over titles, tags and bodies")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, help="most results (1-50, default 10)")
+    search.add_argument("--type", action="append", help="only this memory type (repeatable)")
+    search.add_argument("--scope", help="only this scope: project or user")
+    route = command("route", _route, "classify a task and list the memories it routes to, in load order")
+    route.add_argument("task")
+    load = command("load", _load, "tiered memory for a task under a token budget")
+    load.add_argument("query", nargs="?", help="the task; omit to load the core tier")
+    load.add_argument("--id", help="load exactly this memory's body")
+    load.add_argument("--budget", type=int, help="token budget (100-32000, default from config: 2000)")
+    load.add_argument("--disclosure", help="tiered (default), cards or bodies")
+    load.add_argument("--full", action="store_true", help="every active memory's body, up to the hard cap")
+    load.add_argument("--explain", action="store_true", help="say why each memory was selected")
+    load.add_argument("--objective", help="session objective (default $ENGRAM_SESSION_OBJECTIVE)")
+    load.add_argument("--include-stale", action="store_true", help="give stale memories as bodies, not cards")
+    session = command(
+        "save-session",
+        _save_session,
+        "propose knowledge lines from session text (alias: ss)",
+        aliases=["ss"],
+        writing=True,
+    )
+    session.add_argument("--text", metavar="FILE", help="the session text, or - for stdin")
+    session.add_argument(
+        "--query-level",
+        type=int,
+        metavar="N",
+        help="mine the last N host sessions of this workspace (the default, with N 1: this session)",
+    )
+    session.add_argument(
+        "--host",
+        metavar="NAME",
+        help="read only this host's sessions: claude, codex, gemini or opencode (what /engram passes)",
+    )
+    session.add_argument(
+        "-f", "--force", action="store_true", help="write the ADDs now; defer the rest for review"
+    )
+    commit = command("commit", _commit, "write the approved candidates of a proposal", writing=True)
+    commit.add_argument("token")
+    commit.add_argument("--approve", default="all", help='"all" (default) or numbers like 1,3')
+    note = command("note", _note, "save a working note (expires after load.working_ttl_days)", writing=True)
+    note.add_argument("text")
+    note.add_argument("--objective", help="the session objective it belongs to")
+    note.add_argument("--type", help="its durable type if promoted later")
+    promote = command("promote", _promote, "propose a working note as durable memory", writing=True)
+    promote.add_argument("id")
+    promote.add_argument("--type", help="durable type (default: the note's, else fact)")
+    command("gc", _gc, "remove expired working notes", writing=True)
+    memory_commands.add_commands(command)
+    host_commands.add_commands(command)  # link, unlink, upgrade, doctor
+    code_commands.register(command, sub)  # stale, history, import, export (issue 13)
+    hook = command("hook", _hook, "host hooks: `engram hook session-start` (Claude Code SessionStart)")
+    hook.add_argument("event", choices=["session-start"])
+    return parser
+
+
+class _Terminated(Exception):
+    """SIGTERM, raised in the main thread so every `finally` (locks, temp files) runs."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _quiet_exits() -> Iterator[list[int]]:
+    """SIGTERM becomes an exception for the duration (the previous handler is restored after)."""
+    code: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        previous = None
+    try:
+        yield code
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe: point stdout at /dev/null so the interpreter's last flush is quiet."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit code (SPEC §7). Ctrl-C exits 130, SIGTERM 143, a closed
+    pipe 0, each without a traceback."""
+    try:
+        with _quiet_exits():
+            return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except _Terminated:
+        return 143
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "hook":
+        return session_start(args.workspace)  # never fails the host's session start
+    read_only = os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
+    try:
+        workspace = find_workspace(Path.cwd(), args.workspace)
+    except NoWorkspace as exc:  # a named folder that does not exist is never created
+        named = "--workspace" if args.workspace else "ENGRAM_WORKSPACE"
+        return _emit(args, failure(exc.code, exc.message.replace("the workspace ", f"{named} ", 1)))
+    shell = agent_shell.detect() if args.writing else []  # SPEC §7: CLI writes are the human's
+    if shell and args.command == "commit":
+        return _emit(args, failure("ENGRAM_AGENT_SHELL", _agent_commit(shell)))
+    store = Store(workspace, read_only=read_only, background=False)
+    store.agent_shell = bool(shell)
+    try:
+        transaction.recover(store)
+        store.clean_temps()
+        outcome = guarded(lambda: args.run(args, store), writing=args.writing)
+    except UsageError as exc:
+        print(f"engram {args.command}: {human(str(exc))}", file=sys.stderr)
+        return 2
+    except Fixable as exc:
+        outcome = failure(exc.code, exc.message)
+    except StoreError as exc:  # e.g. the workspace lock is busy at start-up recovery
+        outcome = store_failure(exc, writing=True)
+    except OSError as exc:  # a write the file system refused outside the lock (init, say)
+        if exc.errno not in UNWRITABLE_ERRNOS:
+            raise
+        outcome = store_failure(unwritable("the workspace", exc), writing=True)
+    finally:
+        store.close()
+    return _emit(args, outcome)
+
+
+def _agent_commit(shell: Sequence[str]) -> str:
+    """Why `engram commit` refused in an agent's shell, and the human's ways to approve."""
+    return (
+        f"engram commit runs only in your own terminal: this looks like an agent's shell "
+        f"({agent_shell.described(shell)}), and a commit from there would be the agent approving "
+        "its own proposal. Nothing was written; the proposal is still pending. To approve it: say "
+        "yes in your host's own prompt when the agent calls engram_commit, or run "
+        "`engram commit TOKEN` yourself in your own terminal (`engram pending` lists what is waiting)."
+    )
+
+
+def _emit(args: argparse.Namespace, outcome: Outcome) -> int:
+    """Print the outcome (text, or the envelope with --json) in CLI wording; the exit code."""
+    text = human(outcome.text)
+    diagnostics = tuple((code, human(message)) for code, message in outcome.diagnostics)
+    passed = outcome.ok and outcome.data.get("ok") is not False
+    if args.json:
+        shown = Outcome(outcome.ok, text, outcome.data, diagnostics)
+        sys.stdout.write(
+            untrusted.json_text(orjson.dumps(shown.envelope(), option=orjson.OPT_INDENT_2)).decode() + "\n"
+        )
+    else:
+        print(text, file=sys.stdout if outcome.ok else sys.stderr)
+        if outcome.ok:  # notes add what the text does not say already (doctor's findings do)
+            for code, message in diagnostics:
+                if message not in text:
+                    print(f"note: {code}: {message}", file=sys.stderr)
+    sys.stdout.flush()
+    return 0 if passed else 1

@@ -1,0 +1,104 @@
+"""What every `engram` command shares: its two error kinds, the y/N question, and CLI wording.
+
+The operations under `engram_mcp/` and `store/` speak to agents ("call engram_commit with this
+approval_token"); the CLI speaks to the human at a terminal, naming commands and flags. The
+few phrases that differ are translated here, in one table, on the way out: the tools keep
+their wording, and a test runs every command and finds no tool or argument name in what it
+prints.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any, Final
+
+from protocol.validation import compile_validator
+from store.files.ids import ID_RULE, is_valid_id
+
+
+class UsageError(Exception):
+    """A command line the parser accepted but the command cannot use (exit 2)."""
+
+
+class Fixable(Exception):
+    """A failure the user can fix (exit 1): a file that cannot be read, a question not answered."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+CLI_COMMIT_HINT: Final = (
+    "Nothing is saved until you commit: `engram commit TOKEN` saves every candidate, "
+    "`engram commit TOKEN --approve 1,3` only those numbers."
+)
+"""How the CLI's previews end (the tools' say to call engram_commit after the human approves)."""
+
+WORDING: Final = (
+    ("approval_token: ", "approval token: "),
+    ('fetch a body with engram_load {"id": "<id>"}', "print a body with `engram load --id ID`"),
+    (
+        "Search with engram_search, or propose knowledge with engram_save.",
+        "Search with `engram search WORDS`, or add knowledge with `engram add`.",
+    ),
+    ("or engram_route for a task description", "or `engram route TASK` for a task description"),
+    ("search with engram_search to find ids", "`engram list` shows the ids"),
+    ("engram://index lists every id", "`engram list` shows every id"),
+    ("; call engram_save with candidates instead", "; add one with `engram add`"),
+    ("approve names ", "--approve names "),
+    (
+        'approve takes "all", an array of candidate numbers like [1, 3], or a string like "1,3"',
+        '--approve takes "all" or candidate numbers like 1,3',
+    ),
+)
+"""(the tools' phrase, the CLI's) — every agent-facing phrase a CLI command can print."""
+
+
+def human(text: str) -> str:
+    """`text` in CLI wording: commands and flags instead of tool and argument names."""
+    for tool_words, cli_words in WORDING:
+        text = text.replace(tool_words, cli_words)
+    return text
+
+
+def confirm(question: str, *, yes: bool, action: str) -> bool:
+    """The human's y/N at the terminal; `--yes` answers for them. Off a terminal without
+    `--yes` nothing is asked: Fixable names the flag (`action` says what it would do)."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise Fixable(
+            "ENGRAM_NOT_CONFIRMED",
+            f"not on a terminal, so nothing was asked and nothing was written: pass --yes to {action}",
+        )
+    print(question + " [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes")
+
+
+_ARGUMENT: Final = re.compile(r"argument '([A-Za-z_]+)(?:\[\d+\])?'(?: =)?")
+
+
+def checked(
+    schema: dict[str, Any], arguments: dict[str, Any], flags: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Validate CLI arguments with the tool's own schema, so both accept exactly the same;
+    problems name the flag (`--budget 5 is out of range`), not the tool argument
+    (`argument 'budget_tokens'`). UsageError when something is wrong."""
+    present = {k: v for k, v in arguments.items() if v is not None}
+    problems = compile_validator(schema)(present)
+    if problems:
+        names = flags or {}
+        raise UsageError(
+            "; ".join(_ARGUMENT.sub(lambda m: names.get(m.group(1), m.group(1)), p) for p in problems)
+        )
+    return present
+
+
+def memory_id_arg(flag: str, value: str | None) -> str | None:
+    """An id given on the command line; UsageError saying what an id looks like."""
+    if value is not None and not is_valid_id(value):
+        raise UsageError(f"{flag} {value[:80]!r} is not a memory id: {ID_RULE}")
+    return value

@@ -1,0 +1,1 @@
+"""Host session files for save-session: bounded reads and each host's format."""

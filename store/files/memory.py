@@ -1,0 +1,410 @@
+"""The memory file format: strict YAML front matter + markdown body (SPEC §2; the YAML itself
+in store.front_yaml).
+
+Timestamps and dates stay strings (no implicit YAML timestamps), YAML aliases are refused
+(no billion-laughs), a key repeated in one mapping is refused (YAML loaders keep the last value,
+so `always: true` could hide after a page of filler; issue 9), sizes are bounded, and unknown
+keys are kept for round-trips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+import threading
+from collections import OrderedDict
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import orjson
+
+from store.errors import Conflict, CorruptMemory
+from store.files.ids import is_valid_id
+from store.safety import untrusted
+from store.safety.invisible import describe, first_invisible
+
+DURABLE_TYPES: Final = ("rule", "decision", "convention", "fact", "procedure", "gotcha", "preference")
+NOTE_TYPE: Final = "note"
+STATUSES: Final = ("active", "superseded", "retired")
+"""`retired`: forgotten by a person (`engram forget`); the file is kept, reads leave it out."""
+MAX_FILE_BYTES: Final = 1024 * 1024
+MAX_FRONT_MATTER_BYTES: Final = 64 * 1024
+MAX_TITLE: Final = 200
+
+
+_FULL_LIMIT: Final = 2048
+_full_cache: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+_full_lock = threading.Lock()
+
+RECORD_FIELDS: Final = (
+    "type",
+    "title",
+    "tags",
+    "paths",
+    "roles",
+    "always",
+    "status",
+    "objective",
+    "valid_until",
+    "has_variants",
+    "refs",
+    "updated",
+    "review_after",
+    "superseded_by",
+)
+"""What reads need without opening the file (index.json keeps them per file). `refs` holds the
+front matter's reference strings as written (store.refs parses them), `updated` its `updated`
+or else `created` time, for store.staleness; `review_after` for store.validity;
+`superseded_by` for search (a superseded memory's match counts for its successor)."""
+
+
+class Memory:
+    """One memory: the fields reads need, kept small; front matter and body are read on demand.
+
+    `meta` (the whole front matter, unknown keys included) and `body` come from the file when
+    first asked for and are kept in a small shared LRU cache, so a store of 100,000 memories
+    does not hold 100,000 bodies in memory. Equality is identity.
+    """
+
+    __slots__ = ("id", "scope", "tier", "hash", "path", *RECORD_FIELDS, "_full")
+
+    def __init__(
+        self,
+        id: str,
+        scope: str,
+        tier: str,
+        hash: str,
+        *,
+        type: str,
+        title: str,
+        tags: tuple[str, ...] = (),
+        paths: tuple[str, ...] = (),
+        roles: tuple[str, ...] = (),
+        always: bool = False,
+        status: str = "active",
+        objective: str = "",
+        valid_until: str = "",
+        has_variants: bool = False,
+        refs: tuple[str, ...] = (),
+        updated: str = "",
+        review_after: str = "",
+        superseded_by: str = "",
+        path: str | None = None,
+        full: tuple[dict[str, Any], str] | None = None,
+    ) -> None:
+        self.id, self.scope, self.tier, self.hash, self.path = id, scope, tier, hash, path
+        self.type, self.title, self.tags, self.paths, self.roles = type, title, tags, paths, roles
+        self.always, self.status, self.objective, self.valid_until = always, status, objective, valid_until
+        self.has_variants = has_variants
+        self.refs, self.updated, self.review_after = refs, updated, review_after
+        self.superseded_by = superseded_by
+        self._full = full if path is None else None
+        if path is not None and full is not None:
+            _remember((path, hash, "meta"), full[0])
+            _remember((path, hash, "body"), full[1])
+
+    @classmethod
+    def from_parsed(
+        cls, file_id: str, scope: str, tier: str, meta: dict[str, Any], body: str, path: str | None = None
+    ) -> Memory:
+        variants = meta.get("variants")
+        return cls(
+            file_id,
+            scope,
+            tier,
+            content_hash(meta, body),
+            type=str(meta.get("type", "")),
+            title=str(meta.get("title", "")),
+            tags=tuple(_strings(meta.get("tags"))),
+            paths=tuple(_strings(meta.get("paths"))),
+            roles=tuple(_strings(meta.get("roles"))),
+            always=meta.get("always") is True,
+            status=str(meta.get("status", "active")),
+            objective=str(meta.get("objective") or ""),
+            valid_until=str(meta.get("valid_until") or ""),
+            has_variants=isinstance(variants, dict) and bool(variants),
+            refs=tuple(_texts(meta.get("refs"))),
+            updated=_text(meta.get("updated") or meta.get("created")),
+            review_after=_text(meta.get("review_after")),
+            superseded_by=_text(meta.get("superseded_by")),
+            path=path,
+            full=(meta, body),
+        )
+
+    def record(self) -> list[Any]:
+        """The fields as a JSON-able list (persisted in index.json)."""
+        return [
+            self.hash,
+            *(list(v) if isinstance(v, tuple) else v for v in (getattr(self, f) for f in RECORD_FIELDS)),
+        ]
+
+    @classmethod
+    def from_record(cls, file_id: str, scope: str, tier: str, path: str, record: list[Any]) -> Memory:
+        """The memory index.json describes (run for every memory when a process starts: the
+        slots are set directly). TypeError or ValueError when the record does not fit."""
+        (
+            content_hash,
+            kind,
+            title,
+            tags,
+            paths,
+            roles,
+            always,
+            status,
+            objective,
+            valid_until,
+            variants,
+            refs,
+            updated,
+            review_after,
+            superseded_by,
+        ) = record
+        intern = sys.intern  # a handful of distinct values, 100,000 times
+        memory = cls.__new__(cls)
+        memory.id, memory.scope, memory.tier, memory.hash, memory.path = (
+            file_id,
+            intern(scope),
+            intern(tier),
+            content_hash,
+            path,
+        )
+        memory.type, memory.title, memory.status = intern(str(kind)), title, intern(str(status))
+        memory.tags = tuple([intern(str(v)) for v in tags])
+        memory.paths = tuple([intern(str(v)) for v in paths])
+        memory.roles = tuple([intern(str(v)) for v in roles])
+        memory.always, memory.has_variants = always, variants
+        memory.objective, memory.valid_until = intern(str(objective)), intern(str(valid_until))
+        memory.refs = tuple([str(v) for v in refs])
+        memory.updated, memory.review_after = str(updated), str(review_after)
+        memory.superseded_by = intern(str(superseded_by))
+        memory._full = None
+        return memory
+
+    def _read(self) -> str | None:
+        assert self.path is not None
+        try:
+            with open(self.path, "rb") as handle:
+                return handle.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        if self._full is not None:
+            return self._full[0]
+        assert self.path is not None
+        found = _recall((self.path, self.hash, "meta"))
+        if found is None:
+            text = self._read()
+            try:
+                found = split_front_matter(text)[0] if text is not None else None
+            except CorruptMemory:
+                found = None
+            if found is None:  # changed or gone since it was indexed; the next refresh tells
+                return {"id": self.id, "type": self.type, "title": self.title}
+            _remember((self.path, self.hash, "meta"), found)
+        assert isinstance(found, dict)
+        return found
+
+    @property
+    def body(self) -> str:
+        if self._full is not None:
+            return self._full[1]
+        assert self.path is not None
+        found = _recall((self.path, self.hash, "body"))
+        if found is None:
+            text = self._read()
+            found = body_of(text) if text is not None else ""
+            _remember((self.path, self.hash, "body"), found)
+        assert isinstance(found, str)
+        return found
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    @property
+    def variants(self) -> dict[str, str]:
+        if not self.has_variants:
+            return {}
+        raw = self.meta.get("variants")
+        return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+    @property
+    def card(self) -> str:
+        return f"- [{self.type}] {self.title} ({self.id})"
+
+    def __repr__(self) -> str:
+        return f"Memory({self.scope}/{self.tier}/{self.id})"
+
+
+def _recall(key: tuple[str, str, str]) -> Any:
+    with _full_lock:
+        found = _full_cache.get(key)
+        if found is not None:
+            _full_cache.move_to_end(key)
+        return found
+
+
+def _remember(key: tuple[str, str, str], value: Any) -> None:
+    with _full_lock:
+        _full_cache[key] = value
+        _full_cache.move_to_end(key)
+        while len(_full_cache) > _FULL_LIMIT:
+            _full_cache.popitem(last=False)
+
+
+def _texts(value: Any) -> list[str]:
+    """The strings of a list (or the one string); anything else is left out."""
+    values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return [v for v in values if isinstance(v, str)]
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value if v is not None]
+    if isinstance(value, str) and value:
+        return [value]
+    return []
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """Return (front matter, body); raise CorruptMemory unless it is a closed YAML mapping."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        raise CorruptMemory("a memory file must start with a '---' front-matter line")
+    end = text.find("\n---\n", 3)
+    if end == -1:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise CorruptMemory("the front matter is not closed by a '---' line")
+    block = text[4 : end + 1]
+    if len(block.encode()) > MAX_FRONT_MATTER_BYTES:
+        raise CorruptMemory(f"the front matter exceeds {MAX_FRONT_MATTER_BYTES // 1024} KiB")
+    from store.files.front_yaml import parse_block  # YAML is imported only when a file is parsed
+
+    meta = parse_block(block) if block.strip() else {}
+    if not isinstance(meta, dict):
+        raise CorruptMemory("the front matter must be a YAML mapping of keys to values")
+    body = text[end + 5 :] if end + 5 <= len(text) else ""
+    return meta, body
+
+
+def body_of(text: str) -> str:
+    """The body of a memory file's text without parsing its front matter ("" if malformed)."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        return ""
+    end = text.find("\n---\n", 3)
+    return "" if end == -1 else text[end + 5 :]
+
+
+def content_hash(meta: dict[str, Any], body: str) -> str:
+    """sha256 of the canonical form: front matter with sorted keys, body with \\n line ends."""
+    canonical = orjson.dumps(meta, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return hashlib.sha256(canonical + b"\n" + body.replace("\r\n", "\n").encode()).hexdigest()
+
+
+_CONFLICT_START: Final = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
+_CONFLICT_END: Final = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
+CONFLICT_FIX: Final = (
+    "holds git conflict markers (<<<<<<< … >>>>>>>), so it is not loaded: keep the right lines, "
+    "remove the markers, then `git add` the file (and `engram verify`)"
+)
+
+
+def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: str | None = None) -> Memory:
+    """Parse one file's bytes; the file name gives the id. Raises CorruptMemory."""
+    if len(data) > MAX_FILE_BYTES:
+        raise CorruptMemory(f"the file exceeds {MAX_FILE_BYTES // (1024 * 1024)} MiB and is not loaded")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CorruptMemory("the file is not valid UTF-8") from None
+    if _CONFLICT_START.search(text) and _CONFLICT_END.search(text):  # issue 13: never half-read
+        raise Conflict(CONFLICT_FIX)
+    meta, body = split_front_matter(text)
+    _check_meta(meta, file_id, tier)
+    try:
+        return Memory.from_parsed(file_id, scope, tier, meta, body, path)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise CorruptMemory(
+            "front-matter values must be text, numbers (64-bit), booleans, lists or mappings"
+        ) from None
+
+
+_DATE_RE: Final = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+
+
+def _is_date(value: object) -> bool:
+    return isinstance(value, str) and _DATE_RE.fullmatch(value) is not None
+
+
+def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
+    declared = meta.get("id", file_id)
+    if declared != file_id:
+        raise CorruptMemory(f"front-matter id {str(declared)!r} differs from the file name {file_id!r}")
+    kind = meta.get("type")
+    allowed = (NOTE_TYPE,) if tier == "working" else DURABLE_TYPES
+    if kind not in allowed:
+        raise CorruptMemory(f"type {kind!r} is not one of: {', '.join(allowed)}")
+    title = meta.get("title")
+    if not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE:
+        raise CorruptMemory(f"title must be a non-empty string of at most {MAX_TITLE} characters")
+    if untrusted.control_character(title) is not None:
+        raise CorruptMemory("title must be a single line with no control characters")
+    hidden = first_invisible(title)
+    if hidden is not None:
+        raise CorruptMemory(f"title holds {describe(hidden)}, which a reader cannot see; remove it")
+    if meta.get("status", "active") not in STATUSES:
+        raise CorruptMemory(f"status must be one of: {', '.join(STATUSES)}")
+    for key in ("tags", "paths", "roles", "supersedes", "refs"):
+        value = meta.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise CorruptMemory(f"{key} must be a list of strings")
+        # A bad ref is kept and named by the staleness check; every other list is of names.
+        bad = next((v for v in value or () if key != "refs" and untrusted.control_character(v)), None)
+        if bad is not None:
+            raise CorruptMemory(f"{key} {untrusted.line(bad, 60)} holds a control character or line break")
+        hidden = next((v for v in value or () if key != "refs" and first_invisible(v)), None)
+        if hidden is not None:
+            raise CorruptMemory(f"{key} {untrusted.line(hidden, 60)} holds a character a reader cannot see")
+    if "always" in meta and not isinstance(meta["always"], bool):
+        raise CorruptMemory("always must be true or false")
+    for key in ("valid_until", "review_after") if tier == "durable" else ():  # store.validity
+        if meta.get(key) is not None and not _is_date(meta[key]):
+            raise CorruptMemory(f"{key} must be a date written YYYY-MM-DD")
+    superseded_by = meta.get("superseded_by")
+    if superseded_by is not None and not is_valid_id(superseded_by):
+        raise CorruptMemory("superseded_by must be a memory id")
+
+
+def iso(moment: float) -> str:
+    """A front-matter timestamp (`created`, `updated`): UTC, to the second."""
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def render_memory(meta: dict[str, Any], body: str) -> bytes:
+    """The file bytes for a memory: front matter in the given key order, then the body."""
+    from store.files.front_yaml import dump_block
+
+    front = dump_block(meta)
+    text = f"---\n{front}---\n{body if body.endswith(chr(10)) or not body else body + chr(10)}"
+    return text.encode("utf-8")
+
+
+def render_checked(meta: dict[str, Any], body: str, *, scope: str, tier: str) -> bytes:
+    """`render_memory`, then parsed back exactly as a read would: a file engram would refuse to
+    load (a NUL or line break in the title, a title over the limit, a bad id…) is never
+    written. Raises CorruptMemory naming the problem."""
+    if not is_valid_id(meta.get("id")):
+        raise CorruptMemory(f"{str(meta.get('id'))[:80]!r} is not a memory id")
+    data = render_memory(meta, body)
+    parse_memory(data, file_id=str(meta.get("id", "")), scope=scope, tier=tier)
+    return data

@@ -1,0 +1,570 @@
+"""The in-process view of one scope's memory files, refreshed incrementally.
+
+A refresh re-parses only files whose mtime or size changed, so a hand edit is picked up by the
+next read without a restart. Cost stays low on large stores:
+
+* a folder whose mtime did not change is not listed again; engram's own writes and editors
+  that save by renaming change it, so they are seen at once;
+* every file is re-stat'ed on every read while a scope holds at most `SMALL_STORE` files;
+  above that, off the request path, the platform's change notification (watchdog: inotify,
+  FSEvents, ReadDirectoryChangesW) names the files edited in place, and the next read
+  re-stats just those. A background sweep that re-stats every file remains, as a safety net
+  every `WATCHED_SWEEP_SECONDS` while notification works, and as the way edits are found
+  where it does not (then at most every `SWEEP_SECONDS`, and never more than `SWEEP_SHARE` of
+  a core: 100,000 files take about 0.3 s to stat, so about once a minute);
+* `index.json` keeps, per file, its mtime and size, the fields reads need and the hash, so a
+  new process parses only files that changed since the index was written. It is rewritten
+  when the store closes (and, for a small store, on its first refresh), never on the path of
+  a read; engram's own writes append their seals to `seals.log` meanwhile.
+
+`index.json` and `seals.log` (what verify compares the files with, and what a new process
+starts from) are read and written by store.index_file. A repository is untrusted input (SPEC
+§2): memory files are opened only when they are regular files (never a FIFO, never through a
+link), and a memory folder that is a link leading outside its scope is not read at all
+(ENGRAM_UNSAFE_PATH).
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mode
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from store.errors import Busy, CorruptMemory, NotRegular, Problem, ReadOnly, UnsafePath
+from store.files.fsutil import read_regular
+from store.files.ids import is_valid_id
+from store.files.lock import default_timeout, workspace_lock
+from store.files.memory import MAX_FILE_BYTES, Memory, parse_memory
+from store.files.workspace import ScopeDir, check_scope, unsafe
+from store.read.index_file import SHELL_MARK, IndexFile, Records
+from store.read.progress import Progress
+
+_NOT_REGULAR: Final = "not a regular file (a FIFO, device or folder); skipped, never opened"
+TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))
+SMALL_STORE: Final = 200
+SWEEP_SECONDS: Final = 2.0
+"""The shortest pause between two background sweeps of a large store."""
+SWEEP_SHARE: Final = 0.005
+"""The most of one core background sweeps may take: a sweep that took d seconds is followed by
+a pause of at least d / SWEEP_SHARE."""
+WATCHED_SWEEP_SECONDS: Final = 300.0
+"""The pause between sweeps while change notification watches every memory folder (a sweep
+then only catches what a notification could miss, such as an overflowed event queue)."""
+
+
+def sweep_pause(took: float, *, watched: bool) -> float:
+    """Seconds to wait before the next background sweep, after one that took `took` seconds."""
+    return max(WATCHED_SWEEP_SECONDS if watched else SWEEP_SECONDS, took / SWEEP_SHARE)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Every parsed memory of one scope at one instant, plus the files that failed."""
+
+    memories: tuple[Memory, ...]
+    problems: tuple[Problem, ...]
+    version: int
+
+
+@dataclass(slots=True)
+class _Entry:
+    mtime_ns: int
+    size: int
+    inode: int
+    memory: Memory | None
+    problem: Problem | None
+    tier: str = "durable"
+
+
+def memory_key(memory: Memory) -> str:
+    return f"{memory.tier}/{memory.id}"
+
+
+class Catalog:
+    """One scope's files, cached by (mtime, size)."""
+
+    def __init__(
+        self,
+        scope: ScopeDir,
+        *,
+        persist: bool,
+        key: Callable[[], bytes] = lambda: b"",
+        notice: Callable[[str, str], None] = lambda code, message: None,
+        watch: bool = True,
+        background: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`watch`: ask for change notification; `background`: run the background sweeper (and
+        so the watch) at all, which a one-shot command that reads once does without."""
+        self.scope = scope
+        self._persist = persist
+        self._file = IndexFile(scope, key=key, notice=notice)
+        self._tiers = [(tier, getattr(scope, attr)) for tier, attr in TIERS]
+        """(tier, folder): the same Path objects throughout, so `is` can compare them."""
+        self._entries: dict[str, _Entry] = {}
+        self._folder_of: dict[str, Path] = {}
+        self._folders: dict[Path, int] = {}
+        self._folder_problems: dict[Path, list[Problem]] = {}
+        self._last_sweep = 0.0
+        self._sweeper: threading.Thread | None = None
+        self._swept: set[str] = set()
+        self._swept_lock = threading.Lock()
+        self._closed = threading.Event()
+        self._watch = watch
+        self._background = background
+        self._watcher: Any = None
+        self._watched: set[Path] = set()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._snapshot: Snapshot | None = None
+        self._version = 0
+        self._changes: dict[str, Memory | None] = {}
+        self._seeded = False
+        self._stored = Records()
+        self._dirty = False
+        self._last_write = 0.0
+
+    # --- refresh -----------------------------------------------------------------------------
+    def refresh(self, *, recent_ok: bool = False, force: bool = False) -> Snapshot:
+        """Take in changed files. `recent_ok`: a sweep less than a second old is good enough
+        (a proposal's preview; its commit re-checks with a fresh look). `force`: stat every
+        known file now, whatever the store's size (writes, under the lock)."""
+        with self._lock:
+            if not self._seeded:
+                self._seed()
+            changed = False
+            now = time.monotonic()
+            since = now - self._last_sweep
+            small = len(self._entries) <= SMALL_STORE
+            sweep = force or (small and (since >= 1.0 or not recent_ok))
+            if sweep:
+                self._last_sweep = now
+            with self._swept_lock:
+                swept, self._swept = self._swept, set()
+            for path in swept:  # changed in place: notified, or found by the background sweep
+                entry = self._entries.get(path)
+                if entry is not None:
+                    changed |= self._update(path, self._folder_of[path], entry.tier, entry.inode)
+            for tier, folder in self._tiers:
+                changed |= self._refresh_folder(folder, tier, sweep)
+            if len(self._entries) > SMALL_STORE:
+                self._start_sweeper()
+            if changed or self._snapshot is None:
+                self._version += 1
+                self._snapshot = self._build()
+            if self._stored:  # files the stored index knew that are gone now
+                self._stored.clear()
+                self._dirty = True
+            snapshot = self._snapshot
+        if self._persist and self._dirty and self._last_write == 0.0 and len(self._entries) <= SMALL_STORE:
+            self.flush()  # a small store's first index is cheap: write it at once
+        return snapshot
+
+    def _start_sweeper(self) -> None:
+        """Large stores: find edits made in place (same name, same folder mtime) off the request
+        path, so the next read after one takes it in."""
+        if self._sweeper is None and self._background and not self._closed.is_set():
+            self._sweeper = threading.Thread(target=self.sweep_forever, name="engram-sweep", daemon=True)
+            self._sweeper.start()
+
+    def sweep_forever(self, wait: Callable[[float], bool] | None = None) -> None:
+        """Watch the memory folders where the platform can, and sweep between pauses (see
+        `sweep_pause`) until `close`. `wait(seconds)` returns True to stop (tests inject it)."""
+        wait = wait or self._closed.wait
+        took = 0.0  # the first refresh has just stat'ed every file
+        while True:
+            if wait(sweep_pause(took, watched=self._watch_folders())):
+                return
+            began = self._clock()
+            self.note_edited(self._stat_all())
+            took = self._clock() - began
+
+    def _stat_all(self) -> list[str]:
+        with self._lock:
+            known = [(path, e.mtime_ns, e.size) for path, e in self._entries.items()]
+        edited = []
+        for path, mtime_ns, size in known:
+            try:
+                stat = os.stat(path, follow_symlinks=False)
+            except OSError:
+                continue  # gone: the folder listing notices
+            if (stat.st_mtime_ns, stat.st_size) != (mtime_ns, size):
+                edited.append(path)
+        return edited
+
+    def _watch_folders(self) -> bool:
+        """Ask for change notification on every memory folder that exists and is not watched
+        yet; True when all of them are. False where the platform has none (watchdog would poll,
+        which is what the sweep already does) or when the system refuses a watch."""
+        if not self._watch or self._closed.is_set():
+            return False
+        try:
+            from watchdog.events import (
+                FileClosedEvent,
+                FileCreatedEvent,
+                FileDeletedEvent,
+                FileModifiedEvent,
+                FileMovedEvent,
+                FileSystemEvent,
+                FileSystemEventHandler,
+            )
+            from watchdog.observers import Observer
+            from watchdog.observers.polling import PollingObserver
+        except ImportError:
+            return False
+        if Observer is PollingObserver:
+            return False
+        catalog = self
+
+        class Edited(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                found = (os.fsdecode(p) for p in (event.src_path, event.dest_path) if p)
+                catalog.note_edited([p for p in found if p.endswith(".md")])
+
+        try:
+            if self._watcher is None:
+                self._watcher = Observer()
+                self._watcher.daemon = True
+                self._watcher.start()
+            for _, folder in self._tiers:
+                if folder not in self._watched and folder.is_dir():
+                    # Changes only: reads (engram's own, for a body or a snippet) open files
+                    # too, and every opened/closed-unwritten event would wake three threads.
+                    changes = [
+                        FileModifiedEvent,
+                        FileClosedEvent,
+                        FileCreatedEvent,
+                        FileMovedEvent,
+                        FileDeletedEvent,
+                    ]
+                    self._watcher.schedule(Edited(), str(folder), recursive=False, event_filter=changes)
+                    self._watched.add(folder)
+        except (OSError, RuntimeError):  # e.g. the inotify watch limit: sweeping still works
+            return False
+        return all(folder in self._watched or not folder.is_dir() for _, folder in self._tiers)
+
+    def note_edited(self, paths: list[str]) -> None:
+        """These files may have changed in place: the next refresh re-stats them."""
+        if paths:
+            with self._swept_lock:
+                self._swept.update(paths)
+
+    def close(self) -> None:
+        """Stop the background sweeper and change notification (the store is closing)."""
+        self._closed.set()
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+
+    def relist(self) -> None:
+        """List every folder again at the next refresh: a file renamed in within the clock tick
+        of the last listing leaves the folder's mtime as it was (verify and accept, under the lock)."""
+        with self._lock:
+            self._folders.clear()
+
+    def drain_changes(self) -> dict[str, Memory | None]:
+        """Memories added or changed (None: removed) since the last call, by key."""
+        with self._lock:
+            changes, self._changes = self._changes, {}
+        return changes
+
+    def _refresh_folder(self, folder: Path, tier: str, sweep: bool) -> bool:
+        try:
+            stamp = folder.stat().st_mtime_ns
+        except FileNotFoundError:
+            stamp = -1
+        except OSError:
+            stamp = -2
+        if self._folders.get(folder) == stamp:
+            return self._sweep(folder, tier) if sweep else False
+        self._folders[folder] = stamp
+        changed = False
+        seen: set[str] = set()
+        problems: list[Problem] = []
+        found = self._scan(folder)
+        progress = Progress(f"reading {self.scope.display(folder)}", len(found))
+        for done, (path, inode, problem) in enumerate(found, 1):
+            progress.step(done)
+            if problem is not None:
+                problems.append(problem)
+                continue
+            seen.add(path)
+            cached = self._entries.get(path)
+            if sweep or cached is None or cached.inode != inode:
+                changed |= self._update(path, folder, tier, inode)
+        progress.finish()
+        for gone in [p for p, f in self._folder_of.items() if f is folder and p not in seen]:
+            self._forget(gone)
+            changed = True
+        if problems != self._folder_problems.get(folder, []):
+            self._folder_problems[folder] = problems
+            changed = True
+        return changed
+
+    def _sweep(self, folder: Path, tier: str) -> bool:
+        """Same names as last time: stat each known file to catch edits made in place."""
+        changed = False
+        for path in [p for p, f in self._folder_of.items() if f is folder]:
+            entry = self._entries[path]
+            try:
+                stat = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                self._forget(path)
+                changed = True
+                continue
+            if (stat.st_mtime_ns, stat.st_size) != (entry.mtime_ns, entry.size):
+                changed |= self._update(path, folder, tier, stat.st_ino)
+        return changed
+
+    def _scan(self, folder: Path) -> list[tuple[str, int, Problem | None]]:
+        reason = unsafe(self.scope, folder)
+        if reason is not None:  # a link leading outside the scope: nothing in it is read
+            return [(str(folder), 0, Problem("ENGRAM_UNSAFE_PATH", self.scope.display(folder), reason))]
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            return []
+        except (NotADirectoryError, PermissionError) as exc:
+            reason = "is not a folder" if isinstance(exc, NotADirectoryError) else "cannot be read"
+            problem = Problem(
+                "ENGRAM_CORRUPT", self.scope.display(folder), f"{reason}; nothing in it is loaded"
+            )
+            return [(str(folder), 0, problem)]
+        found: list[tuple[str, int, Problem | None]] = []
+        known = self._entries
+        for entry in entries:
+            if entry.path in known and not entry.is_symlink():  # checked when first seen
+                found.append((entry.path, entry.inode(), None))
+                continue
+            name = entry.name
+            if not name.endswith(".md") or name.startswith("."):
+                continue
+            if entry.is_symlink():
+                shown = self.scope.display(Path(entry.path))
+                found.append(
+                    (
+                        entry.path,
+                        0,
+                        Problem("ENGRAM_REFUSED", shown, "symbolic links are not followed; skipped"),
+                    )
+                )
+            elif not is_valid_id(name[:-3]):
+                shown = self.scope.display(Path(entry.path))
+                found.append(
+                    (
+                        entry.path,
+                        0,
+                        Problem("ENGRAM_VALIDATION", shown, "file name is not a memory id; skipped"),
+                    )
+                )
+            elif entry.is_file(follow_symlinks=False):
+                found.append((entry.path, entry.inode(), None))
+        return found
+
+    def _update(self, path: str, folder: Path, tier: str, inode: int) -> bool:
+        try:
+            stat = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            if path in self._entries:
+                self._forget(path)
+                return True
+            return False
+        cached = self._entries.get(path)
+        if cached is not None and (cached.mtime_ns, cached.size) == (stat.st_mtime_ns, stat.st_size):
+            cached.inode = inode
+            return False
+        name = os.path.basename(path)[:-3]
+        key = f"{tier}/{name}"
+        memory: Memory | None = None
+        problem: Problem | None = None
+        stored = self._stored.pop(key, None)
+        if stored is not None and "r" not in stored:
+            stored = None  # a seal without a record (a file engram knew, gone or not yet indexed)
+        if stored is not None and (stored.get("mtime_ns"), stored.get("size")) == (
+            stat.st_mtime_ns,
+            stat.st_size,
+        ):
+            try:
+                memory = Memory.from_record(name, self.scope.scope, tier, path, stored["r"])
+            except (KeyError, TypeError, ValueError, IndexError):
+                memory, stored = None, None  # a record of another layout: parsed, and rewritten
+        if memory is None:
+            if not stat_mode.S_ISREG(stat.st_mode):  # a FIFO renamed over a memory would block a read
+                problem = Problem("ENGRAM_CORRUPT", self._shown(path), _NOT_REGULAR)
+            elif stat.st_size > MAX_FILE_BYTES:
+                problem = Problem(
+                    "ENGRAM_CORRUPT",
+                    self._shown(path),
+                    "larger than 1 MiB; skipped (split it into smaller memories)",
+                )
+            else:
+                try:
+                    data = read_regular(Path(path), MAX_FILE_BYTES)
+                    memory = parse_memory(data, file_id=name, scope=self.scope.scope, tier=tier, path=path)
+                except CorruptMemory as exc:
+                    problem = Problem(exc.code, self._shown(path), exc.message)
+                except NotRegular:
+                    problem = Problem("ENGRAM_CORRUPT", self._shown(path), _NOT_REGULAR)
+                except OSError as exc:
+                    problem = Problem("ENGRAM_CORRUPT", self._shown(path), f"cannot be read ({exc.strerror})")
+                except Exception as exc:  # one hostile file must never hide the rest of the store
+                    problem = Problem(
+                        "ENGRAM_CORRUPT", self._shown(path), f"cannot be parsed ({type(exc).__name__})"
+                    )
+        previous = cached.memory if cached is not None else None
+        self._entries[path] = _Entry(stat.st_mtime_ns, stat.st_size, inode, memory, problem, tier)
+        self._folder_of[path] = folder
+        if memory is not None and previous is not None and memory.hash == previous.hash:
+            self._entries[path].memory = previous  # touched, not changed
+            return False
+        if stored is None or memory is None or memory.hash != stored["r"][0]:
+            self._dirty = True  # index.json no longer describes this file
+        self._changes[key] = memory
+        return True
+
+    def _shown(self, path: str) -> str:
+        return self.scope.display(Path(path))
+
+    def _forget(self, path: str) -> None:
+        entry = self._entries.pop(path)
+        self._folder_of.pop(path, None)
+        self._dirty = True
+        if entry.memory is not None:
+            self._changes[memory_key(entry.memory)] = None
+
+    def _build(self) -> Snapshot:
+        memories = tuple(e.memory for e in self._entries.values() if e.memory is not None)
+        problems = [p for found in self._folder_problems.values() for p in found]
+        problems += [e.problem for e in self._entries.values() if e.problem is not None]
+        return Snapshot(memories, tuple(problems), self._version)
+
+    def note_written(self, paths: list[Path]) -> None:
+        """engram itself just wrote these files, holding the workspace lock: take them in now,
+        without listing the folder (no other engram writer can have changed it meanwhile)."""
+        with self._lock:
+            changed = False
+            touched: set[int] = set()
+            for path in paths:
+                for number, (tier, folder) in enumerate(self._tiers):
+                    if path.parent != folder:
+                        continue
+                    touched.add(number)
+                    try:
+                        inode = path.stat().st_ino
+                    except FileNotFoundError:
+                        if str(path) in self._entries:
+                            self._forget(str(path))
+                            changed = True
+                        continue
+                    changed |= self._update(str(path), folder, tier, inode)
+            for number in touched:
+                folder = self._tiers[number][1]
+                if folder in self._folders:
+                    try:
+                        self._folders[folder] = folder.stat().st_mtime_ns
+                    except OSError:
+                        self._folders.pop(folder, None)
+            if changed:
+                self._version += 1
+                self._snapshot = self._build()
+
+    # --- index.json ----------------------------------------------------------------------------
+    def _seed(self) -> None:
+        """Remember the stored records so unchanged files need no parsing in a new process."""
+        self._seeded = True
+        self._stored, _ = self.read_index()  # each record decoded when its file is refreshed
+
+    def read_index(self) -> tuple[Records, Problem | None]:
+        """The stored index records by key (seals.log folded in), and a problem when it was
+        unusable or untrusted: then the next flush rebuilds it from the files."""
+        memories, problem = self._file.read()
+        if problem is not None:
+            self._dirty = True
+        return memories, problem
+
+    def flush(self, accept_all: bool = False, *, agent_shell: bool = False) -> None:
+        """Write index.json when it no longer describes the files (every current record,
+        keeping stored seals); `accept_all` writes it whatever, sealing every file; with
+        `agent_shell` (`verify --accept` run from an agent's shell) a file whose seal is not its
+        current hash, and a file gone since, is sealed as accepted there (`SHELL_MARK`): verify
+        keeps listing it until the human accepts.
+
+        Derived data: a busy lock skips it, except for `accept_all` (`verify --accept`), which
+        is the human's record and raises Busy instead of being dropped."""
+        if not self._persist or not (self._dirty or accept_all) or not self.scope.root.is_dir():
+            return
+        try:
+            check_scope(self.scope)
+        except UnsafePath:
+            if accept_all:
+                raise
+            return  # derived data: never written through a link
+        if not self._lock.acquire(timeout=default_timeout() if accept_all else 2.0):
+            if accept_all:
+                raise Busy("the store is still being indexed; nothing was recorded, retry shortly")
+            return  # a refresh is still parsing (a huge store's first start): derived data, skip
+        try:
+            entries = [(p, e) for p, e in sorted(self._entries.items()) if e.memory is not None]
+            self._dirty = False
+            self._last_write = time.monotonic()
+        finally:
+            self._lock.release()
+        try:
+            with workspace_lock(self.scope.lock_path, timeout=None if accept_all else 0.5):
+                stored, _ = self.read_index()
+                records: dict[str, Any] = {}
+                for _, entry in entries:
+                    memory = entry.memory
+                    assert memory is not None and memory.path is not None
+                    key = memory_key(memory)
+                    found = stored.get(key)
+                    previous: dict[str, Any] = found if isinstance(found, dict) else {}
+                    record: dict[str, Any] = {
+                        "mtime_ns": entry.mtime_ns,
+                        "size": entry.size,
+                        "r": memory.record(),
+                    }
+                    if accept_all and agent_shell and previous.get("sealed") != memory.hash:
+                        record["sealed"] = SHELL_MARK + memory.hash
+                    elif accept_all:
+                        record["sealed"] = memory.hash
+                    elif previous.get("sealed"):
+                        record["sealed"] = previous["sealed"]
+                    records[key] = record
+                if not accept_all or agent_shell:
+                    for key, previous in stored.items():  # keep tombstones until accepted
+                        if key not in records and isinstance(previous, dict) and previous.get("sealed"):
+                            gone = SHELL_MARK if accept_all else previous["sealed"]
+                            records[key] = {"sealed": gone, "gone": True}
+                self._file.write(records)
+        except (Busy, ReadOnly, OSError):  # ReadOnly: a sandbox's read-only mount
+            with self._lock:
+                self._dirty = True  # derived data: a later flush writes it
+            if accept_all:
+                raise
+
+    def seal(self, keys: set[str] | None = None, *, agent_shell: bool = False) -> None:
+        """Record current hashes as reviewed: `keys` (engram's own writes, appended to seals.log
+        under the lock the writer holds; a key whose file engram removed is recorded as gone),
+        or every file (`verify --accept`, a full rewrite). With `agent_shell` (a CLI write made
+        from an agent's shell, SPEC §7) each seal carries `SHELL_MARK` (a removed file too), so
+        verify lists it for the human's review instead of counting it as theirs."""
+        if keys is None:
+            self.refresh()
+            self.flush(accept_all=True, agent_shell=agent_shell)
+            return
+        with self._lock:
+            hashes = {
+                memory_key(e.memory): e.memory.hash for e in self._entries.values() if e.memory is not None
+            }
+            self._dirty = True
+        if agent_shell:
+            hashes = {key: SHELL_MARK + hashes.get(key, "") for key in keys}
+        if not keys or not self._persist or not self.scope.root.is_dir():
+            return
+        self._file.append_seals(keys, hashes)

@@ -1,0 +1,1 @@
+"""Text from a repository made safe: escaping, invisible characters, redaction, the note filter, the user key."""

@@ -1,0 +1,1 @@
+"""Search: tokens, BM25, the optional vector signal, and their fusion."""

@@ -1,0 +1,412 @@
+"""BM25 over an inverted index that is updated one document at a time (SPEC §3.1).
+
+The term weight is BM25Okapi's, idf × tf·(k1 + 1) / (tf + k1·(1 − b + b·dl/avgdl)) with
+k1 = 1.5 and b = 0.75, and the idf is Lucene's, log(1 + (N − n + 0.5) / (n + 0.5)): positive
+for every term, so a document that shares a query term always scores above zero, whatever the
+corpus size. (BM25Okapi's log((N − n + 0.5) / (n + 0.5)) is zero or negative for a term in half
+the documents or more, which made a one- or two-memory store find nothing.) Scores equal a
+rank-bm25 `BM25` subclass with the same idf (the test oracle), but a query touches only the
+postings of its terms and adding or removing one document costs only that document's terms.
+Postings are compact arrays; numpy does the arithmetic, except for a query whose postings are
+few (see `_plain`), scored in plain Python the same way, bit for bit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import mmap
+import os
+import sys
+from array import array
+from collections import Counter
+from collections.abc import Hashable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from store.files.fsutil import open_regular
+from store.safety import user_key
+
+K1: Final = 1.5
+B: Final = 0.75
+SMALL_POSTINGS: Final = 1024
+"""Queries touching at most this many postings are scored without numpy (see `_plain`)."""
+UNLOADED_POSTINGS: Final = 4096
+"""…and up to this many while numpy is not imported yet (~3 ms in plain Python, against ~100 ms
+for importing it): a small store's first search and the session hook never pay for it, and
+longer texts (a verdict's candidate, a large store's queries) import it once."""
+
+
+def _plain(postings: int) -> bool:
+    """Whether a query touching this many postings is worked out in plain Python."""
+    return postings <= SMALL_POSTINGS or (postings <= UNLOADED_POSTINGS and "numpy" not in sys.modules)
+
+
+def _idf(documents: int, holding: int) -> float:
+    """Lucene's idf of a term that `holding` of `documents` documents hold."""
+    return math.log(1.0 + (documents - holding + 0.5) / (holding + 0.5))
+
+
+class InvertedIndex:
+    def __init__(self) -> None:
+        self._slot: dict[Hashable, int] = {}
+        self._keys: list[Hashable | None] = []
+        self._free: list[int] = []
+        self._doc_len = array("I")
+        self._doc_terms: list[array[int] | None] = []
+        self._term_id: dict[str, int] = {}
+        self._df = array("I")
+        self._post_docs: list[array[int]] = []
+        self._post_tfs: list[array[int]] = []
+        self._total_len = 0
+        self._tags: dict[Hashable, str] = {}
+        self._blob: _Blob | None = None
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._slot
+
+    def tag(self, key: Hashable) -> str | None:
+        """The tag (content hash) the document was indexed with."""
+        return self._tags.get(key)
+
+    def share_tag(self, key: Hashable, tag: str) -> None:
+        """Hold the caller's equal string instead of a copy (saves memory on large stores)."""
+        if self._tags.get(key) == tag:
+            self._tags[key] = tag
+
+    def documents(self) -> list[Hashable]:
+        return list(self._slot)
+
+    def add(self, key: Hashable, tokens: Iterable[str], tag: str = "") -> None:
+        """Index a document (replacing any document under the same key)."""
+        if key in self._slot:
+            self.remove(key)
+        self._tags[key] = tag
+        counts = Counter(tokens)
+        slot = self._free.pop() if self._free else len(self._keys)
+        if slot == len(self._keys):
+            self._keys.append(key)
+            self._doc_len.append(0)
+            self._doc_terms.append(None)
+        else:
+            self._keys[slot] = key
+        length = sum(counts.values())
+        self._doc_len[slot] = length
+        self._total_len += length
+        terms = array("I")
+        for term, tf in counts.items():
+            tid = self._term_id.get(term)
+            if tid is None:
+                tid = self._term_id[term] = len(self._df)
+                self._df.append(0)
+                self._post_docs.append(array("I"))
+                self._post_tfs.append(array("I"))
+            self._df[tid] += 1
+            docs, tfs = self._postings(tid)
+            docs.append(slot)
+            tfs.append(tf)
+            terms.append(tid)
+        self._doc_terms[slot] = terms
+        self._slot[key] = slot
+
+    def remove(self, key: Hashable) -> None:
+        slot = self._slot.pop(key, None)
+        self._tags.pop(key, None)
+        if slot is None:
+            return
+        terms = self._terms_of(slot)
+        for tid in terms:
+            docs, tfs = self._postings(tid)
+            at = docs.index(slot)
+            docs.pop(at)
+            tfs.pop(at)
+            self._df[tid] -= 1
+        self._total_len -= self._doc_len[slot]
+        self._doc_len[slot] = 0
+        self._doc_terms[slot] = None
+        self._keys[slot] = None
+        self._free.append(slot)
+
+    def _postings(self, tid: int) -> tuple[array[int], array[int]]:
+        """A term's postings, taken out of the loaded file on first use."""
+        docs = self._post_docs[tid]
+        if docs is _PENDING:
+            assert self._blob is not None
+            docs, tfs = self._blob.postings(tid)
+            self._post_docs[tid], self._post_tfs[tid] = docs, tfs
+        return docs, self._post_tfs[tid]
+
+    def _terms_of(self, slot: int) -> array[int]:
+        terms = self._doc_terms[slot]
+        if terms is _PENDING:
+            assert self._blob is not None
+            terms = self._doc_terms[slot] = self._blob.terms(slot)
+        assert terms is not None
+        return terms
+
+    def scores(self, query: Iterable[str], top: int | None = None) -> list[tuple[Hashable, float]]:
+        """(key, score) of every document sharing a query term (all positive), unsorted; with
+        `top`, only the best `top` of them (and any tied with the last), so callers can order
+        ties themselves. A term repeated in the query counts once per repetition."""
+        n = len(self._slot)
+        if n == 0:
+            return []
+        wanted = [(tid, self._df[tid]) for term in query if (tid := self._term_id.get(term)) is not None]
+        wanted = [(tid, df) for tid, df in wanted if df]
+        if _plain(sum(df for _, df in wanted)):
+            return self._scores_small(wanted, top)
+        import numpy as np
+
+        avgdl = self._total_len / n
+        doc_len = np.frombuffer(self._doc_len, dtype=np.uint32).astype(np.float64)
+        total = np.zeros(len(self._keys), dtype=np.float64)
+        touched = np.zeros(len(self._keys), dtype=bool)
+        for tid, df in wanted:
+            idf = _idf(n, df)
+            post_docs, post_tfs = self._postings(tid)
+            docs = np.frombuffer(post_docs, dtype=np.uint32)
+            tfs = np.frombuffer(post_tfs, dtype=np.uint32).astype(np.float64)
+            total[docs] += idf * (tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * doc_len[docs] / avgdl)))
+            touched[docs] = True
+        candidates = np.flatnonzero(touched)
+        if len(candidates) == 0:
+            return []
+        values = total[candidates]
+        if top is not None and len(values) > top:
+            kth = np.partition(values, len(values) - top)[len(values) - top]
+            keep = values >= kth
+            candidates, values = candidates[keep], values[keep]
+        keys = self._keys
+        return [(keys[int(s)], float(v)) for s, v in zip(candidates, values, strict=True)]
+
+    def _scores_small(self, wanted: list[tuple[int, int]], top: int | None) -> list[tuple[Hashable, float]]:
+        """`scores` when the query's postings are few (a small store, or rare words): the same
+        arithmetic, term by term in the same order, without numpy."""
+        n = len(self._slot)
+        avgdl = self._total_len / n
+        doc_len = self._doc_len
+        total: dict[int, float] = {}
+        for tid, df in wanted:
+            idf = _idf(n, df)
+            post_docs, post_tfs = self._postings(tid)
+            for slot, tf in zip(post_docs, post_tfs, strict=True):
+                weight = idf * (tf * (K1 + 1) / (tf + K1 * (1 - B + B * doc_len[slot] / avgdl)))
+                total[slot] = total.get(slot, 0.0) + weight
+        slots = sorted(total)
+        if top is not None and len(slots) > top:
+            kth = sorted(total.values())[len(slots) - top]
+            slots = [slot for slot in slots if total[slot] >= kth]
+        keys = self._keys
+        return [(keys[slot], total[slot]) for slot in slots]
+
+    def covering(self, groups: Iterable[Iterable[str]], among: Iterable[Hashable]) -> set[Hashable]:
+        """The documents of `among` that hold at least one term of each group (a word or its
+        stem): those that hold every word of a query. One boolean mask per group, no sorting
+        (plain sets when the postings are few, as in `scores`)."""
+        slots = [(key, slot) for key in among if (slot := self._slot.get(key)) is not None]
+        if not slots:
+            return set()
+        tids = [
+            [tid for term in set(group) if (tid := self._term_id.get(term)) is not None and self._df[tid]]
+            for group in groups
+        ]
+        if _plain(sum(self._df[tid] for group in tids for tid in group)):
+            held: set[int] | None = None
+            for group in tids:
+                docs = {slot for tid in group for slot in self._postings(tid)[0]}
+                held = docs if held is None else held & docs
+            return {key for key, slot in slots if held is None or slot in held}
+        import numpy as np
+
+        mask_all = np.ones(len(self._keys), dtype=bool)
+        for group in tids:
+            mask = np.zeros(len(self._keys), dtype=bool)
+            for tid in group:
+                mask[np.frombuffer(self._postings(tid)[0], dtype=np.uint32)] = True
+            mask_all &= mask
+        return {key for key, slot in slots if mask_all[slot]}
+
+    def containing(self, terms: Iterable[str]) -> list[Hashable]:
+        """Every document holding all of `terms`, shortest first (ties by key): the documents
+        a text with these terms adds nothing to, found by intersecting postings, rarest first."""
+        tids = []
+        for term in set(terms):
+            tid = self._term_id.get(term)
+            if tid is None or self._df[tid] == 0:
+                return []
+            tids.append(tid)
+        if not tids:
+            return []
+        tids.sort(key=lambda t: (self._df[t], t))
+        if _plain(sum(self._df[tid] for tid in tids)):
+            found = set(self._postings(tids[0])[0])
+            for tid in tids[1:]:
+                found.intersection_update(self._postings(tid)[0])
+            common: Iterable[int] = found
+        else:
+            import numpy as np
+
+            rows = np.frombuffer(self._postings(tids[0])[0], dtype=np.uint32)
+            for tid in tids[1:]:
+                docs = np.frombuffer(self._postings(tid)[0], dtype=np.uint32)
+                rows = np.intersect1d(rows, docs, assume_unique=True)
+                if not len(rows):
+                    return []
+            common = (int(s) for s in rows)
+        keys = self._keys
+        slots = sorted(common, key=lambda s: (self._doc_len[s], str(keys[s])))
+        return [keys[s] for s in slots]
+
+
+_MAGIC: Final = b"ENGRAM-BM25-4\n"
+"""Format 4: documents hold search terms with stems alongside words and words written in a case
+of their own also as written (store.tokenize.terms); format 3 lacked the latter.
+A file of another format is refused by `load`, so the caller rebuilds it from the memories."""
+_TRAILER: Final = b"\nENGRAM-TAG "
+_TRAILER_SIZE: Final = len(_TRAILER) + 64
+TAG_KIND: Final = "search.idx"
+
+
+class Untrusted(ValueError):
+    """A saved index without a valid tag of this user's engram: never used, rebuilt."""
+
+
+def tagged(data: bytes, key: bytes) -> bytes:
+    """`dump`'s bytes with a trailer: an HMAC keyed by the per-user secret over all of them."""
+    return data + _TRAILER + user_key.tag(key, TAG_KIND, data).encode()
+
+
+_VERIFY_CHUNK: Final = 1 << 22
+"""Bytes of a mapped index hashed at a time (a multiple of any page size)."""
+
+
+def load_tagged(path: Path, key: bytes) -> InvertedIndex:
+    """Map a saved index and check its tag once, over every byte (the cost of trusting it). A
+    regular file only, never through a link; Untrusted when the tag does not check, ValueError
+    when it does not add up. Each piece hashed is let go from the process's memory at once
+    (the pages stay in the system's file cache for the lazy postings reads that follow): a
+    100,000-memory index no longer holds its whole 100 MB resident."""
+    fd = open_regular(path)
+    try:
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
+    size = len(mapped)
+    if size < _TRAILER_SIZE or mapped[size - _TRAILER_SIZE : size - 64] != _TRAILER:
+        raise Untrusted("no tag")
+    body = memoryview(mapped)[: size - _TRAILER_SIZE]
+
+    def pieces() -> Iterator[memoryview]:
+        for start in range(0, len(body), _VERIFY_CHUNK):
+            end = min(start + _VERIFY_CHUNK, len(body))
+            yield body[start:end]
+            if hasattr(mmap, "MADV_DONTNEED"):
+                mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
+
+    if not user_key.matches(mapped[size - 64 :], user_key.tag_chunks(key, TAG_KIND, pieces())):
+        body.release()
+        raise Untrusted("bad tag")
+    return load(body)
+
+
+class CorruptIndex(ValueError):
+    """A saved index that does not add up; the caller rebuilds it from the memories."""
+
+
+_PENDING: Final[Any] = array("I")
+"""Marker: this term's postings (or document's terms) are still in the loaded file."""
+
+
+class _Blob:
+    """A loaded index file; postings and term lists are sliced out of it on first use."""
+
+    def __init__(self, data: Any, start: int, post: list[int], terms: list[int]) -> None:
+        self.data = memoryview(data)
+        self.documents = len(terms)
+        self.vocabulary = len(post)
+        self.post_at = list(itertools.accumulate(post, initial=0))
+        self.terms_at = list(itertools.accumulate(terms, initial=0))
+        self.docs_base = start
+        self.tfs_base = start + 4 * self.post_at[-1]
+        self.terms_base = self.tfs_base + 4 * self.post_at[-1]
+        self.end = self.terms_base + 4 * self.terms_at[-1]
+
+    def _array(self, base: int, lo: int, hi: int) -> array[int]:
+        chunk = array("I")
+        chunk.frombytes(self.data[base + 4 * lo : base + 4 * hi])
+        return chunk
+
+    def postings(self, tid: int) -> tuple[array[int], array[int]]:
+        lo, hi = self.post_at[tid], self.post_at[tid + 1]
+        docs = self._array(self.docs_base, lo, hi)
+        if docs and max(docs) >= self.documents:
+            raise CorruptIndex("search index postings point past its documents")
+        return docs, self._array(self.tfs_base, lo, hi)
+
+    def terms(self, slot: int) -> array[int]:
+        terms = self._array(self.terms_base, self.terms_at[slot], self.terms_at[slot + 1])
+        if terms and max(terms) >= self.vocabulary:
+            raise CorruptIndex("search index terms point past its vocabulary")
+        return terms
+
+
+def dump(index: InvertedIndex) -> bytes:
+    """The index as bytes: a JSON header (keys, tags, vocabulary, sizes) and raw arrays."""
+    vocab = [""] * len(index._term_id)
+    for term, tid in index._term_id.items():
+        vocab[tid] = term
+    posts = [index._postings(tid) for tid in range(len(vocab))]
+    terms = [index._terms_of(slot) if k is not None else array("I") for slot, k in enumerate(index._keys)]
+    header = {
+        "keys": [list(k) if isinstance(k, tuple) else k for k in index._keys],
+        "tags": [index._tags.get(k) if k is not None else None for k in index._keys],
+        "vocab": vocab,
+        "post": [len(docs) for docs, _ in posts],
+        "terms": [len(t) for t in terms],
+        "free": index._free,
+    }
+    head = orjson.dumps(header)
+    parts = [_MAGIC, len(head).to_bytes(8, "little"), head, index._doc_len.tobytes(), index._df.tobytes()]
+    parts += [docs.tobytes() for docs, _ in posts]
+    parts += [tfs.tobytes() for _, tfs in posts]
+    parts += [t.tobytes() for t in terms]
+    return b"".join(parts)
+
+
+def load(data: Any) -> InvertedIndex:
+    """The inverse of `dump` (bytes or a read-only mmap, whose postings pages are then read
+    only when a query needs them); ValueError for anything that does not add up."""
+    if bytes(data[: len(_MAGIC)]) != _MAGIC:
+        raise ValueError("not an engram search index")
+    at = len(_MAGIC)
+    size = int.from_bytes(bytes(data[at : at + 8]), "little")
+    header = orjson.loads(bytes(data[at + 8 : at + 8 + size]))
+    at += 8 + size
+    keys = [tuple(sys.intern(part) for part in k) if isinstance(k, list) else k for k in header["keys"]]
+    vocab = header["vocab"]
+    index = InvertedIndex()
+    index._keys = keys
+    index._doc_len.frombytes(data[at : at + 4 * len(keys)])
+    at += 4 * len(keys)
+    index._df.frombytes(data[at : at + 4 * len(vocab)])
+    at += 4 * len(vocab)
+    blob = _Blob(data, at, header["post"], header["terms"])
+    if blob.end != len(data) or len(header["post"]) != len(vocab) or len(header["terms"]) != len(keys):
+        raise ValueError("search index sizes do not add up")
+    if len(index._doc_len) != len(keys) or len(index._df) != len(vocab):
+        raise ValueError("truncated search index")
+    index._blob = blob
+    index._post_docs = [_PENDING] * len(vocab)
+    index._post_tfs = [_PENDING] * len(vocab)
+    index._doc_terms = [_PENDING if k is not None else None for k in keys]
+    index._term_id = dict(zip(vocab, range(len(vocab)), strict=True))
+    index._slot = {k: slot for slot, k in enumerate(keys) if k is not None}
+    index._tags = {k: t for k, t in zip(keys, header["tags"], strict=True) if k is not None}
+    index._free = [int(f) for f in header["free"]]
+    index._total_len = sum(index._doc_len)
+    return index

@@ -1,0 +1,350 @@
+"""BM25 search over title + tags + body (SPEC §3.1), kept up to date one memory at a time.
+
+Field weights are applied by repetition: title terms count three times, tags twice, body
+once. Terms are words plus their stems (store.tokenize.terms), in documents and queries alike.
+Scores are BM25 with Lucene's idf (store.bm25), computed over an inverted index that is
+updated only for memories whose content hash changed, and saved next to index.json
+(`search.idx`) so a new process does not re-tokenise every file. The saved index ends with an
+HMAC keyed by the per-user secret (store.bm25.tagged), checked once over every byte at load: a
+planted `search.idx` (which could claim any word for any memory) is discarded and rebuilt.
+Every memory that shares a term with the query is a hit: there is no score floor.
+
+Searching is two steps, so another signal can be fused in between: `bm25_scores` gives the
+raw score of every matching memory by key, `rank` turns any such scores into hits.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Final
+
+from store.files.fsutil import write_atomic
+from store.files.memory import Memory
+from store.read.progress import Progress
+from store.safety import untrusted
+from store.search import bm25
+from store.search.tokenize import terms, tokenize, word_groups
+
+log = logging.getLogger("engram.store")
+
+TITLE_WEIGHT: Final = 3
+TAG_WEIGHT: Final = 2
+SNIPPET_CHARS: Final = 160
+_WORD: Final = re.compile(r"\S+")
+
+Key = tuple[str, str, str]
+"""(scope, tier, id)"""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    memory: Memory
+    score: float
+
+
+def key_of(memory: Memory) -> Key:
+    return (memory.scope, memory.tier, memory.id)
+
+
+def document_tokens(memory: Memory) -> list[str]:
+    title = terms(memory.title)
+    tags = terms(" ".join(memory.tags))
+    return title * TITLE_WEIGHT + tags * TAG_WEIGHT + terms(memory.body)
+
+
+MAX_SUCCESSION: Final = 8
+"""The most `superseded_by` links search follows from a superseded memory to the one in force."""
+
+
+class SearchIndex:
+    """The BM25 index of every memory of both scopes, updated from the catalogs' changes."""
+
+    def __init__(
+        self,
+        cache: Path | None,
+        *,
+        writable: bool = True,
+        key: Callable[[], bytes] = lambda: b"",
+        notice: Callable[[str, str], None] = lambda code, message: None,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._cache = cache
+        self._writable = writable
+        self._key = key
+        self._notice = notice
+        self._index: bm25.InvertedIndex | None = None
+        self._by_key: dict[Key, Memory] = {}
+        self._successor: dict[Key, Key] = {}
+        """Superseded memory → the memory its `superseded_by` names (same scope and tier)."""
+        self._heirs: dict[Key, list[Key]] | None = None
+        """Active memory → the superseded memories whose matches count for it (`_heirs_of`)."""
+        self._dirty = False
+
+    def _ensure(self) -> bm25.InvertedIndex:
+        if self._index is None:
+            self._index = bm25.InvertedIndex()
+            if self._cache is not None:
+                try:
+                    self._index = bm25.load_tagged(self._cache, self._key())
+                except FileNotFoundError:
+                    pass
+                except bm25.Untrusted:
+                    self._dirty = True
+                    self._notice(
+                        "ENGRAM_UNTRUSTED",
+                        f".engram/{self._cache.name}: carries no valid tag of this user's engram (it may "
+                        "have come with a clone); discarded and rebuilt from the memories",
+                    )
+                except (OSError, ValueError, KeyError, TypeError) as exc:
+                    self._dirty = True
+                    log.warning("search index %s unusable (%s); rebuilding", self._cache.name, exc)
+        return self._index
+
+    def _rebuild(self) -> bm25.InvertedIndex:
+        """Start over from the memories when the saved index turns out not to add up."""
+        log.warning("search index %s is corrupt; rebuilding from the memories", self._cache)
+        index = self._index = bm25.InvertedIndex()
+        for key, memory in self._by_key.items():
+            index.add(key, document_tokens(memory), tag=memory.hash)
+        self._dirty = True
+        return index
+
+    def warm(self) -> None:
+        """Load the saved index, numpy and the stemmer now (a server does it while the client
+        connects)."""
+        wanted = terms("engram warming", query=True)
+        with self._lock:
+            index = self._ensure()
+            index.scores(wanted)
+
+    def sync(self, memories: Iterable[Memory]) -> None:
+        """Make the index hold exactly these memories; only changed ones are re-tokenised."""
+        memories = list(memories)
+        with self._lock:
+            try:
+                self._sync(memories)
+            except bm25.CorruptIndex:
+                self._index = bm25.InvertedIndex()
+                self._sync(memories)
+
+    def _sync(self, memories: list[Memory]) -> None:
+        index = self._ensure()
+        wanted = {key_of(m): m for m in memories}
+        for key in [k for k in index.documents() if k not in wanted]:
+            index.remove(key)
+            self._dirty = True
+        progress = Progress("indexing memories for search", len(wanted))
+        for done, (key, memory) in enumerate(wanted.items(), 1):
+            progress.step(done)
+            if index.tag(key) != memory.hash:
+                index.add(key, document_tokens(memory), tag=memory.hash)
+                self._dirty = True
+            else:
+                index.share_tag(key, memory.hash)
+        progress.finish()
+        self._by_key = wanted
+        self._successor, self._heirs = {}, None
+        for key, memory in wanted.items():
+            self._note_successor(key, memory)
+
+    def update(self, changes: dict[Key, Memory | None]) -> None:
+        """Apply a few changes without looking at the rest of the store."""
+        with self._lock:
+            try:
+                self._update(changes)
+            except bm25.CorruptIndex:
+                self._rebuild()
+                self._update(changes)
+
+    def _update(self, changes: dict[Key, Memory | None]) -> None:
+        index = self._ensure()
+        for key, memory in changes.items():
+            self._successor.pop(key, None)
+            self._heirs = None
+            if memory is None:
+                index.remove(key)
+                self._by_key.pop(key, None)
+            else:
+                if index.tag(key) != memory.hash:
+                    index.add(key, document_tokens(memory), tag=memory.hash)
+                self._by_key[key] = memory
+                self._note_successor(key, memory)
+            self._dirty = True
+
+    def _note_successor(self, key: Key, memory: Memory) -> None:
+        if memory.status == "superseded" and memory.superseded_by and memory.superseded_by != memory.id:
+            self._successor[key] = (key[0], key[1], memory.superseded_by)
+
+    def _predecessors(self) -> dict[Key, list[Key]]:
+        """Active memory → every superseded memory whose heir it is (rebuilt after a change)."""
+        if self._heirs is None:
+            self._heirs = {}
+            for old in self._successor:
+                heir = self._heir(old)
+                if heir is not None:
+                    self._heirs.setdefault(heir, []).append(old)
+        return self._heirs
+
+    def _heir(self, key: Key) -> Key | None:
+        """The active memory that replaced this superseded one, following `superseded_by` (a
+        chain of at most MAX_SUCCESSION links); None when there is none in the index."""
+        for _ in range(MAX_SUCCESSION):
+            key_ = self._successor.get(key)
+            if key_ is None:
+                return None
+            memory = self._by_key.get(key_)
+            if memory is None:
+                return None
+            if memory.active:
+                return key_
+            key = key_
+        return None
+
+    def bm25_scores(self, query: str, top: int | None = None) -> dict[Key, float]:
+        """The BM25 score of every memory sharing a term with `query` (with `top`, the best
+        `top` and any tied with the last), by key, unrounded and unordered."""
+        wanted = terms(query, query=True)
+        if not wanted:
+            return {}
+        with self._lock:
+            index = self._ensure()
+            try:
+                scored = index.scores(wanted, top)
+            except bm25.CorruptIndex:
+                scored = self._rebuild().scores(wanted, top)
+            by_key = self._by_key
+            found = {k: v for k, v in scored if k in by_key}
+            for key, score in [(k, v) for k, v in found.items() if k in self._successor]:
+                heir = self._heir(key)  # a match of a superseded memory counts for its successor
+                if heir is not None and score > found.get(heir, 0.0):
+                    found[heir] = score
+            return found
+
+    def rank(self, scores: Mapping[Key, float]) -> list[Hit]:
+        """Hits for scores by key (BM25's or a fusion's), best first, ties by id, tier, scope;
+        keys of memories no longer indexed are skipped."""
+        with self._lock:
+            by_key = self._by_key
+            hits = [Hit(by_key[k], round(v, 4)) for k, v in scores.items() if k in by_key]
+        hits.sort(key=lambda h: (-h.score, h.memory.id, h.memory.tier, h.memory.scope))
+        return hits
+
+    def scored(self, query: str, top: int | None = None) -> list[tuple[Memory, float]]:
+        """`search` unordered, as (memory, score) pairs: for callers that order by themselves."""
+        scores = self.bm25_scores(query, top)
+        with self._lock:
+            by_key = self._by_key
+            return [(by_key[k], round(v, 4)) for k, v in scores.items() if k in by_key]
+
+    def holding_every_word(self, query: str, among: Iterable[Key]) -> set[Key]:
+        """The keys of `among` whose memories hold each word of `query` (as written or as its
+        stem), or whose superseded predecessor does (its match counts for them)."""
+        groups = word_groups(query)
+        if not groups:
+            return set()
+        among = list(among)
+        with self._lock:
+            predecessors = self._predecessors()
+            heirs = {old: key for key in among for old in predecessors.get(key, ())}
+            index = self._ensure()
+            try:
+                held = index.covering(groups, [*among, *heirs])
+            except bm25.CorruptIndex:
+                held = self._rebuild().covering(groups, [*among, *heirs])
+            held |= {heir for old, heir in heirs.items() if old in held}
+            return {key for key in among if key in held}
+
+    def containing(self, text: str) -> list[Memory]:
+        """Every memory holding all the words of `text` (memories it adds nothing to),
+        shortest first, ties by key."""
+        words = tokenize(text)
+        with self._lock:
+            index = self._ensure()
+            try:
+                keys = index.containing(words)
+            except bm25.CorruptIndex:
+                keys = self._rebuild().containing(words)
+            by_key = self._by_key
+            return [by_key[k] for k in keys if k in by_key]
+
+    def search(self, query: str, top: int | None = None) -> list[Hit]:
+        """Every memory sharing a term with `query` (the best `top`, ties kept), best first."""
+        return self.rank(self.bm25_scores(query, top))
+
+    def save(self) -> None:
+        """Write the index next to index.json (derived data; skipped when unchanged)."""
+        if self._cache is None or not self._writable or not self._dirty or not self._cache.parent.is_dir():
+            return
+        if not self._lock.acquire(timeout=2.0):
+            return  # still being built: derived data, the next process rebuilds what it needs
+        try:
+            if self._index is None:
+                return
+            data = bm25.dump(self._index)
+            self._dirty = False
+            if self._cache.is_symlink():
+                return  # never written through a link (writes refuse it with ENGRAM_UNSAFE_PATH)
+        finally:
+            self._lock.release()
+        try:
+            write_atomic(self._cache, bm25.tagged(data, self._key()))
+        except OSError:
+            self._dirty = True
+
+
+def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
+    """The ~`width`-character stretch of `body` that holds the most distinct query terms (the
+    first such stretch)."""
+    text = " ".join(body.split())
+    if len(text) <= width:
+        return untrusted.line(text, 4 * width)
+    wanted = frozenset(terms(query, query=True))
+    heads = frozenset(head for t in wanted for head in _heads(t.lower()))
+    words = [(m.start(), _hits(m.group(), wanted, heads)) for m in _WORD.finditer(text)]
+    best_start, best_hits = 0, -1
+    right, counts, distinct = 0, dict.fromkeys(wanted, 0), 0
+    for left in range(len(words)):
+        start = words[left][0]
+        while right < len(words) and words[right][0] < start + width:
+            for term in words[right][1]:
+                counts[term] += 1
+                distinct += counts[term] == 1
+            right += 1
+        if distinct > best_hits:
+            best_start, best_hits = start, distinct
+        for term in words[left][1]:
+            counts[term] -= 1
+            distinct -= counts[term] == 0
+    piece = text[best_start : best_start + width].rstrip()
+    prefix = "…" if best_start > 0 else ""
+    suffix = "…" if best_start + width < len(text) else ""
+    return untrusted.line(f"{prefix}{piece}{suffix}", 4 * width)  # a clone's text, on a line of its own
+
+
+def _heads(term: str) -> tuple[str, ...]:
+    """What a word must contain to hold `term` as a piece or as the Snowball stem of a piece: a
+    stem's first two letters begin its word, except dying, lying and tying (die, lie, tie)."""
+    head = term[:2]
+    return (head, head[0] + "y") if head[1:] == "i" else (head,)
+
+
+def _hits(word: str, wanted: frozenset[str], heads: frozenset[str]) -> frozenset[str]:
+    """The query terms one word of a body holds. An ASCII word without any of the terms'
+    `_heads` holds none, so most words are never stemmed."""
+    if word.isascii():
+        lowered = word.lower()
+        if not any(head in lowered for head in heads):
+            return frozenset()
+    return _word_terms(word) & wanted
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_terms(word: str) -> frozenset[str]:
+    """The search terms of one whitespace-separated word (bodies share their words: cached)."""
+    return frozenset(terms(word))

@@ -1,0 +1,512 @@
+"""The optional vector signal (extra `vectors`, SPEC §3.1): a local static-embedding model.
+
+The model is a token-embedding table (safetensors) plus a `tokenizers` tokenizer; a text's
+vector is the mean of its tokens' rows, compared by cosine. By default it is WordLlama's
+`l2_supercat_256`, whose files ship inside the `wordllama` wheel. They are read directly: the
+`wordllama` package is never imported (its loader looks for the tokenizer in a `tokenizer/`
+folder that does not exist and then downloads it, and its import configures logging and pulls
+in pydantic and requests), so nothing here opens a socket. `search.vector_model` (user config)
+names another local folder instead, e.g. a model2vec model (`model.safetensors` +
+`tokenizer.json`).
+
+Each memory is embedded in windows of at most `WINDOW_WORDS` words of its body, each prefixed
+with its title and tags; a memory scores by its best window. Window vectors are kept per
+content hash in `.engram/vectors.bin` (derived, gitignored), refreshed incrementally: only new
+or changed memories are embedded, vectors no memory uses are dropped; the file is rebuilt when
+unreadable, when its tag does not match, or when the model changes.
+
+Loading is lazy: nothing here imports numpy, tokenizers or safetensors until the signal is
+first used (a server does that on its warm-up thread, after the handshake). A search waits for
+the model and the embeddings rather than answering from BM25 alone meanwhile, so the same
+store and query always give the same ranking.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
+
+from store.files.fsutil import read_regular, write_atomic
+from store.files.memory import Memory
+from store.safety import user_key
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.float32]
+    Rows = npt.NDArray[np.float16] | npt.NDArray[np.float32]
+    """A memory's window vectors: float32 when just embedded, float16 as vectors.bin holds them."""
+
+log = logging.getLogger("engram.store")
+
+Key = tuple[str, str, str]
+"""(scope, tier, id), as in store.search."""
+
+WINDOW_WORDS: Final = 200
+"""Body words per window (the title and tags are added to every window)."""
+BUNDLED_CONFIG: Final = "l2_supercat"
+BUNDLED_DIM: Final = 256
+_MAGIC: Final = b"ENGRAM-VEC-1\n"
+_FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;pool=mean-words;dtype=float16"
+_OFF: Final = ("0", "false", "no", "off")
+
+
+class ModelUnavailable(Exception):
+    """The configured model cannot be loaded; the message says what to fix."""
+
+
+@functools.cache
+def _installed(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+def extra_installed() -> bool:
+    """Whether the `vectors` extra is installed (checked without importing anything)."""
+    return all(_installed(name) for name in ("numpy", "tokenizers", "safetensors", "wordllama"))
+
+
+def available(folder: str) -> bool:
+    """Whether the signal can run: the extra, or (for a configured model folder) the libraries
+    that read it. Libraries installed for something else, without wordllama, say nothing."""
+    if not folder:
+        return extra_installed()
+    return all(_installed(name) for name in ("numpy", "tokenizers", "safetensors"))
+
+
+def disabled_by_env(env: Mapping[str, str]) -> bool:
+    """`ENGRAM_VECTORS=0` (or false/no/off) turns the signal off, whatever the config says."""
+    return env.get("ENGRAM_VECTORS", "").strip().lower() in _OFF
+
+
+def bundled_files() -> tuple[Path, Path]:
+    """(weights, tokenizer) inside the installed `wordllama` wheel, found without importing it."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable("the vectors extra is not fully installed: pip install 'engram-mcp[vectors]'")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    weights = root / "weights" / f"{BUNDLED_CONFIG}_{BUNDLED_DIM}.safetensors"
+    tokenizer = root / "tokenizers" / f"{BUNDLED_CONFIG}_tokenizer_config.json"
+    for path in (weights, tokenizer):
+        if not path.is_file():
+            raise ModelUnavailable(
+                f"the wordllama wheel has no {path.name}: reinstall it (pip install 'engram-mcp[vectors]')"
+            )
+    return weights, tokenizer
+
+
+def folder_files(folder: str) -> tuple[Path, Path]:
+    """(weights, tokenizer) of a local model folder named by `search.vector_model`."""
+    path = Path(folder)
+    where = "search.vector_model (in $ENGRAM_HOME/config.json)"
+    if not path.is_absolute():
+        raise ModelUnavailable(f"{where} is not an absolute path: give the model folder's full path")
+    if not path.is_dir():
+        raise ModelUnavailable(f"{where} is not a folder: fix the path or remove the key")
+    weights = path / "model.safetensors"
+    if not weights.is_file():
+        found = sorted(path.glob("*.safetensors"))
+        if len(found) != 1:
+            raise ModelUnavailable(f"{where} holds no single *.safetensors file (model.safetensors expected)")
+        weights = found[0]
+    tokenizer = path / "tokenizer.json"
+    if not tokenizer.is_file():
+        raise ModelUnavailable(f"{where} holds no tokenizer.json")
+    return weights, tokenizer
+
+
+class StaticModel:
+    """Mean-pooled static token embeddings; `embed` gives unit rows (zero rows for empty text)."""
+
+    def __init__(self, name: str, weights: Path, tokenizer: Path) -> None:
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        try:
+            tensors = load_file(str(weights))
+            self._tokenizer: Any = Tokenizer.from_file(str(tokenizer))
+        except Exception as exc:  # the libraries raise their own types for unreadable files
+            detail = str(exc).replace(str(weights.parent), "…")
+            raise ModelUnavailable(
+                f"model files {weights.name}, {tokenizer.name} unreadable ({detail}): reinstall or replace them"
+            ) from exc
+        table = _embedding_table(tensors)
+        if table is None:
+            raise ModelUnavailable(f"{weights.name} holds no 2-D embedding table")
+        # float16 like the bundled file (half the memory of float32); rows are widened when pooled
+        self._table: Any = np.ascontiguousarray(table, dtype=np.float16)
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+        self._counted: dict[int, bool] = {}
+        """Token id → whether it counts towards a text's vector, worked out when first seen
+        (the whole vocabulary up front cost ~65 ms of every start)."""
+        digest = hashlib.sha256(weights.read_bytes())
+        digest.update(tokenizer.read_bytes())
+        self.name = name
+        self.fingerprint = f"{name};{digest.hexdigest()};{_FORMAT}"
+        self.dim = int(self._table.shape[1])
+
+    def embed(self, texts: list[str]) -> Matrix:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        rows = len(self._table)
+        for i, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
+            ids = [t for t in encoding.ids if 0 <= t < rows and self._counts(t)]
+            if ids:
+                vector = self._table[ids].astype(np.float32).mean(axis=0)
+                norm = float(np.linalg.norm(vector))
+                if norm > 0:
+                    out[i] = vector / norm
+        # Stored as float16: embedding now or reading the file later gives the same numbers.
+        return out.astype(np.float16).astype(np.float32)
+
+    def _counts(self, token_id: int) -> bool:
+        """Whether a token counts: not unknown or padding, and holding a letter or digit
+        (punctuation and whitespace pieces carry no meaning of their own)."""
+        counted = self._counted.get(token_id)
+        if counted is None:
+            token = self._tokenizer.id_to_token(token_id) or ""
+            counted = token not in _SPECIAL and any(c.isalnum() for c in token)
+            self._counted[token_id] = counted
+        return counted
+
+
+_SPECIAL: Final = frozenset({"<unk>", "[UNK]", "<pad>", "[PAD]"})
+
+
+def _embedding_table(tensors: dict[str, Any]) -> Any:
+    for name in ("embedding.weight", "embeddings"):
+        if name in tensors and tensors[name].ndim == 2:
+            return tensors[name]
+    tables = [t for t in tensors.values() if t.ndim == 2]
+    return tables[0] if len(tables) == 1 else None
+
+
+def load_model(folder: str) -> StaticModel:
+    """The bundled WordLlama model, or the static model in `folder` (search.vector_model)."""
+    if folder:
+        weights, tokenizer = folder_files(folder)
+        return StaticModel(Path(folder).name, weights, tokenizer)
+    weights, tokenizer = bundled_files()
+    return StaticModel(f"wordllama-{BUNDLED_CONFIG}_{BUNDLED_DIM}", weights, tokenizer)
+
+
+def windows(memory: Memory, words: int = WINDOW_WORDS) -> list[str]:
+    """The texts a memory is embedded as: its body in runs of at most `words` words, each
+    prefixed with the title and tags (one window of title and tags alone for an empty body)."""
+    prefix = "\n".join(part for part in (memory.title, " ".join(memory.tags)) if part)
+    body = memory.body.split()
+    runs = [" ".join(body[at : at + words]) for at in range(0, len(body), words)] or [""]
+    return [f"{prefix}\n{run}" if run else prefix for run in runs]
+
+
+_KIND: Final = "vectors"
+"""The tag's kind (store.secret): an HMAC keyed by the per-user secret, so a torn, edited, or
+planted file (one that arrived with a clone) is discarded and rebuilt."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """What the signal says about one query: the model's name and cosine per memory key."""
+
+    model: str
+    scores: dict[Key, float]
+
+
+class VectorIndex:
+    """Window vectors of every memory, by content hash, and the model that made them."""
+
+    def __init__(
+        self,
+        cache: Path | None,
+        *,
+        writable: bool = True,
+        key: Callable[[], bytes] = lambda: b"",
+        notice: Callable[[str, str], None] = lambda code, message: None,
+    ) -> None:
+        self._key = key
+        self._notice = notice
+        self._lock = threading.Lock()
+        self._cache = cache
+        self._writable = writable
+        self._model: StaticModel | None = None
+        self._model_folder: str | None = None
+        self._failure: str | None = None
+        self._from_file: dict[str, Rows] = {}
+        """Vectors read from vectors.bin, by content hash, until the first sync has taken them."""
+        self._loaded_file = False
+        self._dirty = False
+        self._synced: object = None
+        self._reset()
+
+    def _reset(self) -> None:
+        """No memory embedded: the window matrix and its bookkeeping, empty."""
+        import numpy as np
+
+        self._keys: list[Key] = []
+        """Memory keys in row-block order (kept ones first, then what each sync added)."""
+        self._hash_of: dict[Key, str] = {}
+        self._memory_of: Mapping[Key, Memory] = {}
+        """The mapping the last sync saw: a memory still the same object is unchanged."""
+        self._row_of: dict[Key, int] = {}
+        self._sizes: Any = np.zeros(0, dtype=np.int64)
+        self._starts: Any = np.zeros(0, dtype=np.int64)
+        self._matrix: Matrix | None = None
+
+    # --- model -----------------------------------------------------------------------------
+    def _ensure_model(self, folder: str) -> StaticModel | None:
+        if self._model_folder != folder:
+            # another model: none of the vectors in hand or on disk (if made by the old one) hold
+            self._model_folder, self._model, self._failure = folder, None, None
+            self._synced, self._from_file, self._loaded_file = None, {}, False
+            self._reset()
+            try:
+                self._model = load_model(folder)
+            except ModelUnavailable as exc:
+                self._failure = str(exc)
+                log.warning("vector signal off: %s", exc)
+        return self._model
+
+    def problem(self) -> str | None:
+        """Why the configured model could not be loaded (None when it was, or was not tried)."""
+        return self._failure
+
+    # --- embeddings ------------------------------------------------------------------------
+    def _read_file(self, model: StaticModel) -> None:
+        if self._loaded_file or self._cache is None:
+            return
+        self._loaded_file = True
+        try:
+            data = read_regular(self._cache)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            log.warning("vectors file %s unreadable (%s); rebuilding", self._cache.name, exc)
+            return
+        try:
+            self._from_file = _decode(data, model, self._key())
+        except ValueError as exc:
+            log.warning("vectors file %s discarded (%s); rebuilding", self._cache.name, exc)
+            self._notice("ENGRAM_UNTRUSTED", f".engram/{self._cache.name} discarded ({exc}); rebuilt")
+            self._dirty = True
+
+    def _rows(self, key: Key) -> Matrix:
+        assert self._matrix is not None
+        start = int(self._starts[self._row_of[key]])
+        return self._matrix[start : start + int(self._sizes[self._row_of[key]])]
+
+    def _sync(self, model: StaticModel, source: Callable[[], Mapping[Key, Memory]], version: object) -> None:
+        """Make the matrix hold exactly these memories' windows, touching only what changed:
+        an edited memory whose window count is unchanged is overwritten in place, new ones are
+        appended, and removals cost one masked copy. Vectors come from vectors.bin when it has
+        the content hash, else they are embedded."""
+        import numpy as np
+
+        if self._synced == version:
+            return
+        memories = source()
+        self._read_file(model)
+        previous, hash_of = self._memory_of, self._hash_of
+        changed = [k for k, m in memories.items() if previous.get(k) is not m and hash_of.get(k) != m.hash]
+        fresh = [k for k in changed if k not in hash_of]
+        gone = len(self._keys) - (len(memories) - len(fresh))
+        texts: list[str] = []
+        by_hash: dict[str, Rows] = {}
+        todo: dict[str, int] = {}
+        for key in changed:
+            content_hash = memories[key].hash
+            if content_hash in by_hash or content_hash in todo:
+                continue
+            if content_hash in self._from_file:
+                by_hash[content_hash] = self._from_file[content_hash]
+            else:
+                parts = windows(memories[key])
+                texts += parts
+                todo[content_hash] = len(parts)
+        if texts:
+            if len(todo) >= 1000:  # seconds of work: say so (the server shows it on stderr)
+                logging.getLogger("engram.progress").info(
+                    "embedding %s memories for the vector signal", f"{len(todo):,}"
+                )
+            vectors = model.embed(texts)
+            at = 0
+            for content_hash, count in todo.items():
+                by_hash[content_hash] = vectors[at : at + count]
+                at += count
+        drop = {k for k in self._keys if k not in memories} if gone else set()
+        append = list(fresh)
+        for key in changed:
+            if key in hash_of:
+                block = by_hash[memories[key].hash]
+                row = self._row_of[key]
+                if len(block) == int(self._sizes[row]):
+                    assert self._matrix is not None
+                    start = int(self._starts[row])
+                    self._matrix[start : start + len(block)] = block
+                else:  # more or fewer windows than before: moved to the end
+                    drop.add(key)
+                    append.append(key)
+            hash_of[key] = memories[key].hash
+        if drop:
+            mask = np.array([k not in drop for k in self._keys], dtype=bool)
+            assert self._matrix is not None
+            self._matrix = self._matrix[np.repeat(mask, self._sizes)]
+            self._sizes = self._sizes[mask]
+            self._keys = [k for k, ok in zip(self._keys, mask.tolist(), strict=True) if ok]
+            for key in drop:
+                hash_of.pop(key, None)
+            for key in append:
+                hash_of[key] = memories[key].hash
+            self._row_of = {k: n for n, k in enumerate(self._keys)}
+        if append:
+            append.sort()
+            blocks = [by_hash[memories[k].hash] for k in append]
+            kept = [self._matrix] if self._matrix is not None else []
+            self._matrix = np.concatenate([*kept, *blocks], dtype=np.float32)
+            self._sizes = np.concatenate([self._sizes, np.array([len(b) for b in blocks], dtype=np.int64)])
+            for key in append:
+                self._row_of[key] = len(self._keys)
+                self._keys.append(key)
+        if drop or append:
+            self._starts = np.cumsum(self._sizes) - self._sizes
+        if self._matrix is None:
+            self._matrix = np.zeros((0, model.dim), dtype=np.float32)
+        # the file changes when something was embedded or dropped, or it held what is gone now
+        if texts or drop or (self._from_file and any(h not in by_hash for h in self._from_file)):
+            self._dirty = True
+        self._memory_of = memories
+        self._from_file = {}
+        self._synced = version
+
+    def warm(self, folder: str, memories: Callable[[], Mapping[Key, Memory]], version: object) -> None:
+        """Load the model and embed what is not embedded yet (a server's warm-up thread)."""
+        with self._lock:
+            model = self._ensure_model(folder)
+            if model is not None:
+                self._sync(model, memories, version)
+        self.save()
+
+    def scores(
+        self,
+        query: str,
+        folder: str,
+        memories: Callable[[], Mapping[Key, Memory]],
+        version: object,
+        *,
+        want: Iterable[Key] = (),
+        top: int | None = None,
+    ) -> Scored | None:
+        """Cosine of the query with each memory's best window, for the keys in `want` and the
+        `top` best (every memory when `top` is None); None when the model cannot be loaded.
+        `memories` is called only when `version` differs from the last call's."""
+        import numpy as np
+
+        with self._lock:
+            model = self._ensure_model(folder)
+            if model is None:
+                return None
+            self._sync(model, memories, version)
+            keys, matrix, row_of = self._keys, self._matrix, self._row_of
+            if matrix is None or not keys or not len(matrix):
+                return Scored(model.name, {})
+            query_vector = model.embed([query])[0]
+            if not query_vector.any():
+                return Scored(model.name, {})  # no known token: meaning says nothing
+            # einsum, not BLAS: no thread pool spinning on a busy machine, same result
+            best = np.maximum.reduceat(np.einsum("ij,j->i", matrix, query_vector), self._starts)
+        if top is None or top >= len(keys):
+            chosen: Iterable[int] = range(len(keys))
+        else:  # the `top` best and every memory tied with the last: the same set in any row order
+            kth = np.partition(best, len(best) - top)[len(best) - top]
+            chosen = np.flatnonzero(best >= kth).tolist()
+        found = {keys[i]: round(float(best[i]), 6) for i in chosen}
+        for key in want:
+            if key not in found and (at := row_of.get(key)) is not None:
+                found[key] = round(float(best[at]), 6)
+        return Scored(model.name, found)
+
+    def save(self) -> None:
+        """Write `.engram/vectors.bin` (derived data; skipped when unchanged or read-only)."""
+        if self._cache is None or not self._writable or not self._cache.parent.is_dir():
+            return
+        if not self._lock.acquire(timeout=2.0):
+            return  # still embedding (a server shutting down): the next process finishes the job
+        try:
+            if not self._dirty or self._model is None:
+                return
+            data = _encode({self._hash_of[k]: self._rows(k) for k in self._keys}, self._model, self._key())
+            self._dirty = False
+        finally:
+            self._lock.release()
+        try:
+            write_atomic(self._cache, data)
+        except OSError:
+            self._dirty = True
+
+
+def _encode(by_hash: Mapping[str, Rows], model: StaticModel, key: bytes) -> bytes:
+    """MAGIC, tag line, then the body: header length, JSON header, float16 rows."""
+    import numpy as np
+
+    hashes = sorted(by_hash)
+    header = orjson.dumps(
+        {"model": model.fingerprint, "dim": model.dim, "entries": [[h, len(by_hash[h])] for h in hashes]}
+    )
+    rows = [by_hash[h].astype(np.float16).tobytes() for h in hashes]
+    body = b"".join([len(header).to_bytes(8, "little"), header, *rows])
+    return _MAGIC + user_key.tag(key, _KIND, body).encode() + b"\n" + body
+
+
+def _decode(data: bytes, model: StaticModel, key: bytes) -> dict[str, Rows]:
+    """The inverse of `_encode`; ValueError for a file that is torn, foreign or from another model."""
+    import numpy as np
+
+    if not data.startswith(_MAGIC):
+        raise ValueError("not an engram vectors file")
+    at = len(_MAGIC)
+    tag, body = data[at : at + 64], memoryview(data)[at + 65 :]  # no copy
+    if data[at + 64 : at + 65] != b"\n" or not user_key.valid(key, _KIND, body, tag):
+        raise ValueError("its tag does not match")
+    size = int.from_bytes(body[:8], "little")
+    try:
+        header = orjson.loads(body[8 : 8 + size])
+        if header["model"] != model.fingerprint or header["dim"] != model.dim:
+            raise ValueError("made by another model")
+        entries = [(str(h), int(n)) for h, n in header["entries"]]
+    except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"unreadable header ({exc})") from exc
+    matrix = np.frombuffer(body, dtype=np.float16, offset=8 + size).reshape(-1, model.dim)
+    if sum(n for _, n in entries) != len(matrix) or (len(body) - 8 - size) % (2 * model.dim):
+        raise ValueError("sizes do not add up")
+    out: dict[str, Rows] = {}
+    row = 0
+    for content_hash, count in entries:  # float16 views of the file: widened once, into the matrix
+        out[content_hash] = matrix[row : row + count]
+        row += count
+    return out
+
+
+__all__ = [
+    "Key",
+    "ModelUnavailable",
+    "Scored",
+    "StaticModel",
+    "VectorIndex",
+    "WINDOW_WORDS",
+    "disabled_by_env",
+    "available",
+    "extra_installed",
+    "load_model",
+    "windows",
+]

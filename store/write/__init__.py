@@ -1,0 +1,1 @@
+"""The write path: candidates, verdicts, proposals, approvals, commits, notes, settings, curation."""

@@ -1,0 +1,205 @@
+"""Commits (SPEC §4.2–4.3): the approved entries of a proposal written, all or nothing.
+
+A commit by token and a dialog's direct application take the same path: under the write lock,
+each entry's verdict is recomputed against the store as it is now; an entry whose verdict or
+shown fields changed is deferred, the rest are rendered, parsed back and written through one
+journal (store.transaction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from store.errors import InvalidCandidate, InvalidSelection, StoreError
+from store.files.ids import check_id
+from store.files.memory import Memory, iso
+from store.write import transaction
+from store.write.approvals import Pending
+from store.write.notes import note_write
+from store.write.proposal_entry import ProposalEntry
+from store.write.proposals import known, meta_for, render_entry, shown_fields, verdicts
+from store.write.verdicts import Candidate, Verdict
+
+if TYPE_CHECKING:
+    from store.store import Store
+
+
+@dataclass(slots=True)
+class CommitReport:
+    written: list[dict[str, Any]] = field(default_factory=list)
+    deferred: list[dict[str, Any]] = field(default_factory=list)
+
+
+APPROVE_FORMS: Final = (
+    'approve takes "all", an array of candidate numbers like [1, 3], or a string like "1,3"'
+)
+
+
+def parse_approve(approve: object) -> object:
+    """`"all"`, a list of numbers, or a string of comma-separated numbers ("1", "1, 3") as a
+    list; anything else is returned as given, for `selection` to refuse."""
+    if isinstance(approve, str) and approve.strip().lower() != "all":
+        parts = [part.strip() for part in approve.split(",")]
+        if parts and all(part.isascii() and part.isdigit() for part in parts):
+            return [int(part) for part in parts]
+    if isinstance(approve, str) and approve.strip().lower() == "all":
+        return "all"
+    return approve
+
+
+def selection(entries: Sequence[ProposalEntry], approve: object) -> list[ProposalEntry]:
+    approve = parse_approve(approve)
+    if approve == "all":
+        return list(entries)
+    numbers = approve if isinstance(approve, list) else None
+    if not numbers or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+        raise InvalidSelection(f"{APPROVE_FORMS}, not {str(approve)[:40]!r}")
+    bad = sorted({n for n in numbers if not 1 <= n <= len(entries)})
+    if bad:
+        raise InvalidSelection(
+            f"approve names {', '.join(map(str, bad))}, but this proposal has candidates 1 to {len(entries)}"
+        )
+    wanted = set(numbers)
+    return [e for e in entries if e.n in wanted]
+
+
+def commit(store: Store, token: str, approve: object) -> CommitReport:
+    """Apply the approved candidates of a pending proposal; refusals write nothing."""
+    scopes = ("project", "user")
+    with transaction.write_lock(store, scopes):
+        now = store.now()
+        pending = Pending.read(store.project.pending_path, store.key)
+        hashed, record = pending.check(token, store.workspace, now)
+        chosen = selection([ProposalEntry.of(c) for c in record["candidates"]], approve)
+        if record.get("origin") == "note":
+            report, writes = _plan_note(store, chosen[0])
+        else:
+            report, writes = _plan(store, chosen, now)
+        pending.set_status(hashed, "used")
+        writes.append((store.project.pending_path, pending.render(now)))
+        transaction.apply(store, writes)  # journal first: a kill at any instant is rolled forward and sealed
+    return report
+
+
+def apply_entries(store: Store, entries: Sequence[ProposalEntry]) -> CommitReport:
+    """Write candidates the human approved in a dialog (no token): the same path as commit."""
+    with transaction.write_lock(store, ("project", "user")):
+        report, writes = _plan(store, entries, store.now())
+        if writes:
+            transaction.apply(store, writes)
+    return report
+
+
+def _plan(
+    store: Store, entries: Sequence[ProposalEntry], now: float
+) -> tuple[CommitReport, list[transaction.Write]]:
+    """The writes of approved entries, each re-checked against the store as it is now (in the
+    candidate's own scope), rendered and parsed back; a changed verdict or a changed set of
+    shown fields defers the candidate, a file engram could not load back refuses the commit."""
+    report = CommitReport()
+    writes: list[transaction.Write] = []
+    try:
+        candidates = [_candidate_of(e) for e in entries]
+    except StoreError as exc:
+        raise InvalidCandidate(
+            f"the proposal holds an invalid candidate ({exc.message}); propose again"
+        ) from None
+    view = store.view(recent_ok=True)  # the write lock's sweep just ran
+    try:
+        fresh = verdicts(store, candidates, view)
+    except StoreError as exc:
+        for e in entries:
+            report.deferred.append(
+                {"n": e.n, "pinned": e.verdict.line(), "now": "invalid", "reason": exc.message}
+            )
+        return report, writes
+    scoped = known(view)
+    stamp = iso(now)
+    for entry, candidate, now_verdict in zip(entries, candidates, fresh, strict=True):
+        pinned = entry.verdict
+        if pinned.kind == "NOOP":
+            report.deferred.append(_deferred(entry, now_verdict, "already known: nothing to write"))
+            continue
+        if not pinned.same_as(now_verdict):
+            report.deferred.append(
+                _deferred(entry, now_verdict, "the store changed since the proposal; propose again")
+            )
+            continue
+        scope_dir = store.user if candidate.scope == "user" else store.project
+        if pinned.kind in ("ADD", "SUPERSEDE") and (scope_dir.memory_dir / f"{pinned.id}.md").exists():
+            report.deferred.append(
+                _deferred(entry, now_verdict, f"a file {pinned.id}.md appeared meanwhile; propose again")
+            )
+            continue
+        meta = meta_for(candidate, pinned, scoped, stamp)
+        if shown_fields(meta, candidate.scope) != entry.fields:
+            report.deferred.append(
+                _deferred(
+                    entry, now_verdict, "what would be written differs from what was shown; propose again"
+                )
+            )
+            continue
+        data = render_entry(entry.n, meta, candidate.body, candidate.scope)
+        if pinned.kind in ("ADD", "SUPERSEDE"):
+            written = scope_dir.memory_dir / f"{pinned.id}.md"
+        else:
+            target = scoped.in_scope(candidate.scope, pinned.id)
+            assert target is not None  # the re-check found it, in this scope
+            written = _file_of(store, target)
+        writes.append((written, data))
+        if pinned.kind == "SUPERSEDE":
+            assert pinned.target is not None
+            old = scoped.in_scope(candidate.scope, pinned.target)
+            assert old is not None
+            old_meta = dict(old.meta)
+            old_meta.update(status="superseded", superseded_by=pinned.id, updated=stamp)
+            writes.append((_file_of(store, old), render_entry(entry.n, old_meta, old.body, old.scope)))
+        if entry.note:
+            writes.append((store.project.working_dir / f"{check_id(entry.note)}.md", None))
+        report.written.append(
+            {"n": entry.n, "id": pinned.id, "verdict": pinned.line(), "file": scope_dir.display(written)}
+        )
+    return report, writes
+
+
+def _candidate_of(entry: ProposalEntry) -> Candidate:
+    """A stored entry as a candidate again; its ids are checked in full before any path."""
+    for wanted in (entry.requested_id, entry.supersedes):
+        if wanted is not None:
+            check_id(wanted)
+    check_id(entry.verdict.id)
+    return Candidate(
+        type=entry.type,
+        title=entry.title,
+        body=entry.body,
+        scope=entry.scope,
+        tags=entry.tags,
+        paths=entry.paths,
+        id=entry.requested_id,
+        supersedes=entry.supersedes,
+        always=entry.always,
+        refs=entry.refs,
+        valid_until=entry.valid_until,
+        review_after=entry.review_after,
+    )
+
+
+def _plan_note(store: Store, entry: ProposalEntry) -> tuple[CommitReport, list[transaction.Write]]:
+    assert entry.note_draft is not None  # a note's proposal holds its draft
+    check_id(entry.note_draft.id)
+    path, data, result = note_write(store, entry.note_draft)
+    written = {"n": entry.n, "id": result["id"], "verdict": "NOTE", "file": result["file"]}
+    return CommitReport(written=[written]), [(path, data)]
+
+
+def _deferred(entry: ProposalEntry, now_verdict: Verdict, reason: str) -> dict[str, Any]:
+    return {"n": entry.n, "pinned": entry.verdict.line(), "now": now_verdict.line(), "reason": reason}
+
+
+def _file_of(store: Store, memory: Memory) -> Path:
+    scope = store.user if memory.scope == "user" else store.project
+    folder = scope.working_dir if memory.tier == "working" else scope.memory_dir
+    return folder / f"{memory.id}.md"

@@ -1,0 +1,67 @@
+"""Small builders for memory files in tmp workspaces, and a lock held by another process
+(shared by the store tests and the concurrency suites)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from store.files.memory import render_memory
+
+REPO = Path(__file__).resolve().parents[2]
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from store.files.lock import workspace_lock
+
+    with workspace_lock(Path(sys.argv[1]), timeout=30):
+        print("held", flush=True)
+        sys.stdin.read()  # hold until stdin closes (or a SIGKILL)
+    """
+)
+
+
+def write_memory(
+    root: Path,
+    memory_id: str,
+    *,
+    title: str,
+    body: str = "Body text.\n",
+    tier: str = "memory",
+    **meta: Any,
+) -> Path:
+    """Write `<root>/.engram/<tier>/<id>.md` with a valid front matter and return its path."""
+    front: dict[str, Any] = {"id": memory_id, "type": "note" if tier == "working" else "fact", "title": title}
+    front.update(meta)
+    path = root / ".engram" / tier / f"{memory_id}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(render_memory(front, body))
+    return path
+
+
+def hold_elsewhere(lock_path: Path) -> subprocess.Popen[str]:
+    """Another process that holds the workspace lock at `lock_path` until `let_go`."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock_path)],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def let_go(proc: subprocess.Popen[str]) -> int:
+    """Close the holder's stdin (it releases the lock and exits), reap it; its exit code."""
+    if proc.poll() is None and proc.stdin is not None:
+        proc.stdin.close()
+    code = proc.wait(timeout=10)
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            stream.close()
+    return code
