@@ -142,3 +142,36 @@ def test_no_runtime_module_imports_the_mcp_sdk() -> None:
         if "mcp" in _imports(p)
     ]
     assert offenders == []
+
+
+def _reach(start: str, graph: dict[str, set[str]]) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for target in graph.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_the_read_path_and_search_never_reach_the_write_path() -> None:
+    """CONTRIBUTING's map: reading, searching and ranking memory cannot write it. No module of
+    store/read/ or store/search/ imports store/write/, directly or through another module."""
+    graph = import_graph()
+    offenders = {
+        name: sorted(target for target in _reach(name, graph) if target.startswith("store.write"))
+        for name in MODULES
+        if name.startswith(("store.read", "store.search"))
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_no_two_product_modules_share_a_name() -> None:
+    """A name says which module it is: `git.py` and `gitsync.py`, or two `server.py`, made
+    readers open the wrong one. Each package's error tree is its `errors.py`."""
+    shared = {"__init__", "__main__", "errors"}
+    seen: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        if path.stem not in shared:
+            seen.setdefault(path.stem, []).append(name)
+    assert {stem: names for stem, names in seen.items() if len(names) > 1} == {}
