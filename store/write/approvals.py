@@ -98,7 +98,10 @@ class Pending:
         return record is not None and _intact(self.key(), hashed, record)
 
     def render(self, now: float) -> bytes:
-        """The file: intact records not long expired, re-tagged, newest first within the caps."""
+        """The file: intact records not long expired, re-tagged, within the caps: open proposals
+        first, then newest first. A closed record (used, declined, cancelled, expired: kept only
+        so its refusal says why) never evicts an open one; `created` is whole seconds, so newest
+        alone would let many writers' used records of the same second evict a waiting proposal."""
         key = self.key()
         kept = [
             (k, v)
@@ -107,7 +110,14 @@ class Pending:
             and v["expires"] + KEEP_SECONDS > now
             and _intact(key, k, v)
         ]
-        kept.sort(key=lambda kv: (kv[0] not in self.fresh, -_number(kv[1].get("created")), kv[0]))
+        kept.sort(
+            key=lambda kv: (
+                kv[0] not in self.fresh,
+                not (kv[1].get("status") == "pending" and _number(kv[1].get("expires")) > now),
+                -_number(kv[1].get("created")),
+                kv[0],
+            )
+        )
         chosen: dict[str, dict[str, Any]] = {}
         size = 0
         self.dropped = 0

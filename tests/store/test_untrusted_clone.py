@@ -382,6 +382,20 @@ def test_a_proposal_from_elsewhere_is_dropped(
     assert token_hash(preview.token) not in proposals and len(proposals) == 1
 
 
+def test_used_proposals_never_evict_a_waiting_one(workspace: Path) -> None:
+    """Writers that propose and commit at once fill the file with used records; one still
+    waiting (another process's, older than all of them) keeps its place within the cap."""
+    ticks = itertools.count(NOW)
+    waiting = propose(Store(workspace, clock=fixed()), [candidate()])
+    busy = Store(workspace, clock=lambda: float(next(ticks)))
+    cap = getattr(approvals, "MAX_PROPOSALS", 50)
+    for n in range(cap + 10):
+        preview = propose(busy, [candidate(f"Quux gadget number {n} hums", f"Hum {n} times.")])
+        assert preview.dropped == 0
+        assert len(commits.commit(busy, preview.token, "all").written) == 1
+    assert len(commits.commit(Store(workspace, clock=fixed()), waiting.token, "all").written) == 1
+
+
 def test_500_proposals_keep_the_file_bounded_and_a_commit_fast(workspace: Path) -> None:
     ticks = itertools.count(NOW)
     store = Store(workspace, clock=lambda: float(next(ticks)))
