@@ -13,6 +13,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from engram_mcp.errors import Terminated
+
 if TYPE_CHECKING:
     from protocol.spec import DeferredSpec, ServerSpec
     from store.store import Store
@@ -170,12 +172,8 @@ def _warm(store: Store) -> None:
     gc.freeze()  # the store's long-lived objects: later collections no longer walk them
 
 
-class _Terminated(Exception):
-    """SIGTERM, raised in the main thread so the loop's `finally` finishes in-flight writes."""
-
-
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated
+    raise Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -189,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(argv)
     except KeyboardInterrupt:
         return 130
-    except _Terminated:
+    except Terminated:
         return 143
     finally:
         if previous is not None:

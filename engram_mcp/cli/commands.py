@@ -30,7 +30,8 @@ import orjson
 
 from engram_mcp import __version__, agent_shell
 from engram_mcp.cli import code_commands, host_commands, memory_commands
-from engram_mcp.cli.common import CLI_COMMIT_HINT, Fixable, UsageError, checked, human, memory_id_arg
+from engram_mcp.cli.common import CLI_COMMIT_HINT, checked, human, memory_id_arg
+from engram_mcp.errors import Fixable, Terminated, UsageError
 from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops, write_ops
 from engram_mcp.ops.previews import report_outcome, token_outcome
@@ -326,12 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Terminated(Exception):
-    """SIGTERM, raised in the main thread so every `finally` (locks, temp files) runs."""
-
-
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated
+    raise Terminated
 
 
 @contextlib.contextmanager
@@ -364,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _main(argv)
     except KeyboardInterrupt:
         return 130
-    except _Terminated:
+    except Terminated:
         return 143
     except BrokenPipeError:
         _silence_stdout()

@@ -1,4 +1,4 @@
-"""What every `engram` command shares: its two error kinds, the y/N question, and CLI wording.
+"""What every `engram` command shares: the y/N question, argument checks, and CLI wording.
 
 The operations under `engram_mcp/` and `store/` speak to agents ("call engram_commit with this
 approval_token"); the CLI speaks to the human at a terminal, naming commands and flags. The
@@ -14,21 +14,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
+from engram_mcp.errors import Fixable, UsageError
 from protocol.validation import compile_validator
 from store.files.ids import ID_RULE, is_valid_id
-
-
-class UsageError(Exception):
-    """A command line the parser accepted but the command cannot use (exit 2)."""
-
-
-class Fixable(Exception):
-    """A failure the user can fix (exit 1): a file that cannot be read, a question not answered."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
-
 
 CLI_COMMIT_HINT: Final = (
     "Nothing is saved until you commit: `engram commit TOKEN` saves every candidate, "

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp.cli.common import Fixable, UsageError, checked, confirm, memory_id_arg
+from engram_mcp.cli.common import checked, confirm, memory_id_arg
+from engram_mcp.errors import Fixable, UsageError
 from engram_mcp.ops.previews import preview_rows, preview_text, report_outcome
 from engram_mcp.outcome import Outcome
 from engram_mcp.schemas import MEMORY_TYPES, SCOPES
