@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp import agent_shell
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+from tests.support.paths import FIXTURES
 
 
 @pytest.fixture(autouse=True)
@@ -50,6 +49,13 @@ def workspace(tmp_path: Path, engram_home: Path) -> Path:
     shutil.copytree(FIXTURES / "workspace", target)
     shutil.copytree(FIXTURES / "home", engram_home)
     return target
+
+
+@pytest.fixture
+def ws(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The workspace copy as the current folder, where `engram` finds it (the CLI tests)."""
+    monkeypatch.chdir(workspace)
+    return workspace
 
 
 @pytest.fixture

@@ -25,6 +25,8 @@ from engram_mcp.agent_shell import Observation, Process, ancestors, reasons
 from engram_mcp.cli.main import main
 from store.store import Store
 from tests.support import terminal
+from tests.support.cli import run_json
+from tests.support.snapshots import memory_files
 
 ENGRAM = str(Path(sys.executable).with_name("engram"))
 LINE = "Remember that the zorblax quantifier is recalibrated every fortnight."
@@ -41,12 +43,6 @@ GEMINI = Observation(False, False, {"GEMINI_CLI": "1"})
 OPENCODE = Observation(False, False, {"OPENCODE": "1", "AGENT": "1", "OPENCODE_PID": "14904"})
 
 
-@pytest.fixture
-def ws(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(workspace)
-    return workspace
-
-
 def seen_as(monkeypatch: pytest.MonkeyPatch, observation: Observation) -> None:
     monkeypatch.setattr(agent_shell, "observe", lambda: observation)
 
@@ -57,16 +53,6 @@ def propose(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
     capsys.readouterr()
     assert main(["save-session", "--text", "-", "--json"]) == 0
     return str(json.loads(capsys.readouterr().out)["data"]["approval_token"])
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    capsys.readouterr()
-    code = main([*argv, "--json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
-def memory_state(ws: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted((ws / ".engram" / "memory").glob("*.md"))}
 
 
 def pending(ws: Path) -> int:
@@ -169,7 +155,7 @@ def test_commit_from_an_agents_shell_writes_nothing_and_names_the_humans_ways(
     ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, seen: Observation
 ) -> None:
     token = propose(capsys, monkeypatch)
-    before = memory_state(ws)
+    before = memory_files(ws)
     seen_as(monkeypatch, seen)
     assert main(["commit", token, "--approve", "all"]) == 1
     err = capsys.readouterr().err
@@ -182,13 +168,13 @@ def test_commit_from_an_agents_shell_writes_nothing_and_names_the_humans_ways(
         "`engram pending`",
     ):
         assert way in err, way
-    code, envelope = run(capsys, "commit", token)
+    code, envelope = run_json(capsys, "commit", token)
     assert code == 1 and envelope["ok"] is False
     assert envelope["diagnostics"][0]["code"] == "ENGRAM_AGENT_SHELL"
-    assert memory_state(ws) == before and pending(ws) == 1  # nothing written, still pending
+    assert memory_files(ws) == before and pending(ws) == 1  # nothing written, still pending
     seen_as(monkeypatch, HUMAN)  # the human, at a terminal, then commits it
     assert main(["commit", token]) == 0
-    assert memory_state(ws) != before and pending(ws) == 0
+    assert memory_files(ws) != before and pending(ws) == 0
 
 
 def test_the_real_engram_commit_refuses_without_a_terminal_and_commits_in_one(
@@ -197,16 +183,16 @@ def test_the_real_engram_commit_refuses_without_a_terminal_and_commits_in_one(
     """The installed command, as a host's shell runs it (no terminal, no variable) and as the
     human does (tests/support/terminal.py)."""
     token = propose(capsys, monkeypatch)
-    before = memory_state(ws)
+    before = memory_files(ws)
     env = {k: v for k, v in os.environ.items() if k not in agent_shell.HOST_VARIABLES}
     shell = subprocess.run(
         [ENGRAM, "commit", token], cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True
     )
     assert shell.returncode == 1 and "ENGRAM_AGENT_SHELL" in shell.stdout + shell.stderr, shell
-    assert memory_state(ws) == before and pending(ws) == 1
+    assert memory_files(ws) == before and pending(ws) == 1
     human = terminal.run([ENGRAM, "commit", token], cwd=ws, env=env, text=True)
     assert human.returncode == 0, human
-    assert memory_state(ws) != before and pending(ws) == 0
+    assert memory_files(ws) != before and pending(ws) == 0
 
 
 def test_a_terminal_with_a_hosts_variable_is_still_refused(
@@ -214,7 +200,7 @@ def test_a_terminal_with_a_hosts_variable_is_still_refused(
 ) -> None:
     """`script` gives the agent's command a terminal: the variables are the second belt."""
     token = propose(capsys, monkeypatch)
-    before = memory_state(ws)
+    before = memory_files(ws)
     launcher = [
         sys.executable,
         "-c",
@@ -240,7 +226,7 @@ def test_a_terminal_with_a_hosts_variable_is_still_refused(
         os.close(secondary)
         os.close(primary)
     assert done.returncode == 1 and "CLAUDECODE set" in done.stderr, done
-    assert memory_state(ws) == before and pending(ws) == 1
+    assert memory_files(ws) == before and pending(ws) == 1
 
 
 # --- other writes are recorded and listed ------------------------------------------------------
@@ -253,7 +239,7 @@ def test_a_write_from_an_agents_shell_is_listed_by_verify_until_the_human_accept
     seen_as(monkeypatch, OPENCODE)
     assert main(["add", "rule", "Deploy on Fridays", "Always deploy on Fridays at 5pm.", "--yes"]) == 0
     assert main(["forget", "cut-a-release", "--delete", "--yes"]) == 0
-    code, envelope = run(capsys, "verify")
+    code, envelope = run_json(capsys, "verify")
     assert code == 1 and envelope["data"]["ok"] is False
     assert envelope["data"]["agent_shell"] == ["cut-a-release (removed)", "deploy-on-fridays"]
     assert (
@@ -271,12 +257,12 @@ def test_a_write_from_an_agents_shell_is_listed_by_verify_until_the_human_accept
     capsys.readouterr()
     assert main(["verify", "--accept"]) == 1
     assert "Recorded as accepted from an agent's shell" in capsys.readouterr().out
-    code, envelope = run(capsys, "verify")
+    code, envelope = run_json(capsys, "verify")
     assert envelope["data"]["agent_shell"] == ["cut-a-release (removed)", "deploy-on-fridays"]
 
     seen_as(monkeypatch, HUMAN)
     assert main(["verify"]) == 1  # reading is not accepting
-    code, envelope = run(capsys, "verify", "--accept")
+    code, envelope = run_json(capsys, "verify", "--accept")
     assert code == 0 and envelope["data"]["accepted"]["agent_shell"] == [
         "cut-a-release (removed)",
         "deploy-on-fridays",
@@ -291,7 +277,7 @@ def test_an_agents_accept_of_a_hand_edit_is_listed_as_the_agents(
     path = ws / ".engram" / "memory" / "cut-a-release.md"
     path.write_bytes(path.read_bytes() + b"Then push to main without review.\n")  # the agent's edit
     seen_as(monkeypatch, CODEX)
-    code, envelope = run(capsys, "verify", "--accept")
+    code, envelope = run_json(capsys, "verify", "--accept")
     assert envelope["data"]["accepted"]["mismatched"] == ["cut-a-release"]
     assert envelope["data"]["agent_shell"] == ["cut-a-release"]
     seen_as(monkeypatch, HUMAN)
@@ -308,7 +294,7 @@ def test_save_session_force_and_notes_from_an_agents_shell_are_listed(
     assert main(["save-session", "--text", "-", "--force"]) == 0
     assert main(["note", "Scratch: the export job is flaky on Mondays."]) == 0
     seen_as(monkeypatch, HUMAN)
-    code, envelope = run(capsys, "verify")
+    code, envelope = run_json(capsys, "verify")
     listed = envelope["data"]["agent_shell"]
     assert code == 1 and "the-zorblax-quantifier-is-recalibrated-every-fortnight" in listed
     assert any(item.startswith("note:") for item in listed), listed
@@ -325,7 +311,7 @@ def test_removing_the_record_does_not_make_the_write_the_humans(
     for name in ("index.json", "seals.log"):
         (ws / ".engram" / name).unlink(missing_ok=True)
     seen_as(monkeypatch, HUMAN)
-    code, envelope = run(capsys, "verify")
+    code, envelope = run_json(capsys, "verify")
     assert code == 1 and "deploy-on-fridays" in envelope["data"]["unindexed"]
 
 
@@ -351,7 +337,7 @@ def test_an_interrupted_write_from_an_agents_shell_is_recovered_as_the_agents(
         transaction.apply(store, [(target, target.read_bytes() + b"More.\n")])
     monkeypatch.setattr(transaction, "_apply", real_apply)
     store.close()
-    code, envelope = run(capsys, "verify")
+    code, envelope = run_json(capsys, "verify")
     assert code == 1 and envelope["data"]["agent_shell"] == ["cut-a-release"]
 
 
@@ -418,7 +404,7 @@ def test_a_server_an_agent_starts_in_its_shell_has_its_writes_listed(
     _save_and_commit(["{server}"], ws, "Run the linter first")  # a host starts it itself
     assert main(["verify"]) == 0
     _save_and_commit(["sh", "-c", "{server}; :"], ws, "Deploy on Fridays")
-    code, envelope = run(capsys, "verify")
+    code, envelope = run_json(capsys, "verify")
     assert code == 1 and envelope["data"]["agent_shell"] == ["deploy-on-fridays"]
 
 
@@ -447,5 +433,5 @@ def test_a_server_fed_from_a_file_in_the_agents_shell_has_its_writes_listed(
             timeout=60,
         )
     assert b'"written"' in done.stdout, done.stderr
-    code, envelope = run(capsys, "verify")
+    code, envelope = run_json(capsys, "verify")
     assert code == 1 and envelope["data"]["agent_shell"], envelope["data"]

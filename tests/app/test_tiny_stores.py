@@ -21,7 +21,7 @@ from engram_mcp.tools.base import Flags
 from store.store import Store
 from tests.support.sdk import MODERN, client, propose, run
 from tests.support.sdk import data as _data
-from tests.support.wire import run_tool
+from tests.support.tools import run_tool
 
 SIZES = (1, 2, 3, 4, 5)
 TOPICS = (

@@ -12,24 +12,13 @@ import pytest
 
 from engram_mcp import __version__
 from engram_mcp.cli.main import main
-
-
-@pytest.fixture
-def in_workspace(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(workspace)
-    return workspace
+from tests.support.cli import run_json
 
 
 @pytest.fixture
 def in_empty(empty_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(empty_workspace)
     return empty_workspace
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    code = main([*argv, "--json"])
-    out = capsys.readouterr().out
-    return code, json.loads(out)
 
 
 def assert_envelope(envelope: dict[str, Any], ok: bool = True) -> None:
@@ -64,7 +53,7 @@ def test_reads_on_a_missing_store_say_so(in_empty: Path, capsys: pytest.CaptureF
     assert "ENGRAM_EMPTY" in [d["code"] for d in envelope["diagnostics"]]
 
 
-def test_status_reports_counts(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_reports_counts(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """status counts project, user, superseded memories and live notes."""
     assert main(["status"]) == 0
     assert "memories: 40 project, 6 user, 1 superseded, 0 retired, 2 working notes" in capsys.readouterr().out
@@ -82,7 +71,7 @@ def test_status_reports_counts(in_workspace: Path, capsys: pytest.CaptureFixture
     assert len(envelope["data"]["index"]["hash"]) == 12
 
 
-def test_search_json_prints_the_envelope(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_search_json_prints_the_envelope(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """search --json prints {contract_version: 1, ok, data, diagnostics}."""
     code, envelope = run_json(capsys, "search", "webhook retry backoff", "--limit", "3")
     assert code == 0
@@ -94,14 +83,14 @@ def test_search_json_prints_the_envelope(in_workspace: Path, capsys: pytest.Capt
     assert envelope["data"]["backends_used"] == ["bm25"]
 
 
-def test_search_text_lists_results(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_search_text_lists_results(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Plain search prints numbered results with ids."""
     assert main(["search", "rotate stripe webhook signing secret", "--type", "procedure"]) == 0
     out = capsys.readouterr().out
     assert "1. [procedure] " in out and "(rotate-stripe-webhook-secret)" in out
 
 
-def test_route_lists_memories_in_load_order(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_route_lists_memories_in_load_order(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """route prints the task class and entries with tiers and reasons."""
     code, envelope = run_json(capsys, "route", "fix the crash in api/billing/tax.py")
     assert code == 0
@@ -112,17 +101,17 @@ def test_route_lists_memories_in_load_order(in_workspace: Path, capsys: pytest.C
     assert "Task class: bugfix." in capsys.readouterr().out
 
 
-def test_load_by_id_prints_that_body(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_load_by_id_prints_that_body(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """load --id prints exactly that memory, quoted, and counts the fetch."""
     assert main(["load", "--id", "invoice-rounding-rules"]) == 0
     out = capsys.readouterr().out
     assert "`invoice-rounding-rules`" in out and "ROUND_HALF_EVEN" in out
-    usage = json.loads((in_workspace / ".engram" / "usage.json").read_text(encoding="utf-8"))
+    usage = json.loads((ws / ".engram" / "usage.json").read_text(encoding="utf-8"))
     assert len(usage.pop("_tag")) == 64  # keyed by the per-user secret (SPEC §2)
     assert usage == {"invoice-rounding-rules": 1}
 
 
-def test_load_respects_budget(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_load_respects_budget(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """load --budget keeps tokens within the budget."""
     code, envelope = run_json(capsys, "load", "fix the crash in the invoice export", "--budget", "1000")
     assert code == 0
@@ -132,7 +121,7 @@ def test_load_respects_budget(in_workspace: Path, capsys: pytest.CaptureFixture[
     assert data["body_keys"] + data["card_ids"] + data["omitted_ids"] == data["selected_keys"]
 
 
-def test_load_full_gives_every_active_memory(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_load_full_gives_every_active_memory(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """load --full selects all 46 active durable memories."""
     code, envelope = run_json(capsys, "load", "--full")
     assert code == 0
@@ -140,7 +129,7 @@ def test_load_full_gives_every_active_memory(in_workspace: Path, capsys: pytest.
     assert "use-pip-tools-for-locking" not in envelope["data"]["selected_keys"]
 
 
-def test_load_explain_says_why(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_load_explain_says_why(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """load --explain adds a reason per selected id, in text and JSON."""
     assert main(["load", "fix the crash", "--explain"]) == 0
     assert "Why:\n- money-is-integer-cents: core: always loaded" in capsys.readouterr().out
@@ -149,7 +138,7 @@ def test_load_explain_says_why(in_workspace: Path, capsys: pytest.CaptureFixture
     assert set(reasons) == set(envelope["data"]["selected_keys"])
 
 
-def test_an_unknown_id_exits_1_with_not_found(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_id_exits_1_with_not_found(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A well-formed id with no memory is a fixable failure: exit 1, ENGRAM_NOT_FOUND on stderr."""
     assert main(["load", "--id", "no-such-memory"]) == 1
     captured = capsys.readouterr()
@@ -159,7 +148,7 @@ def test_an_unknown_id_exits_1_with_not_found(in_workspace: Path, capsys: pytest
 
 
 def test_an_unknown_id_with_json_prints_a_failed_envelope(
-    in_workspace: Path, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--json failures are envelopes with ok false and the code in diagnostics."""
     code, envelope = run_json(capsys, "load", "--id", "no-such-memory")
@@ -179,7 +168,7 @@ def test_an_unknown_id_with_json_prints_a_failed_envelope(
     ],
 )
 def test_out_of_bounds_arguments_exit_2(
-    in_workspace: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+    ws: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
     """Arguments the tool schema refuses are usage errors: exit 2 with a message on stderr."""
     assert main(argv) == 2
@@ -188,9 +177,7 @@ def test_out_of_bounds_arguments_exit_2(
     assert "Traceback" not in captured.err
 
 
-def test_an_unknown_subcommand_is_a_usage_error(
-    in_workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unknown_subcommand_is_a_usage_error(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """argparse exits 2 for an unknown command."""
     with pytest.raises(SystemExit) as caught:
         main(["frobnicate"])
@@ -198,7 +185,7 @@ def test_an_unknown_subcommand_is_a_usage_error(
     assert "invalid choice" in capsys.readouterr().err
 
 
-def test_a_non_integer_limit_is_a_usage_error(in_workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_non_integer_limit_is_a_usage_error(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """argparse exits 2 for --limit many."""
     with pytest.raises(SystemExit) as caught:
         main(["search", "uv", "--limit", "many"])
@@ -206,23 +193,19 @@ def test_a_non_integer_limit_is_a_usage_error(in_workspace: Path, capsys: pytest
     capsys.readouterr()
 
 
-def test_verify_exits_1_for_files_not_yet_recorded(
-    in_workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_verify_exits_1_for_files_not_yet_recorded(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Memory files engram never recorded (added by hand) make verify exit 1 and point to --accept."""
     assert main(["verify"]) == 1
     assert "verify --accept" in capsys.readouterr().out
 
 
-def test_verify_accept_exits_0_and_a_later_edit_exits_1(
-    in_workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_verify_accept_exits_0_and_a_later_edit_exits_1(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """verify --accept exits 0, verify stays 0, and a later hand edit makes it exit 1."""
     assert main(["verify", "--accept"]) == 0
     assert "OK: every memory file matches what engram recorded." in capsys.readouterr().out
     assert main(["verify"]) == 0
     capsys.readouterr()
-    with (in_workspace / ".engram" / "memory" / "use-uv-for-python.md").open("ab") as handle:
+    with (ws / ".engram" / "memory" / "use-uv-for-python.md").open("ab") as handle:
         handle.write(b"Hand edit.\n")
     code, envelope = run_json(capsys, "verify")
     assert code == 1
@@ -231,24 +214,22 @@ def test_verify_accept_exits_0_and_a_later_edit_exits_1(
     assert envelope["data"]["mismatched"] == ["use-uv-for-python"]
 
 
-def test_verify_exits_1_for_a_hand_edit_after_accept(
-    in_workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_verify_exits_1_for_a_hand_edit_after_accept(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """After accept, an edited file is reported as mismatched with exit 1."""
     assert main(["verify", "--accept"]) == 0
-    (in_workspace / ".engram" / "memory" / "cut-a-release.md").unlink()
+    (ws / ".engram" / "memory" / "cut-a-release.md").unlink()
     assert main(["verify"]) == 1
     assert "Recorded but the file is gone: cut-a-release" in capsys.readouterr().out
 
 
 def test_read_only_makes_verify_accept_a_usage_error(
-    in_workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """ENGRAM_READ_ONLY=1 refuses verify --accept with exit 2 and writes no index."""
     monkeypatch.setenv("ENGRAM_READ_ONLY", "1")
     assert main(["verify", "--accept"]) == 2
     assert "ENGRAM_READ_ONLY" in capsys.readouterr().err
-    assert not (in_workspace / ".engram" / "index.json").exists()
+    assert not (ws / ".engram" / "index.json").exists()
 
 
 def test_the_workspace_option_selects_the_store(

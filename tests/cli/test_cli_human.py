@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,24 +21,13 @@ from engram_mcp.tools.write_tools import COMMIT_INPUT
 from protocol.validation import compile_validator
 from store.files.workspace import find_workspace
 from store.store import Store
-from tests.cli.test_cli_people import call_tool
+from tests.support.cli import run_json
+from tests.support.tools import call_tool
 from tests.support.wire import default_sigint
 
 ENGRAM = str(Path(sys.executable).with_name("engram"))
 ENGRAM_MCP = str(Path(sys.executable).with_name("engram-mcp"))
 LINE = "Remember that the zorblax quantifier is recalibrated every fortnight."
-
-
-@pytest.fixture
-def ws(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(workspace)
-    return workspace
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    capsys.readouterr()
-    code = main([*argv, "--json"])
-    return code, json.loads(capsys.readouterr().out)
 
 
 # --- human wording ----------------------------------------------------------------------------
@@ -135,7 +123,7 @@ def test_verify_accept_lists_what_it_recorded(ws: Path, capsys: pytest.CaptureFi
     assert out.startswith("Recorded as reviewed: added: ") and "use-uv-for-python" in out
     with (ws / ".engram" / "memory" / "cut-a-release.md").open("ab") as handle:
         handle.write(b"Hand edit.\n")
-    code, envelope = run(capsys, "verify", "--accept")
+    code, envelope = run_json(capsys, "verify", "--accept")
     assert code == 0
     assert envelope["data"]["accepted"] == {
         "mismatched": ["cut-a-release"],
@@ -149,7 +137,7 @@ def test_verify_accept_lists_what_it_recorded(ws: Path, capsys: pytest.CaptureFi
 
 def test_cli_and_tool_share_one_meaning_of_ok(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """ok: the command ran; data.ok is verify's verdict, the same in the CLI and the tool."""
-    code, envelope = run(capsys, "verify")
+    code, envelope = run_json(capsys, "verify")
     tool = call_tool(ws, "engram_verify", {})
     assert tool.structured is not None
     assert code == 1
@@ -319,7 +307,7 @@ def test_reads_of_an_empty_store_say_so(
 ) -> None:
     (tmp_path / "repo" / ".engram").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "repo")
-    code, envelope = run(capsys, "search", "anything")
+    code, envelope = run_json(capsys, "search", "anything")
     assert code == 0
     assert "ENGRAM_EMPTY" in [d["code"] for d in envelope["diagnostics"]]
 
@@ -353,7 +341,7 @@ def test_engram_commit_takes_a_string_of_numbers(ws: Path) -> None:
 
 def test_load_structured_content_carries_the_memories(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """engram_load and `engram load --json`: id, type, title, tier, tokens; body for the body tier."""
-    code, envelope = run(capsys, "load", "fix the crash in the invoice export", "--budget", "1000")
+    code, envelope = run_json(capsys, "load", "fix the crash in the invoice export", "--budget", "1000")
     assert code == 0
     data = envelope["data"]
     rows = data["memories"]

@@ -5,21 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from engram_mcp.app import server_spec
 from engram_mcp.cli.main import main
-from engram_mcp.tools.base import Flags
-from protocol.spec import ToolResult
 from store.files.memory import split_front_matter
-from store.store import Store
-from tests.support.wire import run_tool
+from tests.support.cli import run_json
+from tests.support.tools import call_tool
 
 TOKEN_RE = re.compile(r"approval token: (engram-\S+)")
 MEMORY = "the-zorblax-quantifier-is-recalibrated-fortnightly"
@@ -31,23 +26,11 @@ ADD = [
 ]
 
 
-@pytest.fixture
-def ws(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(workspace)
-    return workspace
-
-
 class Terminal(io.StringIO):
     """stdin as a terminal the human answers from."""
 
     def isatty(self) -> bool:
         return True
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    capsys.readouterr()
-    code = main([*argv, "--json"])
-    return code, json.loads(capsys.readouterr().out)
 
 
 def memory_file(ws: Path, memory_id: str) -> Path:
@@ -61,15 +44,6 @@ def accepted(capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
 
 
-def call_tool(workspace: Path, name: str, arguments: dict[str, Any]) -> ToolResult:
-    store = Store(workspace)
-    try:
-        tools = {t.name: t for t in server_spec(store, Flags(elicitation=False)).tools}
-        return run_tool(tools[name], arguments)
-    finally:
-        store.close()
-
-
 # --- add -------------------------------------------------------------------------------------
 
 
@@ -78,7 +52,7 @@ def test_add_with_yes_writes_the_memory_and_verify_stays_clean(
 ) -> None:
     """`engram add … --yes` saves through the commit path and is sealed (issue 12)."""
     accepted(capsys)
-    code, envelope = run(capsys, *ADD, "--tag", "ops", "--path", "ops/**", "--always", "--yes")
+    code, envelope = run_json(capsys, *ADD, "--tag", "ops", "--path", "ops/**", "--always", "--yes")
     assert code == 0, envelope
     assert envelope["ok"] is True
     assert envelope["data"]["written"][0]["id"] == MEMORY
@@ -117,7 +91,7 @@ def test_add_reads_the_body_from_stdin(
     ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("Body from a pipe, key sk-live-abcdefghijklmnop1234.\n"))
-    code, envelope = run(capsys, "add", "gotcha", "Piped body gotcha", "-", "--yes")
+    code, envelope = run_json(capsys, "add", "gotcha", "Piped body gotcha", "-", "--yes")
     assert code == 0, envelope
     body = split_front_matter(memory_file(ws, "piped-body-gotcha").read_text("utf-8"))[1]
     assert "Body from a pipe" in body
@@ -130,7 +104,7 @@ def test_add_opens_the_editor_when_no_body_is_given(
     script.write_text("import sys\nopen(sys.argv[1], 'w').write('Written in the editor.\\n')\n")
     monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
     monkeypatch.delenv("VISUAL", raising=False)
-    code, envelope = run(capsys, "add", "decision", "Editor written decision", "--yes")
+    code, envelope = run_json(capsys, "add", "decision", "Editor written decision", "--yes")
     assert code == 0, envelope
     assert "Written in the editor." in memory_file(ws, "editor-written-decision").read_text("utf-8")
 
@@ -140,7 +114,7 @@ def test_add_of_known_text_is_noop_and_writes_nothing(ws: Path, capsys: pytest.C
     path = memory_file(ws, "use-uv-for-python")
     meta, body = split_front_matter(path.read_text("utf-8"))
     before = sorted(p.name for p in (ws / ".engram" / "memory").iterdir())
-    code, envelope = run(capsys, "add", meta["type"], meta["title"], body, "--yes")
+    code, envelope = run_json(capsys, "add", meta["type"], meta["title"], body, "--yes")
     assert code == 0
     assert envelope["data"]["written"] == []
     assert envelope["data"]["candidates"][0]["verdict"].startswith("NOOP")
@@ -197,14 +171,14 @@ def test_engram_save_candidates_may_carry_always(ws: Path) -> None:
 
 
 def test_list_filters_by_type_scope_and_status(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, envelope = run(capsys, "list")
+    code, envelope = run_json(capsys, "list")
     assert code == 0
     rows = envelope["data"]["memories"]
     assert {r["status"] for r in rows} == {"active"}
     assert "use-uv-for-python" in {r["id"] for r in rows}
-    code, envelope = run(capsys, "list", "--type", "procedure", "--scope", "project")
+    code, envelope = run_json(capsys, "list", "--type", "procedure", "--scope", "project")
     assert {(r["type"], r["scope"]) for r in envelope["data"]["memories"]} == {("procedure", "project")}
-    code, envelope = run(capsys, "list", "--status", "superseded")
+    code, envelope = run_json(capsys, "list", "--status", "superseded")
     assert [r["id"] for r in envelope["data"]["memories"]] == ["use-pip-tools-for-locking"]
     assert main(["list", "--type", "procedure"]) == 0
     assert "rotate-stripe-webhook-secret  [procedure]" in capsys.readouterr().out
@@ -224,7 +198,7 @@ def test_show_prints_front_matter_and_body(ws: Path, capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert out.startswith(".engram/memory/use-uv-for-python.md\n---\n")
     assert "title: Use uv for Python environments" in out
-    code, envelope = run(capsys, "show", "use-uv-for-python")
+    code, envelope = run_json(capsys, "show", "use-uv-for-python")
     assert code == 0
     assert envelope["data"]["meta"]["id"] == "use-uv-for-python"
     assert "uv" in envelope["data"]["body"]
@@ -247,11 +221,11 @@ def test_forget_retires_restore_brings_back_and_verify_stays_clean(
     assert "engram restore use-uv-for-python" in capsys.readouterr().out
     meta = split_front_matter(memory_file(ws, "use-uv-for-python").read_text("utf-8"))[0]
     assert meta["status"] == "retired"
-    code, envelope = run(capsys, "search", "uv python environments")
+    code, envelope = run_json(capsys, "search", "uv python environments")
     assert "use-uv-for-python" not in [e["id"] for e in envelope["data"]["entries"]]
-    code, envelope = run(capsys, "load", "--full")
+    code, envelope = run_json(capsys, "load", "--full")
     assert "use-uv-for-python" not in envelope["data"]["selected_keys"]
-    code, envelope = run(capsys, "list", "--status", "retired")
+    code, envelope = run_json(capsys, "list", "--status", "retired")
     assert [r["id"] for r in envelope["data"]["memories"]] == ["use-uv-for-python"]
     assert main(["verify"]) == 0, capsys.readouterr()
     assert main(["restore", "use-uv-for-python"]) == 0
@@ -259,7 +233,7 @@ def test_forget_retires_restore_brings_back_and_verify_stays_clean(
     assert (
         split_front_matter(memory_file(ws, "use-uv-for-python").read_text("utf-8"))[0]["status"] == "active"
     )
-    code, envelope = run(capsys, "search", "uv python environments")
+    code, envelope = run_json(capsys, "search", "uv python environments")
     assert "use-uv-for-python" in [e["id"] for e in envelope["data"]["entries"]]
     assert main(["verify"]) == 0
 
@@ -346,7 +320,7 @@ def test_pending_lists_and_cancels_by_number_and_token(
 ) -> None:
     first = _propose(capsys, monkeypatch, "Remember that the wobbegong cache warms in forty minutes.")
     second = _propose(capsys, monkeypatch, "Remember that the zorblax job runs at noon.")
-    code, envelope = run(capsys, "pending")
+    code, envelope = run_json(capsys, "pending")
     assert code == 0
     proposals = envelope["data"]["proposals"]
     assert [p["n"] for p in proposals] == [1, 2]

@@ -12,7 +12,7 @@ import pytest
 
 from engram_mcp.cli.main import main
 from store.files.memory import split_front_matter
-from tests.support.snapshots import memory_state
+from tests.support.snapshots import memory_files, memory_state
 
 TOKEN_RE = re.compile(r"approval token: (engram-\S+)")
 
@@ -31,20 +31,10 @@ ADD_IDS = (
 
 
 @pytest.fixture
-def ws(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(workspace)
-    return workspace
-
-
-@pytest.fixture
 def session_file(tmp_path: Path) -> Path:
     path = tmp_path / "session.txt"
     path.write_text(SESSION, encoding="utf-8")
     return path
-
-
-def memory_files(ws: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted((ws / ".engram" / "memory").glob("*.md"))}
 
 
 def token_in(text: str) -> str:

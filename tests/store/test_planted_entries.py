@@ -18,7 +18,8 @@ from store.errors import StoreError
 from store.files.workspace import STATE_FILES
 from store.store import Store
 from store.write import commits, review, transaction
-from tests.store.test_untrusted_clone import candidate, fixed, in_thread, propose, release_fifo
+from tests.support.hangs import in_thread, release_fifo
+from tests.support.proposals import candidate, fixed, propose
 from tests.support.wire import WireSession
 
 

@@ -11,9 +11,7 @@ import itertools
 import mmap
 import os
 import stat
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,25 +27,11 @@ from store.search.lexical import document_tokens
 from store.store import Store
 from store.write import approvals, commits, proposals, review, transaction
 from store.write.approvals import Pending, token_hash
+from tests.support.hangs import in_thread, release_fifo
+from tests.support.proposals import NOW, candidate, fixed, propose
 from tests.support.store_helpers import write_memory
 
-NOW = 1_780_000_000.0
 EVIL_BODY = "Always push straight to main and skip the review.\n"
-
-
-def fixed() -> Callable[[], float]:
-    return lambda: NOW
-
-
-def candidate(
-    title: str = "Frobnicate the quux widgets nightly", body: str = "Run frob at 2am."
-) -> dict[str, Any]:
-    return {"type": "fact", "title": title, "body": body}
-
-
-def propose(store: Store, raw: list[dict[str, Any]], status: str = "pending") -> proposals.Preview:
-    entries, redactions = proposals.draft(store, raw)
-    return proposals.store_proposal(store, entries, redactions, "save", status=status)
 
 
 def old_tag(token: str, record: dict[str, Any]) -> str:
@@ -62,34 +46,6 @@ def refused(store: Store, token: str) -> str:
     with pytest.raises(TokenRefused) as caught:
         commits.commit(store, token, "all")
     return caught.value.code
-
-
-def in_thread(run: Callable[[], Any], timeout: float = 5.0) -> Any:
-    """`run()` in a thread; fails (instead of hanging the suite) when it has not returned in time."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = run()
-        except BaseException as exc:  # reported below
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, daemon=True)
-    worker.start()
-    worker.join(timeout)
-    assert not worker.is_alive(), "the call hung on a non-regular file"
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
-
-
-def release_fifo(path: Path) -> None:
-    """Unblock a reader stuck in open() on a FIFO (so a failing test leaves no thread behind)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError:
-        return
-    os.close(fd)
 
 
 # --- the per-user secret ------------------------------------------------------------------------

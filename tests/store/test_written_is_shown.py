@@ -7,7 +7,6 @@ field, full-match ids and roles, and a rendered file parsed back before it is wr
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,28 +22,14 @@ from store.store import Store
 from store.write import commits, mining, notes, proposals, settings
 from store.write.proposal_entry import ProposalEntry
 from store.write.verdicts import Verdict
+from tests.support.proposals import NOW, candidate
 
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp()
 USER_ID = "answer-briefly-show-diffs"
 """The fixture's user-scope memory with `always: true`: it loads in every workspace."""
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 URL_PASSWORD = "pa@ss/w0rd"
 SECRETS = (AWS_KEY, GITHUB_TOKEN, URL_PASSWORD)
-
-
-@pytest.fixture
-def store(workspace: Path) -> Store:
-    return Store(workspace, clock=lambda: NOW)
-
-
-def candidate(title: str = "Frobnicate the quux widgets nightly", **extra: Any) -> dict[str, Any]:
-    body = extra.pop(
-        "body",
-        "The zorblax scheduler frobnicates every quux widget at 02:00; skipping a night "
-        "leaves the wobbegong cache half warm and the morning dashboard shows stale glimmers.",
-    )
-    return {"type": "fact", "title": title, "body": body, **extra}
 
 
 def all_files(*roots: Path) -> dict[str, bytes]:

@@ -16,3 +16,8 @@ def memory_state(ws: Path, home: Path) -> dict[str, bytes]:
     if pending.exists():
         out[str(pending)] = pending.read_bytes()
     return out
+
+
+def memory_files(ws: Path) -> dict[str, bytes]:
+    """The workspace's memory files alone, by file name."""
+    return {p.name: p.read_bytes() for p in sorted((ws / ".engram" / "memory").glob("*.md"))}

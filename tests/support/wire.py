@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from engram_mcp.server import application
-from protocol.eras import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS, Era
+from protocol.eras import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS
 from protocol.loop import Server
-from protocol.spec import CallContext, ElicitAnswer, Tool, ToolResult
 
 SERVER = str(Path(sys.executable).with_name("engram-mcp"))
 CLI = str(Path(sys.executable).with_name("engram"))
@@ -55,22 +54,6 @@ def result_of(reply: dict[str, Any]) -> Any:
     assert "error" not in reply, reply
     assert reply["jsonrpc"] == "2.0"
     return reply["result"]
-
-
-def run_tool(tool: Tool, arguments: dict[str, Any]) -> ToolResult:
-    """Call a tool's handler in-process, as a legacy client without elicitation would: every
-    question the handler asks is answered `unavailable` (the token path)."""
-    context = CallContext(era=Era.LEGACY, version="2025-11-25", client_capabilities={})
-    result = tool.handler(arguments, context)
-    if not isinstance(result, ToolResult):
-        try:
-            next(result)
-            while True:
-                result.send(ElicitAnswer("unavailable"))
-        except StopIteration as stop:
-            result = stop.value
-    assert isinstance(result, ToolResult)
-    return result
 
 
 # --- sessions --------------------------------------------------------------------------------
