@@ -5,6 +5,7 @@
   - InvalidCandidate  ENGRAM_VALIDATION  a proposed memory engram would not write (a field, an id)
   - InvalidSelection  ENGRAM_VALIDATION  `approve` names no candidate of the proposal
   - InvalidNote       ENGRAM_VALIDATION  a working note engram would not write (an invisible character)
+  - InvalidChange     ENGRAM_VALIDATION  a person's retire or restore the memory's state does not allow
   - Refused           ENGRAM_REFUSED     a note that is empty or reads like an instruction
   - TokenRefused      ENGRAM_TOKEN_*     a commit refused before anything was written; the code
                       (ENGRAM_INTEGRITY, ENGRAM_DECLINED too) says which refusal
@@ -14,6 +15,7 @@
     - Conflict        ENGRAM_CONFLICT    a memory file holds git conflict markers; never half-read
   - ConfigError       ENGRAM_CONFIG      config.json is invalid (the store runs on defaults)
   - Busy              ENGRAM_BUSY        the workspace lock was not obtained in time; nothing changed
+  - StaleEdit         ENGRAM_BUSY        a person's edit of a file that changed on disk meanwhile
   - UnsafePath        ENGRAM_UNSAFE_PATH a link (or non-regular file) under `.engram/` leads outside its scope
   - NoWorkspace       ENGRAM_NO_WORKSPACE a write outside an initialised workspace or a git root; nothing created
 
@@ -67,6 +69,12 @@ class InvalidNote(StoreError):
     code = "ENGRAM_VALIDATION"
 
 
+class InvalidChange(StoreError):
+    """The change is not possible in the memory's current state; the message says what is."""
+
+    code = "ENGRAM_VALIDATION"
+
+
 class Refused(StoreError):
     code = "ENGRAM_REFUSED"
 
@@ -115,6 +123,13 @@ class ConfigError(StoreError):
 
 
 class Busy(StoreError):
+    code = "ENGRAM_BUSY"
+
+
+class StaleEdit(StoreError):
+    """The file changed on disk while a person was editing a copy of it (not a Busy: no lock
+    was waited for, and waiting would not help)."""
+
     code = "ENGRAM_BUSY"
 
 

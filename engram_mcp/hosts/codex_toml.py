@@ -28,15 +28,10 @@ import tomllib
 from collections.abc import Sequence
 from typing import Any, Final
 
+from engram_mcp.hosts.errors import TomlError
 from engram_mcp.hosts.gate import COMMIT_TOOL, READ_TOOLS
 
 MARKER: Final = "# managed by engram: `engram unlink codex` removes this block"
-
-
-class TomlError(ValueError):
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.line = line
 
 
 def loads(text: str) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from engram_mcp.hosts.audit import audit
-from engram_mcp.hosts.edits import HostError, Result, read
+from engram_mcp.hosts.edits import Result, read
+from engram_mcp.hosts.errors import HostError
 from engram_mcp.hosts.findings import Finding, Where
 from engram_mcp.hosts.launch import is_current, resolve
 from engram_mcp.hosts.link import (

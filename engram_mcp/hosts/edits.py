@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from engram_mcp.hosts.errors import HostError
 from store.files.fsutil import clean_stale_temps, write_atomic
 from store.safety import untrusted
 
@@ -28,13 +29,6 @@ class Edited(Protocol):
     def shown(self) -> str: ...
     @property
     def path(self) -> Path: ...
-
-
-class HostError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(slots=True)

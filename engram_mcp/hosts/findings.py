@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts import jsonc
+from engram_mcp.hosts.errors import JsoncError
 from engram_mcp.hosts.targets import display_path, home_of
 
 INFORMATIONAL: Final = (
@@ -51,7 +52,7 @@ def read_jsonc(path: Path) -> Any:
     try:
         text = path.read_text("utf-8")
         return jsonc.loads(text) if text.strip() else None
-    except (OSError, UnicodeDecodeError, jsonc.JsoncError):
+    except (OSError, UnicodeDecodeError, JsoncError):
         return None
 
 

@@ -22,16 +22,13 @@ from __future__ import annotations
 import fnmatch
 
 from engram_mcp.hosts import jsonc, shell_rules
+from engram_mcp.hosts.errors import JsoncError, RuleError
 from engram_mcp.hosts.gate import GEMINI_ALLOWED, OPENCODE_RULE, opencode_decision
 
 _PERMISSION = ("permission",)
 _ALLOWED = ("tools", "allowed")
 _BASH = ("permission", "bash")
 _ASK = ("permissions", "ask")
-
-
-class RuleError(ValueError):
-    """The file's shape leaves no room for engram's rule; `fix` says what the user should change."""
 
 
 def add(target: str, text: str, original: str | None = None) -> str:
@@ -56,7 +53,7 @@ def remove(target: str, text: str, original: str | None) -> str:
 def _get(text: str | None, path: tuple[str, ...]) -> object:
     try:
         return jsonc.get(text, path) if text and text.strip() else None
-    except jsonc.JsoncError:
+    except JsoncError:
         return None
 
 

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engram_mcp.hosts.errors import JsoncError
+
 __all__ = [
     "JsoncError",
     "append_item",
@@ -38,21 +40,6 @@ _TOKEN = re.compile(
 _WORD = re.compile(r"[A-Za-z0-9_$.+-]+")
 _SAME_LINE_COMMENT = re.compile(r"[ \t]*(?://[^\r\n]*|/\*(?:(?!\*/)[^\r\n])*\*/)")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
-
-
-class JsoncError(ValueError):
-    """A syntax (or shape) error at a 1-based line and column."""
-
-    def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(f"line {line}, column {column}: {message}")
-        self.message = message
-        self.line = line
-        self.column = column
-
-    @classmethod
-    def at(cls, text: str, pos: int, message: str) -> JsoncError:
-        line_start = text.rfind("\n", 0, pos) + 1
-        return cls(message, text.count("\n", 0, pos) + 1, pos - line_start + 1)
 
 
 @dataclass

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts import codex_toml, gate_rules, jsonc, rule_files
-from engram_mcp.hosts.edits import HostError as HostError
 from engram_mcp.hosts.edits import Result as Result
 from engram_mcp.hosts.edits import backup_path, finish, link_outside, read
+from engram_mcp.hosts.errors import HostError, JsoncError, RuleError, TomlError
 from engram_mcp.hosts.launch import is_ours, pinned
 from engram_mcp.hosts.slash_commands import command_files, link_command, unlink_command
 from engram_mcp.hosts.steps import step_for
@@ -37,7 +37,7 @@ def current_entry(host: HostFile, text: str | None) -> dict[str, Any] | None:
         if host.format == "toml":
             return codex_toml.entry(text)
         found = jsonc.get(text, (*host.container, NAME))
-    except (jsonc.JsoncError, codex_toml.TomlError) as exc:
+    except (JsoncError, TomlError) as exc:
         line = getattr(exc, "line", None)
         where = f"line {line}: " if line else ""
         raise HostError(
@@ -70,7 +70,7 @@ def _had_container(host: HostFile, original: str | None) -> bool:
             and original.strip() != ""
             and jsonc.get(original, host.container) is not None
         )
-    except jsonc.JsoncError:
+    except JsoncError:
         return False
 
 
@@ -109,7 +109,7 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
                 after = codex_toml.add(codex_toml.remove_foreign(text), command, [*base_args, *args])
             else:
                 after = codex_toml.add(text, command, [*base_args, *args])
-        except codex_toml.TomlError as exc:
+        except TomlError as exc:
             return Result(host.target, host.shown, "error", f"{exc}; left untouched")
         return finish(host, before, after, "added" if existing is None else "updated", dry_run)
     entry = desired_entry(
@@ -121,9 +121,9 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
         else:
             after = jsonc.set_member(before, host.container, NAME, entry)
         after = gate_rules.add(host.target, after, _original(host))
-    except jsonc.JsoncError as exc:
+    except JsoncError as exc:
         return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
-    except gate_rules.RuleError as exc:
+    except RuleError as exc:
         return Result(host.target, host.shown, "error", f"{exc}; left untouched")
     return finish(host, before, after, "added" if existing is None else "updated", dry_run)
 
@@ -186,7 +186,7 @@ def hook_installed(settings: Path) -> bool:
     try:
         text = read(settings)
         groups = jsonc.get(text, ("hooks", "SessionStart")) if text else None
-    except (HostError, jsonc.JsoncError):
+    except (HostError, JsoncError):
         return False
     return isinstance(groups, list) and any(_is_our_group(g) for g in groups)
 
@@ -211,7 +211,7 @@ def link_hook(workspace: Path, dry_run: bool) -> Result:
     try:
         before = read(host.path)
         groups = _hook_groups(before)
-    except (HostError, jsonc.JsoncError) as exc:
+    except (HostError, JsoncError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
     label = "SessionStart hook, shell ask rules"
     try:
@@ -227,9 +227,9 @@ def link_hook(workspace: Path, dry_run: bool) -> Result:
                 after = jsonc.remove_item(after, ("hooks", "SessionStart"), index)  # a stale pin
             after = jsonc.append_item(after, ("hooks", "SessionStart"), group)
         after = gate_rules.add_claude_ask(after)  # one write: a second would back up the first
-    except jsonc.JsoncError as exc:
+    except JsoncError as exc:
         return Result("claude", host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
-    except gate_rules.RuleError as exc:
+    except RuleError as exc:
         return Result("claude", host.shown, "error", f"{exc}; left untouched")
     return finish(host, before, after, "added" if groups is None else "updated", dry_run, label)
 
@@ -239,7 +239,7 @@ def unlink_hook(workspace: Path, dry_run: bool) -> Result:
     try:
         before = read(host.path)
         groups = _hook_groups(before)
-    except (HostError, jsonc.JsoncError) as exc:
+    except (HostError, JsoncError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
     label = "SessionStart hook, shell ask rules"
     if before is None:
@@ -273,7 +273,7 @@ def link_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[
     try:
         before = read(host.path)
         after = gate_rules.add_claude_ask(before)
-    except (HostError, jsonc.JsoncError, gate_rules.RuleError) as exc:
+    except (HostError, JsoncError, RuleError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
     return finish(host, before, after, "added", dry_run, "shell ask rules")
 
@@ -285,7 +285,7 @@ def unlink_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mappin
         if before is None:
             return Result("claude", host.shown, "absent", "shell ask rules")
         after: str | None = gate_rules.remove_claude_ask(before, _original(host))
-    except (HostError, jsonc.JsoncError) as exc:
+    except (HostError, JsoncError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
     if after is not None and after.strip() in ("", "{}") and not _original_exists(host):
         after = None if not host.path.is_symlink() else after

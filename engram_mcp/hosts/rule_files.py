@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram_mcp.hosts import shell_rules
-from engram_mcp.hosts.edits import HostError, Result, backup_path, diff, prune_empty, read, write
+from engram_mcp.hosts.edits import Result, backup_path, diff, prune_empty, read, write
+from engram_mcp.hosts.errors import HostError
 from engram_mcp.hosts.targets import codex_home, display_path, home_of
 
 LABEL = "shell rules"

@@ -68,7 +68,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from engram_mcp.hosts.edits import HostError, Result, backup_path, diff, prune_empty, read, real_path
+from engram_mcp.hosts.edits import Result, backup_path, diff, prune_empty, read, real_path
+from engram_mcp.hosts.errors import HostError
 from engram_mcp.hosts.findings import Finding
 from engram_mcp.hosts.launch import pinned
 from engram_mcp.hosts.targets import display_path, home_of, vscode_user_dir

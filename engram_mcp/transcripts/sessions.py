@@ -38,10 +38,6 @@ SHOWN_SESSIONS: Final = 5
 """Session files named in the summary; the rest are counted."""
 
 
-class NoSession(NotFound):
-    """No session of the host (or of any host) for this workspace: says where engram looked."""
-
-
 @dataclass(slots=True)
 class Mined:
     texts: list[str] = field(default_factory=list)
@@ -154,13 +150,14 @@ def session_candidates(
     """Candidates mined from the human's lines in the last `count` host sessions, and a summary.
 
     Raises:
-        NoSession: no session of `host` (or of any host) for this workspace was found.
+        NotFound: no session of `host` (or of any host) for this workspace was found; the
+            message says where engram looked.
     """
     from store.write.mining import mine
 
     mined = recent_sessions(workspace, count, host=host)
     if not mined.sessions:
-        raise NoSession(nothing_found(mined, host))
+        raise NotFound(nothing_found(mined, host))
     raw, skipped = mine("\n".join(mined.texts))
     note = summary(mined)
     return raw, note + (f"; {skipped}" if skipped else "")

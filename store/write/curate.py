@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from store.errors import CorruptMemory, NotFound, StoreError
+from store.errors import CorruptMemory, InvalidChange, NotFound, StaleEdit
 from store.files.fsutil import read_regular
 from store.files.ids import check_id
 from store.files.memory import MAX_FILE_BYTES, Memory, iso, parse_memory, render_checked, split_front_matter
@@ -32,18 +32,6 @@ if TYPE_CHECKING:
     from store.store import Store
 
 BOTH_SCOPES: Final = ("project", "user")
-
-
-class Refused(StoreError):
-    """The change is not possible in the memory's current state; the message says what is."""
-
-    code = "ENGRAM_VALIDATION"
-
-
-class StaleEdit(StoreError):
-    """The file changed on disk while a person was editing a copy of it."""
-
-    code = "ENGRAM_BUSY"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +103,7 @@ def set_status(store: Store, memory_id: object, status: str) -> Change:
         path = _file_of(store, memory)
         shown = _display(store, memory, path)
         if memory.tier == "working":
-            raise Refused(
+            raise InvalidChange(
                 f"{wanted!r} is a working note: notes expire on their own; `engram forget {wanted} "
                 "--delete` removes it now. Nothing was written"
             )
@@ -123,7 +111,7 @@ def set_status(store: Store, memory_id: object, status: str) -> Change:
             return Change(wanted, memory.scope, shown, status, False)
         if memory.status == "superseded":
             successor = memory.meta.get("superseded_by")
-            raise Refused(
+            raise InvalidChange(
                 f"{wanted!r} is superseded"
                 + (f" by {successor!r}" if isinstance(successor, str) else "")
                 + ": it already stays out of reads; forget or edit its successor instead. Nothing was written"
@@ -135,7 +123,7 @@ def set_status(store: Store, memory_id: object, status: str) -> Change:
         try:
             data = render_checked(meta, body, scope=memory.scope, tier=memory.tier)
         except CorruptMemory as exc:
-            raise Refused(
+            raise InvalidChange(
                 f"{shown} would not load back ({exc.message}); fix it with `engram edit {wanted}`. "
                 "Nothing was written"
             ) from None
