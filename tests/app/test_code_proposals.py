@@ -13,7 +13,8 @@ from store.errors import StoreError
 from store.files.memory import split_front_matter
 from store.store import Store
 from store.write import commits, proposals
-from tests.support.gitrepo import commit_all, init, memory, write
+from tests.support.files import write
+from tests.support.gitrepo import commit_all, init, memory
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ from engram_mcp.cli.main import main
 from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops
 from store.store import Store
-from tests.support.gitrepo import commit_all, init, memory, write
+from tests.support.files import write
+from tests.support.gitrepo import commit_all, init, memory
 
 BM25 = "class InvertedIndex:\n    def search(self, query):\n        return []\n\n\ndef score(doc):\n    return 0\n"
 CATALOG = "def refresh():\n    pass\n\n\ndef flush():\n    pass\n"

@@ -7,7 +7,6 @@ CLI on PATH); `ENGRAM_REGOLD=1` rewrites them after an intended change.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import tomllib
 from pathlib import Path
@@ -17,8 +16,10 @@ import yaml
 
 from engram_mcp.hosts import slash_commands
 from engram_mcp.hosts.slash_commands import MARK, command_files, engram_command, render
-from tests.conftest import FIXTURES
-from tests.hosts.test_link import front_matter, run, run_json
+from tests.support.cli import run, run_json
+from tests.support.host_configs import front_matter
+from tests.support.host_rules import claude_bash_allows
+from tests.support.paths import FIXTURES
 
 GOLDEN = FIXTURES / "hosts" / "commands"
 FILES = [
@@ -32,12 +33,6 @@ FILES = [
     ("windsurf", "engram.md"),
 ]
 HOSTS_WITH_COMMANDS = ["claude", "gemini", "codex", "opencode", "cursor", "vscode"]
-
-
-@pytest.fixture(autouse=True)
-def _linux_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def prompt_of(target: str, text: str) -> str:
@@ -129,20 +124,6 @@ def test_the_command_tells_the_agent_how_to_handle_each_request(target: str, nam
     assert "--force" not in flat.replace("`save-session --force`", "").replace("`--force`/`-f`", "")
 
 
-def _claude_allows(rule: str, command: str) -> bool:
-    """Claude Code's Bash rule matching: `Bash`, `Bash(prefix:*)`, `Bash(glob with *)`, exact."""
-    if rule == "Bash":
-        return True
-    if not (rule.startswith("Bash(") and rule.endswith(")")):
-        return False
-    spec = rule[5:-1]
-    if spec.endswith(":*"):
-        return command == spec[:-2] or command.startswith(spec[:-2] + " ")
-    if "*" in spec:
-        return fnmatch.fnmatchcase(command, spec) or (spec.endswith(" *") and command == spec[:-2])
-    return command == spec
-
-
 def test_no_command_file_pre_approves_a_write_for_the_model() -> None:
     """Issue 19: the Claude command's allowed-tools pre-approved `engram save-session --force` for
     the whole /engram turn, and its `--query-level:*` prefix also matched `--force --workspace
@@ -157,7 +138,7 @@ def test_no_command_file_pre_approves_a_write_for_the_model() -> None:
         text = (GOLDEN / f"{target}.{name}").read_text("utf-8")
         allowed = str(front_matter(text).get("allowed-tools", "")) if text.startswith("---\n") else ""
         for rule in (r.strip() for r in allowed.split(",") if r.strip()):
-            assert not any(_claude_allows(rule, w) for w in writes), (target, rule)
+            assert not any(claude_bash_allows(rule, w) for w in writes), (target, rule)
             assert "commit" not in rule and not rule.startswith("Bash"), (target, rule)
 
 

@@ -21,38 +21,31 @@ from engram_mcp.hosts.slash_commands import MARK
 from engram_mcp.tools import WRITE_TOOLS, build_tools
 from engram_mcp.tools.base import Flags
 from store.store import Store
-from tests.hosts.test_link import (
+from tests.support.cli import run, run_json
+from tests.support.files import write
+from tests.support.host_configs import (
     CASES,
+    COMMAND,
     Case,
-    _case,
+    case_named,
     front_matter,
+    gate_open,
     parse_jsonc,
     place,
-    run,
-    run_json,
-    snapshot,
+    place_setting,
 )
+from tests.support.host_rules import (
+    gemini_allowed,
+    gemini_policy,
+    gemini_policy_decision,
+    opencode_bash_decision,
+    opencode_decision,
+)
+from tests.support.paths import ENGRAM_MCP
+from tests.support.snapshots import tree_state
 
-ENGRAM_MCP = Path(__import__("sys").executable).with_name("engram-mcp")
 GEMINI_COMMIT = "mcp_engram_engram_commit"
 OPENCODE_COMMIT = "engram_engram_commit"
-
-
-@pytest.fixture(autouse=True)
-def _linux_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "APPDATA", "LOCALAPPDATA"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("GEMINI_CLI_TRUST_WORKSPACE", raising=False)
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def gate_open(envelope: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(f["file"], f["message"]) for f in envelope["data"]["findings"] if f["code"] == "host.gate_open"]
 
 
 # --- the read-tool list ----------------------------------------------------------------------------
@@ -68,10 +61,10 @@ def test_the_read_tools_are_exactly_the_tools_that_are_not_write_tools(workspace
 
 
 # --- Codex -------------------------------------------------------------------------------------------
-CODEX_WS = _case("codex-ws")
+CODEX_WS = case_named("codex-ws")
 
 
-@pytest.mark.parametrize("case", [_case("codex-global"), CODEX_WS], ids=lambda c: c.id)
+@pytest.mark.parametrize("case", [case_named("codex-global"), CODEX_WS], ids=lambda c: c.id)
 def test_codex_commit_prompts_and_the_read_tools_are_approved(
     case: Case,
     workspace: Path,
@@ -146,38 +139,6 @@ def test_doctor_accepts_the_prompt_mode_and_flags_approve_and_auto(
 
 
 # --- opencode ----------------------------------------------------------------------------------------
-def opencode_decision(config: dict[str, Any], tool: str) -> str:
-    """opencode's rule: the last `permission` key whose wildcard matches the tool wins; default allow."""
-    permission = config.get("permission", {})
-    if isinstance(permission, str):
-        return permission
-    decision = "allow"
-    for pattern, action in permission.items():
-        if fnmatch.fnmatchcase(tool, pattern) and isinstance(action, str):
-            decision = action
-    return decision
-
-
-def opencode_bash_decision(config: dict[str, Any], command: str) -> str:
-    """opencode's bash rule: the last matching pattern of every `permission` key matching "bash"
-    wins (`*` any text, a trailing " *" may match nothing); no rule: opencode's default allow."""
-    permission = config.get("permission", {})
-    if isinstance(permission, str):
-        return permission
-    decision = "allow"
-    for key, value in permission.items():
-        if not fnmatch.fnmatchcase("bash", key):
-            continue
-        rules = value if isinstance(value, dict) else {"*": value}
-        for pattern, action in rules.items():
-            regex = ".*".join(re.escape(part) for part in pattern.split("*"))
-            if pattern.endswith(" *"):
-                regex = regex[: -len(re.escape(" ") + ".*")] + "(?: .*)?"
-            if re.fullmatch(regex, command, re.DOTALL):
-                decision = action
-    return decision
-
-
 @pytest.mark.parametrize(
     "case_id", ["opencode-ws-jsonc", "opencode-global-jsonc", "opencode-ws-none", "opencode-global-none"]
 )
@@ -190,7 +151,7 @@ def test_opencode_link_asks_before_the_commit_tool_and_unlink_removes_exactly_th
 ) -> None:
     """Issue 9: `opencode run` committed unasked; with an "ask" rule it asked and wrote nothing."""
     monkeypatch.chdir(workspace)
-    case = _case(case_id)
+    case = case_named(case_id)
     path, original = place(case, workspace, private_home)
     rc, _, _ = run(capsys, "link", *case.argv())
     assert rc == 0
@@ -227,55 +188,14 @@ def test_opencode_link_refuses_a_blanket_allow_string_and_writes_nothing(
     """engram's choice: `"permission": "allow"` cannot take a per-tool rule; say how to fix it."""
     monkeypatch.chdir(workspace)
     write(workspace / "opencode.json", '{\n  "permission": "allow"\n}\n')
-    before = snapshot(workspace)
+    before = tree_state(workspace)
     rc, out, err = run(capsys, "link", "opencode")
     assert rc == 1
     assert "permission" in err and '"*": "allow"' in err
-    assert snapshot(workspace) == before
+    assert tree_state(workspace) == before
 
 
 # --- Gemini ------------------------------------------------------------------------------------------
-def gemini_allowed(config: dict[str, Any], fqn: str) -> bool:
-    """Gemini CLI's settings rules that allow a tool unasked (policy/config.ts, policy-engine.ts)."""
-    server = config.get("mcpServers", {}).get("engram", {})
-    if server.get("trust") is True:
-        return True
-    mcp = config.get("mcp", {})
-    if any(name in ("engram", "*") for name in mcp.get("allowed", [])):
-        return True
-    for pattern in config.get("tools", {}).get("allowed", []):
-        name = re.sub(r"\(.*\)$", "", pattern)
-        if name in ("*", "mcp_*", "mcp_engram_*", fqn):
-            return True
-    return False
-
-
-def gemini_policy(home: Path) -> list[dict[str, Any]]:
-    path = home / ".gemini" / "policies" / "engram.toml"
-    return list(tomllib.loads(path.read_text("utf-8"))["rule"])
-
-
-def gemini_policy_decision(rules: list[dict[str, Any]], tool: str, command: str | None = None) -> str | None:
-    """Gemini CLI's policy engine for one call: the matching rule with the highest priority."""
-    best: tuple[int, str] | None = None
-    for rule in rules:
-        names = rule["toolName"] if isinstance(rule["toolName"], list) else [rule["toolName"]]
-        if rule.get("mcpName"):
-            names = [f"mcp_{rule['mcpName']}_{name}" for name in names]
-        if tool not in names:
-            continue
-        if command is not None:
-            prefixes = rule.get("commandPrefix")
-            prefixes = [prefixes] if isinstance(prefixes, str) else prefixes
-            if prefixes and not any(command == p or command.startswith(p + " ") for p in prefixes):
-                continue
-            if "commandRegex" in rule and not re.match(rule["commandRegex"], command):
-                continue
-        if best is None or rule["priority"] > best[0]:
-            best = (rule["priority"], rule["decision"])
-    return best[1] if best else None
-
-
 @pytest.mark.parametrize("case_id", ["gemini-ws", "gemini-global"])
 def test_gemini_link_allows_the_read_and_proposal_tools_by_policy_and_asks_for_the_rest(
     case_id: str,
@@ -287,7 +207,7 @@ def test_gemini_link_allows_the_read_and_proposal_tools_by_policy_and_asks_for_t
     """Issue 19: Gemini 0.61 warns about `tools.allowed` on every run; a policy file allows the read
     and proposal tools (headless Gemini offers them) and asks for engram_commit and shell writes."""
     monkeypatch.chdir(workspace)
-    case = _case(case_id)
+    case = case_named(case_id)
     path, original = place(case, workspace, private_home)
     assert original is not None
     rc, _, _ = run(capsys, "link", *case.argv())
@@ -415,10 +335,10 @@ def test_nothing_link_writes_auto_approves_the_commit_tool(
     """SPEC §4.2: nothing engram writes anywhere auto-approves engram_commit; doctor agrees."""
     monkeypatch.chdir(workspace)
     place(case, workspace, private_home)
-    before = snapshot(workspace, private_home, dirs=False)
+    before = tree_state(workspace, private_home, dirs=False)
     rc, env = run_json(capsys, "link", *case.argv())
     assert rc == 0, env
-    after = snapshot(workspace, private_home, dirs=False)
+    after = tree_state(workspace, private_home, dirs=False)
     changed = {k: v for k, v in after.items() if before.get(k) != v and not k.endswith(".bak")}
     assert changed, "link wrote something"
     for rel, data in changed.items():
@@ -429,15 +349,6 @@ def test_nothing_link_writes_auto_approves_the_commit_tool(
 
 
 # --- doctor audits the gate ---------------------------------------------------------------------------
-COMMAND = json.dumps(str(ENGRAM_MCP))
-
-
-def place_setting(workspace: Path, home: Path, base: str, rel: str, text: str) -> None:
-    """Write one host setting file: `base` "ws" or "home", with CMD and "WS" filled in."""
-    text = text.replace("CMD", COMMAND).replace('"WS"', json.dumps(str(workspace)))
-    write((workspace if base == "ws" else home) / rel, text + "\n")
-
-
 OPEN_GATES = [
     (
         "claude-user-allow",

@@ -13,82 +13,31 @@ import os
 import re
 import shutil
 import stat
-import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from engram_mcp.cli.main import main
 from engram_mcp.hosts.slash_commands import MARK
-from tests.conftest import FIXTURES
+from tests.support.cli import run, run_json
+from tests.support.host_configs import (
+    BANNED,
+    CASES,
+    HOSTS,
+    Case,
+    assert_our_command,
+    case_named,
+    parse,
+    place,
+)
+from tests.support.snapshots import tree_state
 
-HOSTS = FIXTURES / "hosts"
-BANNED = ("uvx", "npx", "pip", "pipx", "pip3")
 HOOK_MATCHER = "startup|resume|clear|compact"
-
-
-# --- helpers (imported by the other host test modules) ---------------------------------------
-_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\r\n]*|/\*.*?\*/|[^"/]+|/', re.DOTALL)
-
-
-def parse_jsonc(text: str) -> Any:
-    """An independent JSONC reader: strip comments outside strings, then trailing commas."""
-    out = []
-    for tok in _JSONC_TOKEN.findall(text):
-        if tok.startswith("//") or tok.startswith("/*"):
-            out.append(" ")
-        else:
-            out.append(tok)
-    stripped = "".join(out)
-    # trailing commas: a comma followed only by whitespace before } or ] (outside strings)
-    pieces = re.split(r'("(?:[^"\\]|\\.)*")', stripped)
-    for i in range(0, len(pieces), 2):
-        pieces[i] = re.sub(r",(\s*[}\]])", r"\1", pieces[i])
-    return json.loads("".join(pieces))
-
-
-def front_matter(text: str) -> dict[str, Any]:
-    """The YAML front matter of a Markdown command file, {} when it has none."""
-    if not text.startswith("---\n"):
-        return {}
-    data = yaml.safe_load(text[4 : text.index("\n---\n", 4)])
-    assert isinstance(data, dict), text[:200]
-    return data
-
-
-def parse(path: Path, fmt: str) -> Any:
-    text = path.read_bytes().decode("utf-8")
-    if fmt == "toml":
-        return tomllib.loads(text)
-    if fmt == "json":
-        return json.loads(text)
-    return parse_jsonc(text)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    rc = main(list(argv))
-    captured = capsys.readouterr()
-    return rc, captured.out, captured.err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    rc, out, _ = run(capsys, *argv, "--json")
-    return rc, json.loads(out)
 
 
 def actions(envelope: dict[str, Any]) -> list[str]:
     return [r["action"] for r in envelope["data"]["results"]]
-
-
-def assert_our_command(command: Any) -> None:
-    """SPEC §8: `engram-mcp`, or an absolute path ending in engram-mcp; never a registry download."""
-    assert isinstance(command, str), command
-    assert Path(command).name not in BANNED
-    assert command == "engram-mcp" or (os.path.isabs(command) and command.endswith("/engram-mcp")), command
 
 
 def assert_our_hook_command(command: Any) -> None:
@@ -96,22 +45,6 @@ def assert_our_hook_command(command: Any) -> None:
     program = command[: -len(" hook session-start")].strip('"')
     assert Path(program).name not in BANNED
     assert program == "engram" or (os.path.isabs(program) and program.endswith("/engram")), command
-
-
-def snapshot(*roots: Path, dirs: bool = True) -> dict[str, bytes]:
-    """Every file (and folder, unless dirs=False) under roots, path → bytes; engram's own store
-    folders are left out."""
-    files: dict[str, bytes] = {}
-    for root in roots:
-        for path in sorted(root.rglob("*")):
-            rel = path.relative_to(root.parent).as_posix()
-            if "/.engram" in "/" + rel or "/.config/engram" in "/" + rel:
-                continue
-            if path.is_file():
-                files[rel] = path.read_bytes()
-            elif dirs and path.is_dir():
-                files[rel + "/"] = b""
-    return files
 
 
 GATE_RULES = {
@@ -139,204 +72,8 @@ def assert_only_inserted(before: str, after: str, needle: str, rules: tuple[str,
 
 
 # --- the target table ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Case:
-    id: str
-    target: str
-    global_: bool
-    fixture: str | None
-    """file in fixtures/hosts, or None: no file exists before link"""
-    base: str
-    """ws or home"""
-    rel: str
-    fmt: str
-    container: tuple[str, ...]
-
-    def argv(self) -> list[str]:
-        return [self.target, *(["--global"] if self.global_ else [])]
-
-    def path(self, workspace: Path, home: Path) -> Path:
-        return (workspace if self.base == "ws" else home) / self.rel
-
-    def shown(self) -> str:
-        return self.rel if self.base == "ws" else f"~/{self.rel}"
-
-
-CASES = [
-    Case(
-        "claude-ws", "claude", False, "claude-workspace.mcp.json", "ws", ".mcp.json", "json", ("mcpServers",)
-    ),
-    Case(
-        "codex-global",
-        "codex",
-        True,
-        "codex-global.config.toml",
-        "home",
-        ".codex/config.toml",
-        "toml",
-        ("mcp_servers",),
-    ),
-    Case(
-        "codex-ws",
-        "codex",
-        False,
-        "codex-workspace.config.toml",
-        "ws",
-        ".codex/config.toml",
-        "toml",
-        ("mcp_servers",),
-    ),
-    Case(
-        "gemini-ws",
-        "gemini",
-        False,
-        "gemini-workspace.settings.json",
-        "ws",
-        ".gemini/settings.json",
-        "jsonc",
-        ("mcpServers",),
-    ),
-    Case(
-        "gemini-global",
-        "gemini",
-        True,
-        "gemini-global.settings.json",
-        "home",
-        ".gemini/settings.json",
-        "jsonc",
-        ("mcpServers",),
-    ),
-    Case(
-        "antigravity-global",
-        "antigravity",
-        True,
-        "antigravity-global.mcp_config.json",
-        "home",
-        ".gemini/config/mcp_config.json",
-        "json",
-        ("mcpServers",),
-    ),
-    Case(
-        "antigravity-legacy",
-        "antigravity",
-        True,
-        "antigravity-legacy.mcp_config.json",
-        "home",
-        ".gemini/antigravity/mcp_config.json",
-        "json",
-        ("mcpServers",),
-    ),
-    Case(
-        "cursor-ws",
-        "cursor",
-        False,
-        "cursor-workspace.mcp.json",
-        "ws",
-        ".cursor/mcp.json",
-        "jsonc",
-        ("mcpServers",),
-    ),
-    Case(
-        "cursor-global-crlf",
-        "cursor",
-        True,
-        "cursor-global.mcp.json",
-        "home",
-        ".cursor/mcp.json",
-        "jsonc",
-        ("mcpServers",),
-    ),
-    Case(
-        "opencode-ws-jsonc",
-        "opencode",
-        False,
-        "opencode-workspace.opencode.jsonc",
-        "ws",
-        "opencode.jsonc",
-        "jsonc",
-        ("mcp",),
-    ),
-    Case(
-        "opencode-global-jsonc",
-        "opencode",
-        True,
-        "opencode-global.opencode.jsonc",
-        "home",
-        ".config/opencode/opencode.jsonc",
-        "jsonc",
-        ("mcp",),
-    ),
-    Case("opencode-ws-none", "opencode", False, None, "ws", "opencode.json", "jsonc", ("mcp",)),
-    Case(
-        "opencode-global-none",
-        "opencode",
-        True,
-        None,
-        "home",
-        ".config/opencode/opencode.json",
-        "jsonc",
-        ("mcp",),
-    ),
-    Case(
-        "windsurf-global",
-        "windsurf",
-        True,
-        "windsurf-global.mcp_config.json",
-        "home",
-        ".codeium/windsurf/mcp_config.json",
-        "json",
-        ("mcpServers",),
-    ),
-    Case(
-        "vscode-ws",
-        "vscode",
-        False,
-        "vscode-workspace.mcp.json",
-        "ws",
-        ".vscode/mcp.json",
-        "jsonc",
-        ("servers",),
-    ),
-    Case(
-        "vscode-global",
-        "vscode",
-        True,
-        "vscode-global.mcp.json",
-        "home",
-        ".config/Code/User/mcp.json",
-        "jsonc",
-        ("servers",),
-    ),
-    Case(
-        "claude-desktop-global",
-        "claude-desktop",
-        True,
-        "claude-desktop-global.claude_desktop_config.json",
-        "home",
-        ".config/Claude/claude_desktop_config.json",
-        "json",
-        ("mcpServers",),
-    ),
-]
 FILE_CASES = [c for c in CASES if c.fixture is not None]
 SETTINGS_FIXTURE = HOSTS / "claude-workspace.settings.json"
-
-
-@pytest.fixture(autouse=True)
-def _linux_layout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Host paths as on Linux (SPEC §8: ~/.config/Code/User, ~/.config/Claude)."""
-    for name in ("XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "APPDATA", "LOCALAPPDATA"):
-        monkeypatch.delenv(name, raising=False)
-    assert sys.platform.startswith("linux")
-
-
-def place(case: Case, workspace: Path, home: Path) -> tuple[Path, bytes | None]:
-    path = case.path(workspace, home)
-    if case.fixture is None:
-        return path, None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(HOSTS / case.fixture, path)
-    return path, path.read_bytes()
 
 
 def engram_entry(case: Case, data: Any) -> Any:
@@ -387,11 +124,11 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         path.chmod(0o600)
     untouched_before = {
         k: v
-        for k, v in snapshot(workspace, private_home, dirs=False).items()
+        for k, v in tree_state(workspace, private_home, dirs=False).items()
         if case.rel not in k and "settings.json" not in k
     }
 
-    all_before = snapshot(workspace, private_home)
+    all_before = tree_state(workspace, private_home)
     rc, env = run_json(capsys, "link", *case.argv())
     assert rc == 0, env
     assert actions(env)[0] == "added"
@@ -461,13 +198,13 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         assert settings.read_bytes() == settings_original
     untouched_after = {
         k: v
-        for k, v in snapshot(workspace, private_home, dirs=False).items()
+        for k, v in tree_state(workspace, private_home, dirs=False).items()
         if case.rel not in k and "settings.json" not in k
     }
     assert untouched_after == untouched_before
     assert not any(c.exists() for c in commands), "unlink removes the /engram command"
     leftover = {
-        k for k in snapshot(workspace, private_home) if k not in all_before and not k.endswith(".bak")
+        k for k in tree_state(workspace, private_home) if k not in all_before and not k.endswith(".bak")
     }
     assert leftover == set(), f"unlink leaves no folder the link created: {leftover}"
 
@@ -532,13 +269,13 @@ def test_dry_run_prints_the_diff_and_writes_nothing(
 ) -> None:
     monkeypatch.chdir(workspace)
     place(case, workspace, private_home)
-    before = snapshot(workspace, private_home)
+    before = tree_state(workspace, private_home)
     rc, out, _ = run(capsys, "link", *case.argv(), "--dry-run")
     assert rc == 0
     assert "+++" in out and "---" in out
     added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert any("engram" in line for line in added), out
-    assert snapshot(workspace, private_home) == before
+    assert tree_state(workspace, private_home) == before
 
 
 def _broken(fmt: str) -> str:
@@ -559,16 +296,16 @@ def test_a_file_that_does_not_parse_is_left_untouched_and_named_with_its_line(
     path = case.path(workspace, private_home)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_broken(case.fmt))
-    before = snapshot(workspace, private_home)
+    before = tree_state(workspace, private_home)
     rc, out, err = run(capsys, "link", *case.argv())
     assert rc == 1
     assert case.rel in err, err
     assert re.search(r"\bline 3\b", err), err
     assert "Traceback" not in out + err
-    assert snapshot(workspace, private_home) == before
+    assert tree_state(workspace, private_home) == before
     rc, out, err = run(capsys, "unlink", *case.argv())
     assert rc == 1 and case.rel in err and re.search(r"\bline 3\b", err), err
-    assert snapshot(workspace, private_home) == before
+    assert tree_state(workspace, private_home) == before
 
 
 # --- targets with no file in a scope ---------------------------------------------------------
@@ -576,14 +313,14 @@ def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
     workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(workspace)
-    before = snapshot(workspace, private_home)
+    before = tree_state(workspace, private_home)
     rc, out, _ = run(capsys, "link", "claude", "--global")
     assert rc == 0
     match = re.search(r"claude mcp add --scope user engram -- (\S+)", out)
     assert match, out
     assert_our_command(match.group(1).strip('"').rstrip(")"))
     assert not any(word in out.split() for word in BANNED)
-    after = snapshot(workspace, private_home)
+    after = tree_state(workspace, private_home)
     command = "home/.claude/commands/engram.md"
     settings = "home/.claude/settings.json"
     assert {k for k in after if k not in before} == {
@@ -597,7 +334,7 @@ def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
     assert "Bash(engram commit *)" in ask and "Bash(engram save-session *)" in ask
     assert not (private_home / ".claude.json").exists()
     rc, _, _ = run(capsys, "unlink", "claude", "--global")
-    assert rc == 0 and snapshot(workspace, private_home) == before
+    assert rc == 0 and tree_state(workspace, private_home) == before
 
 
 @pytest.mark.parametrize("target", ["windsurf", "antigravity", "claude-desktop"])
@@ -609,7 +346,7 @@ def test_targets_without_a_workspace_file_are_skipped_with_a_note(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
-    before = snapshot(workspace, private_home)
+    before = tree_state(workspace, private_home)
     rc, env = run_json(capsys, "link", target)
     assert rc == 0
     [result] = env["data"]["results"]
@@ -617,7 +354,7 @@ def test_targets_without_a_workspace_file_are_skipped_with_a_note(
     assert "--global" in result["message"] or "user" in result["message"]
     rc, out, _ = run(capsys, "unlink", target)
     assert rc == 0 and "skipped" in out
-    assert snapshot(workspace, private_home) == before
+    assert tree_state(workspace, private_home) == before
 
 
 # --- foreign `engram` entries ----------------------------------------------------------------
@@ -629,42 +366,38 @@ class Foreign:
     others: tuple[str, ...] = ()
 
 
-def _case(case_id: str) -> Case:
-    return next(c for c in CASES if c.id == case_id)
-
-
 FOREIGN = [
     Foreign(
-        _case("claude-ws"),
+        case_named("claude-ws"),
         '{\n  "mcpServers": {\n    "engram": {\n      "command": "uvx",\n      "args": ["engram-mcp"]\n    },\n'
         '    "github": {"command": "gh-mcp"}\n  }\n}\n',
         "uvx",
         ("github",),
     ),
     Foreign(
-        _case("codex-global"),
+        case_named("codex-global"),
         '# other memory tool\n[mcp_servers.engram]\ncommand = "npx"\nargs = ["-y", "other-engram"]\n\n'
         '[mcp_servers.docs]\ncommand = "docs-mcp"\n',
         "npx",
         ("docs",),
     ),
     Foreign(
-        _case("cursor-global-crlf"),
+        case_named("cursor-global-crlf"),
         '{\r\n  // installed by other-engram\r\n  "mcpServers": {\r\n    "engram": { "command": "npx", "args": ["-y", "other-engram"] },\r\n  }\r\n}\r\n',
         "npx",
     ),
     Foreign(
-        _case("gemini-ws"),
+        case_named("gemini-ws"),
         '{\n\t"mcpServers": {\n\t\t"engram": {"command": "uvx", "args": ["engram-mcp"], "trust": true}\n\t}\n}\n',
         "uvx",
     ),
     Foreign(
-        _case("opencode-ws-jsonc"),
+        case_named("opencode-ws-jsonc"),
         '{\n  "mcp": {\n    // someone else\'s engram\n    "engram": {"type": "local", "command": ["uvx", "engram-mcp"]},\n  },\n}\n',
         "uvx",
     ),
     Foreign(
-        _case("vscode-ws"),
+        case_named("vscode-ws"),
         '{\n    "servers": {\n        "engram": {"type": "stdio", "command": "npx", "args": ["-y", "other-engram"]}\n    }\n}\n',
         "npx",
     ),
@@ -684,12 +417,12 @@ def test_a_foreign_engram_entry_survives_link_and_unlink_and_force_replaces_it(
     path = case.path(workspace, private_home)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(foreign.text.encode())
-    before = snapshot(workspace, private_home)
+    before = tree_state(workspace, private_home)
     for verb in ("link", "unlink"):
         rc, out, err = run(capsys, verb, *case.argv())
         assert rc == 1, (verb, out, err)
         assert case.rel in err and foreign.command in err, err
-        assert snapshot(workspace, private_home) == before, verb
+        assert tree_state(workspace, private_home) == before, verb
     rc, out, err = run(capsys, "link", *case.argv(), "--force")
     assert rc == 0, out + err
     data = parse(path, case.fmt)
@@ -740,7 +473,7 @@ def test_other_hosts_never_get_always_load(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(workspace)
-    case = _case(case_id)
+    case = case_named(case_id)
     path, _ = place(case, workspace, private_home)
     rc, _, _ = run(capsys, "link", *case.argv(), "--no-hook")
     assert rc == 0
@@ -753,9 +486,9 @@ def test_claude_link_without_prior_settings_round_trips_and_removes_the_hook_fil
     workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(workspace)
-    case = _case("claude-ws")
+    case = case_named("claude-ws")
     path, original = place(case, workspace, private_home)
-    before = snapshot(workspace, private_home)
+    before = tree_state(workspace, private_home)
     rc, env = run_json(capsys, "link", "claude")
     assert rc == 0 and actions(env) == ["added", "added", "added"]
     hooks = json.loads((workspace / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"]
@@ -767,6 +500,6 @@ def test_claude_link_without_prior_settings_round_trips_and_removes_the_hook_fil
     rc, env = run_json(capsys, "unlink", "claude")
     assert rc == 0 and actions(env) == ["removed", "removed", "removed"]
     assert path.read_bytes() == original
-    after = snapshot(workspace, private_home)
+    after = tree_state(workspace, private_home)
     assert {k: v for k, v in after.items() if not k.endswith(".bak")} == before
     assert not (workspace / ".claude").exists()

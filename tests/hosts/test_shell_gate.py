@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.test_gate import ENGRAM_MCP, gate_open, place_setting, write
-from tests.hosts.test_link import run, run_json
+from tests.support.cli import run, run_json
+from tests.support.files import write
+from tests.support.host_configs import gate_open, place_setting
+from tests.support.paths import ENGRAM_MCP
 
 CMD = str(ENGRAM_MCP)
 

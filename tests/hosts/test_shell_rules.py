@@ -9,7 +9,6 @@ and that unlink takes away exactly what link added.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 import tomllib
@@ -18,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.hosts.shell_rules import OPENCODE_OTHER_SPELLINGS
-from tests.hosts.test_gate import gemini_policy_decision, opencode_bash_decision
-from tests.hosts.test_link import parse_jsonc, run, run_json, snapshot
+from tests.support.cli import run, run_json
+from tests.support.host_configs import parse_jsonc
+from tests.support.host_rules import claude_bash_allows, gemini_policy_decision, opencode_bash_decision
+from tests.support.snapshots import tree_state
 
 WRITES = (
     "commit",
@@ -69,13 +70,6 @@ def _server(pin: str) -> list[str]:
     return ["engram-mcp"] + ([str(Path(pin).with_name("engram-mcp"))] if pin != "engram" else [])
 
 
-def _claude_covers(rule: str, command: str) -> bool:
-    """Claude Code's rule matching for `Bash(…)`: `*` matches any text, a single trailing ` *`
-    may also match nothing (code.claude.com/docs/en/permissions)."""
-    spec = rule.removeprefix("Bash(").removesuffix(")")
-    return fnmatch.fnmatchcase(command, spec) or (spec.endswith(" *") and command == spec[:-2])
-
-
 # --- Claude Code -----------------------------------------------------------------------------------
 def test_claude_link_adds_ask_rules_for_every_engram_write_and_unlink_takes_them_away(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -93,13 +87,13 @@ def test_claude_link_adds_ask_rules_for_every_engram_write_and_unlink_takes_them
     expected += [rule for server in _server(pin) for rule in (f"Bash({server})", f"Bash({server} *)")]
     assert settings["permissions"] == {"ask": expected}
     for server in _server(pin):
-        assert any(_claude_covers(r, server) for r in expected)
-        assert any(_claude_covers(r, f"{server} --no-elicitation") for r in expected)
+        assert any(claude_bash_allows(r, server) for r in expected)
+        assert any(claude_bash_allows(r, f"{server} --no-elicitation") for r in expected)
     for spelling in _spellings(pin):
         for attempt in ATTEMPTS:
-            assert any(_claude_covers(r, f"{spelling} {attempt}") for r in expected), attempt
+            assert any(claude_bash_allows(r, f"{spelling} {attempt}") for r in expected), attempt
         for read in READS:
-            assert not any(_claude_covers(r, f"{spelling} {read}") for r in expected), read
+            assert not any(claude_bash_allows(r, f"{spelling} {read}") for r in expected), read
     rc, env = run_json(capsys, "link", "claude")
     assert rc == 0 and {r["action"] for r in env["data"]["results"]} == {"unchanged"}
     rc, out, err = run(capsys, "unlink", "claude")
@@ -238,7 +232,7 @@ def test_codex_link_writes_a_prompt_rule_for_every_engram_command(
     trusted project); a prefix rule matches argv literally, so engram asks as a whole: with
     `--workspace=DIR` first, no list of sub-commands would match."""
     monkeypatch.chdir(workspace)
-    before = snapshot(workspace, private_home)
+    before = tree_state(workspace, private_home)
     argv = ["link", "codex", *(["--global"] if global_ else [])]
     rc, out, err = run(capsys, *argv)
     assert rc == 0, out + err
@@ -256,7 +250,7 @@ def test_codex_link_writes_a_prompt_rule_for_every_engram_command(
     assert rules.read_text("utf-8") == text
     rc, out, err = run(capsys, "unlink", "codex", *(["--global"] if global_ else []))
     assert rc == 0, out + err
-    assert snapshot(workspace, private_home) == before
+    assert tree_state(workspace, private_home) == before
 
 
 def test_codex_leaves_a_rules_file_of_the_users_alone(

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.test_link import parse_jsonc, run, run_json
+from tests.support.cli import run, run_json
+from tests.support.host_configs import parse_jsonc
 
 ORIGINAL = (
     '{\n  // my servers, kept in dotfiles\n  "mcpServers": {\n    "github": {"command": "gh-mcp"}\n  }\n}\n'

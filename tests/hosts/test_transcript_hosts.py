@@ -24,8 +24,8 @@ import pytest
 
 from engram_mcp.transcripts.bounded import Skips, jsonl
 from engram_mcp.transcripts.sessions import recent_sessions
-from tests.conftest import FIXTURES
-from tests.hosts.test_link import run, run_json
+from tests.support.cli import run, run_json
+from tests.support.paths import FIXTURES
 from tests.support.wire import WireSession
 
 SESSIONS = FIXTURES / "sessions"

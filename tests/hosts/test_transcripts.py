@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
-from tests.hosts.test_link import run, run_json
+from tests.support.cli import run, run_json
+from tests.support.paths import FIXTURES
 from tests.support.wire import WireSession
 
 TRANSCRIPTS = FIXTURES / "transcripts-hosts"

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from store.code.refs import defined_names, extract, parse_ref
-from tests.support.gitrepo import commit_all, init, write
+from tests.support.files import write
+from tests.support.gitrepo import commit_all, init
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from tests.support.files import write
+
 ENV = {
     "GIT_AUTHOR_NAME": "Test",
     "GIT_AUTHOR_EMAIL": "test@example.invalid",
@@ -39,12 +41,6 @@ def commit_all(repo: Path, message: str, *, when: str | None = None) -> None:
     git(repo, "add", "-A")
     env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when} if when else None
     git(repo, "commit", "-q", "-m", message, env=env)
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, "utf-8")
-    return path
 
 
 def memory(repo: Path, memory_id: str, title: str, body: str, **fields: object) -> Path:
