@@ -3,6 +3,12 @@ aliases (no billion-laughs), no key given twice in one mapping (YAML loaders kee
 so `always: true` could hide after a page of filler; issue 9). Imported only when a memory file
 is parsed or written: a process that reads its indexes (the session hook, a server's warm start)
 never pays for it.
+
+Two readers, one language: the one-line-per-key form engram writes (and most people do) is
+read directly, and every other block by PyYAML's pure-Python loader, which refuses an alias
+as it composes the document, before anything is expanded. libyaml is not used: its scanner
+and the pure-Python one disagree at the edges (`[a:?]`), so which of them read a file must
+not decide whether it loads.
 """
 
 from __future__ import annotations
@@ -16,39 +22,7 @@ import yaml
 from store.errors import CorruptMemory
 
 
-class _DuplicateKey(yaml.YAMLError):
-    """A mapping names one key twice; lines are 0-based within the front-matter block."""
-
-    def __init__(self, key: object, line: int, first_line: int) -> None:
-        super().__init__(f"duplicate key {key!r}")
-        self.key, self.line, self.first_line = key, line, first_line
-
-
-class _StrictMappings:
-    """Refuse a mapping that repeats a key. The common case costs one length comparison: the
-    keys are looked at one by one only when the mapping came out shorter than its pairs."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        own = node.value if isinstance(node, yaml.MappingNode) else None
-        mapping = super().construct_mapping(node, deep)  # type: ignore[misc]
-        if own is not None and (node.value is not own or len(mapping) != len(own)):
-            _refuse_repeats(self, own)  # `node.value is not own`: a `<<` merge happened
-        return mapping
-
-
-def _refuse_repeats(constructor: Any, pairs: list[tuple[Any, Any]]) -> None:
-    first: dict[Any, int] = {}
-    for key_node, _ in pairs:
-        key = constructor.construct_object(key_node, deep=True)  # cached: no second construction
-        try:
-            if key in first:
-                raise _DuplicateKey(key, key_node.start_mark.line, first[key])
-            first[key] = key_node.start_mark.line
-        except TypeError:  # an unhashable key: the constructor has refused it already
-            continue
-
-
-class _Loader(_StrictMappings, yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):
     """SafeLoader without implicit timestamps, without aliases and without repeated keys."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
@@ -57,33 +31,48 @@ class _Loader(_StrictMappings, yaml.SafeLoader):
             raise yaml.composer.ComposerError(None, None, "YAML aliases are not allowed", event.start_mark)
         return super().compose_node(parent, index)
 
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """Refuse a mapping that repeats a key. The common case costs one length comparison:
+        the keys are looked at one by one only when the mapping came out shorter than its pairs."""
+        own = node.value if isinstance(node, yaml.MappingNode) else None
+        mapping = super().construct_mapping(node, deep)
+        if own is not None and (node.value is not own or len(mapping) != len(own)):
+            _refuse_repeats(self, own)  # `node.value is not own`: a `<<` merge happened
+        return mapping
+
+
+def _refuse_repeats(constructor: Any, pairs: list[tuple[Any, Any]]) -> None:
+    """CorruptMemory naming the repeated key and both its lines (1-based in the file: the
+    block starts on the file's second line)."""
+    first: dict[Any, int] = {}
+    for key_node, _ in pairs:
+        key = constructor.construct_object(key_node, deep=True)  # cached: no second construction
+        line = key_node.start_mark.line
+        try:
+            if key in first:
+                raise CorruptMemory(
+                    f"the front matter repeats the key {str(key)!r} (line {line + 2}; first on line "
+                    f"{first[key] + 2}); engram cannot tell which value is meant, so the file is not "
+                    "loaded: keep one of them"
+                )
+            first[key] = line
+        except TypeError:  # an unhashable key: the constructor has refused it already
+            continue
+
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_FastLoader: Any = None
-if getattr(yaml, "__with_libyaml__", False):
-
-    class _CLoader(_StrictMappings, yaml.CSafeLoader):
-        """libyaml's safe loader, same resolvers and mapping check; used only when no alias
-        can be present."""
-
-    _CLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
-    _FastLoader = _CLoader
-
-_MAYBE_ALIAS: Final = re.compile(r"[&*][^\s]")
 
 
 def _load(block: str) -> Any:
-    """Parse a front-matter block: the one-line-per-key form engram writes (and most people
-    do) directly; otherwise libyaml when the text cannot hold an alias, else the pure-Python
-    loader that refuses aliases (anchors `&` and aliases `*` never reach libyaml)."""
+    """Parse a front-matter block: the one-line-per-key form directly, anything else with the
+    strict loader."""
     simple = _simple(block)
     if simple is not None:
         return simple
-    loader = _FastLoader if _FastLoader is not None and not _MAYBE_ALIAS.search(block) else _Loader
-    return yaml.load(block, Loader=loader)  # noqa: S506 - safe loaders only
+    return yaml.load(block, Loader=_Loader)  # noqa: S506 - the safe loader, stricter still
 
 
 # --- the one-line-per-key form ----------------------------------------------------------------
@@ -107,38 +96,41 @@ _STR, _BOOL, _NULL, _INT = (f"tag:yaml.org,2002:{name}" for name in ("str", "boo
 _PLAIN_INT: Final = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 
 
-class _NotSimple(Exception):
-    pass
+_NOT_SIMPLE: Final = object()
+"""What `_scalar` answers for a scalar this form leaves to YAML."""
 
 
 def _simple(block: str) -> dict[str, Any] | None:
+    """The block read as the one-line-per-key form, or None when it is not in that form."""
     meta: dict[str, Any] = {}
-    try:
-        for line in block.split("\n")[:-1] if block.endswith("\n") else block.split("\n"):
-            match = _LINE.fullmatch(line)
-            if match is None:
+    for line in block.split("\n")[:-1] if block.endswith("\n") else block.split("\n"):
+        match = _LINE.fullmatch(line)
+        if match is None:
+            return None
+        key, value = match.groups()
+        if key in meta or _scalar(key, flow=False) != key:
+            return None
+        if value[0] == "[" and value[-1] == "]":
+            inner = value[1:-1]
+            items = [_scalar(item, flow=True) for item in inner.split(", ")] if inner else []
+            if any(item is _NOT_SIMPLE for item in items):
                 return None
-            key, value = match.groups()
-            if key in meta or _scalar(key, flow=False) != key:
-                return None
-            if value[0] == "[" and value[-1] == "]":
-                inner = value[1:-1]
-                meta[key] = [_scalar(item, flow=True) for item in inner.split(", ")] if inner else []
-            else:
-                meta[key] = _scalar(value, flow=False)
-    except _NotSimple:
-        return None
+            meta[key] = items
+        elif (scalar := _scalar(value, flow=False)) is _NOT_SIMPLE:
+            return None
+        else:
+            meta[key] = scalar
     return meta
 
 
 @lru_cache(maxsize=4096)  # types, statuses, tags and dates recur from file to file
 def _scalar(text: str, *, flow: bool) -> Any:
-    """A plain or quoted scalar's value as YAML types it; _NotSimple for anything this form
+    """A plain or quoted scalar's value as YAML types it; _NOT_SIMPLE for anything this form
     leaves to YAML (a quoted scalar holding its own quote or a backslash, for one)."""
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         inner = text[1:-1]
         if text[0] in inner or "\\" in inner or not inner.isprintable():
-            raise _NotSimple
+            return _NOT_SIMPLE
         return inner
     if (
         not text
@@ -151,7 +143,7 @@ def _scalar(text: str, *, flow: bool) -> Any:
         or not text.isprintable()
         or (flow and not _FLOW_FORBIDDEN.isdisjoint(text))
     ):
-        raise _NotSimple
+        return _NOT_SIMPLE
     tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
     if tag == _STR:
         return text
@@ -161,19 +153,13 @@ def _scalar(text: str, *, flow: bool) -> Any:
         return None
     if tag == _INT and _PLAIN_INT.fullmatch(text):
         return int(text)
-    raise _NotSimple
+    return _NOT_SIMPLE
 
 
 def parse_block(block: str) -> Any:
     """The front-matter block parsed; CorruptMemory saying what is wrong and where."""
     try:
         return _load(block)
-    except _DuplicateKey as exc:
-        raise CorruptMemory(
-            f"the front matter repeats the key {str(exc.key)!r} (line {exc.line + 2}; first on line "
-            f"{exc.first_line + 2}); engram cannot tell which value is meant, so the file is not "
-            "loaded: keep one of them"
-        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
