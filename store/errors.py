@@ -24,6 +24,12 @@
 * NotRegular (an OSError, not a StoreError): a path that is a FIFO, device, socket, folder or
   link, met by the file readers (store.fsutil); callers turn it into a Problem or an UnsafePath.
 
+* Derived data refused (not StoreErrors: the caller rebuilds, the user sees at most a notice):
+  - Untrusted         a sealed file (store.files.sealed) without a valid tag of this user's engram;
+                      `stale` when an earlier engram wrote it in another layout
+  - CorruptIndex      a saved search index whose arrays do not add up
+  - ModelUnavailable  the vector model cannot be loaded; the message says what to fix
+
 A write's StoreError is raised before anything is written (`changed` False), or, rarely, after
 its journal began changing files (`changed` True: the next write or start completes it); the
 application says which (engram_mcp.outcome.store_failure).
@@ -143,6 +149,23 @@ class NoWorkspace(StoreError):
 
 class NotRegular(OSError):
     """A path that is a FIFO, device, socket, folder or symbolic link: never opened for reading."""
+
+
+class Untrusted(ValueError):
+    """A sealed file that did not check: never used, rebuilt from the memories. `stale` when
+    it is in a layout an earlier engram wrote: stale derived data, nothing to tell the user."""
+
+    def __init__(self, reason: str, *, stale: bool = False) -> None:
+        super().__init__(reason)
+        self.stale = stale
+
+
+class CorruptIndex(ValueError):
+    """A saved search index that does not add up; the caller rebuilds it from the memories."""
+
+
+class ModelUnavailable(Exception):
+    """The configured vector model cannot be loaded; the message says what to fix."""
 
 
 @dataclass(frozen=True, slots=True)
