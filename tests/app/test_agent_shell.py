@@ -26,9 +26,9 @@ from engram_mcp.cli.main import main
 from store.store import Store
 from tests.support import terminal
 from tests.support.cli import run_json
+from tests.support.paths import ENGRAM, ENGRAM_MCP
 from tests.support.snapshots import memory_files
 
-ENGRAM = str(Path(sys.executable).with_name("engram"))
 LINE = "Remember that the zorblax quantifier is recalibrated every fortnight."
 HUMAN = Observation(stdin_tty=True, controlling_tty=True, environ={"TERM": "xterm-256color"})
 
@@ -364,10 +364,8 @@ def _commit(id_: int, token: str) -> dict[str, Any]:
 
 def _save_and_commit(command: list[str], ws: Path, title: str) -> None:
     """A client that starts the server with `command`, proposes one rule and commits it."""
-    from tests.support.wire import SERVER
-
     proc = subprocess.Popen(
-        [part.replace("{server}", SERVER) for part in command],
+        [part.replace("{server}", ENGRAM_MCP) for part in command],
         cwd=ws,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -414,8 +412,6 @@ def test_a_server_fed_from_a_file_in_the_agents_shell_has_its_writes_listed(
     """`exec engram-mcp < requests` in an agent's shell: the server's parent is then the host
     itself, but its stdin is no pipe of the host's (a review finding: the commit was sealed as
     the human's)."""
-    from tests.support.wire import SERVER
-
     assert main(["verify", "--accept"]) == 0
     capsys.readouterr()
     with pytest.MonkeyPatch.context() as patch:
@@ -426,7 +422,7 @@ def test_a_server_fed_from_a_file_in_the_agents_shell_has_its_writes_listed(
     requests.write_text("".join(json.dumps(line) + "\n" for line in (*HANDSHAKE, _commit(2, token))))
     with requests.open("rb") as stdin:
         done = subprocess.run(
-            [sys.executable, "-c", "import os, sys; os.execv(sys.argv[1], sys.argv[1:])", SERVER],
+            [sys.executable, "-c", "import os, sys; os.execv(sys.argv[1], sys.argv[1:])", ENGRAM_MCP],
             stdin=stdin,
             capture_output=True,
             cwd=ws,

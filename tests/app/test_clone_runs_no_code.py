@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from store.files.git import repository, run_git
 from tests.support.gitrepo import ENV, commit_all, git, init
-
-ENGRAM = Path(sys.executable).with_name("engram")
+from tests.support.paths import ENGRAM
 
 MEMORY = """---
 title: Rounding lives in the billing module
@@ -102,7 +100,7 @@ def _engram(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "ENGRAM_WORKSPACE"}
     env["ENGRAM_SESSION_OBJECTIVE"] = "rounding in billing"
     return subprocess.run(
-        [str(ENGRAM), *args], cwd=cwd, capture_output=True, text=True, env=env, input="", timeout=60
+        [ENGRAM, *args], cwd=cwd, capture_output=True, text=True, env=env, input="", timeout=60
     )
 
 

@@ -14,8 +14,8 @@ from engram_mcp import importers
 from engram_mcp.cli.main import main
 from store.store import Store
 from store.write import commits, proposals
-from tests.conftest import FIXTURES
 from tests.support.gitrepo import commit_all, init, memory
+from tests.support.paths import FIXTURES
 from tests.support.snapshots import memory_state
 
 PROJECT = FIXTURES / "importers" / "project"

@@ -22,7 +22,7 @@ from engram_mcp.tools import WRITE_TOOLS
 from engram_mcp.tools.base import Flags
 from protocol.errors import INVALID_PARAMS
 from store.store import Store
-from tests.conftest import FIXTURES
+from tests.support.paths import FIXTURES
 from tests.support.samples import NEW
 from tests.support.sdk import MODERN, client, propose, refusal, run, snapshot, text
 from tests.support.sdk import data as _data

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from engram_mcp import __version__
 from engram_mcp.cli.main import main
 from tests.support.cli import run_json
+from tests.support.paths import ENGRAM
 
 
 @pytest.fixture
@@ -247,9 +247,6 @@ def test_the_workspace_option_selects_the_store(
 
 def test_the_console_script_prints_its_version(tmp_path: Path) -> None:
     """The installed `engram` script answers --version."""
-    script = Path(sys.executable).with_name("engram")
-    done = subprocess.run(
-        [str(script), "--version"], capture_output=True, text=True, timeout=30, cwd=tmp_path
-    )
+    done = subprocess.run([ENGRAM, "--version"], capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert done.returncode == 0
     assert done.stdout.strip() == f"engram {__version__}"

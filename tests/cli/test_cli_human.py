@@ -22,11 +22,10 @@ from protocol.validation import compile_validator
 from store.files.workspace import find_workspace
 from store.store import Store
 from tests.support.cli import run_json
+from tests.support.paths import ENGRAM, ENGRAM_MCP
 from tests.support.tools import call_tool
 from tests.support.wire import default_sigint
 
-ENGRAM = str(Path(sys.executable).with_name("engram"))
-ENGRAM_MCP = str(Path(sys.executable).with_name("engram-mcp"))
 LINE = "Remember that the zorblax quantifier is recalibrated every fortnight."
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from engram_mcp.transcripts.sessions import recent_sessions, session_candidates
 from store.write.mining import mine_text
-from tests.conftest import FIXTURES
+from tests.support.paths import FIXTURES
 
 CASE = FIXTURES / "transcripts-mining"
 EXPECTED = json.loads((CASE / "expected.json").read_text("utf-8"))

@@ -28,7 +28,6 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -43,10 +42,9 @@ from store.files.memory import parse_memory
 from store.store import Store
 from store.write import review, transaction
 from tests.support import terminal
+from tests.support.paths import ENGRAM, FIXTURES
 from tests.support.wire import ProcessSession as WireSession
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-ENGRAM = str(Path(sys.executable).with_name("engram"))
 RUNS = int(os.environ.get("ENGRAM_CHAOS_RUNS") or 1)
 SEED = int(os.environ.get("ENGRAM_CHAOS_SEED") or 20261201)
 SERVERS = 4

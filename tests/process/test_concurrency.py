@@ -30,11 +30,10 @@ from store.store import Store
 from store.write import commits, proposals, review
 from store.write.approvals import MAX_PROPOSALS
 from tests.support import terminal
+from tests.support.paths import ENGRAM, REPO
 from tests.support.snapshots import memory_state
 from tests.support.store_helpers import hold_elsewhere, let_go
 
-REPO = Path(__file__).resolve().parents[2]
-ENGRAM = str(Path(sys.executable).with_name("engram"))
 PROCESSES = 4
 SCALE = max(1, int(os.environ.get("ENGRAM_STRESS_SCALE") or 1))
 """Long mode: `ENGRAM_STRESS_SCALE=10 make test` writes ten times as many memories."""

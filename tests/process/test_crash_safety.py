@@ -30,8 +30,8 @@ from engram_mcp.hosts import jsonc
 from store.files.memory import parse_memory
 from store.store import Store
 from store.write import review, transaction
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 SCALE = max(1, int(os.environ.get("ENGRAM_CRASH_ROUNDS") or 1))
 """Long mode: kill rounds per test are multiplied by this."""
 

@@ -21,8 +21,9 @@ from mcp import MCPError
 from mcp.types import TextResourceContents
 
 from protocol.errors import INVALID_PARAMS
+from tests.support.paths import ENGRAM_MCP
 from tests.support.sdk import MODES, assert_era, data, process_client, run
-from tests.support.wire import SERVER, ProcessSession
+from tests.support.wire import ProcessSession
 
 # --- stdout, EOF, signals ----------------------------------------------------------------------
 
@@ -130,7 +131,7 @@ def test_flooding_client_that_does_not_read_keeps_server_memory_bounded(workspac
     The reader stops while `MAX_PENDING` operations are pending and the pool's replies block on
     the full stdout pipe; only a real process shows that (pipe buffers, RSS), so it is spawned."""
     proc = subprocess.Popen(
-        [SERVER], cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [ENGRAM_MCP], cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:

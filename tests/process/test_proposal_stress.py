@@ -21,8 +21,8 @@ import pytest
 
 from store.store import Store
 from store.write import review
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 PROCESSES = 8
 SCALE = max(1, int(os.environ.get("ENGRAM_STRESS_SCALE") or 1))
 PER_PROCESS = 50 if SCALE > 1 else 10

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import random
-import sys
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -29,12 +28,11 @@ from store.read.index_file import Records
 from store.store import Store
 from store.write import review
 from tests.support import terminal
+from tests.support.paths import ENGRAM
 from tests.support.snapshots import memory_state
 from tests.support.store_helpers import hold_elsewhere, let_go
 from tests.support.wire import ProcessSession, WireSession
 
-REPO = Path(__file__).resolve().parents[2]
-ENGRAM = str(Path(sys.executable).with_name("engram"))
 SERVERS = 4
 SCALE = max(1, int(os.environ.get("ENGRAM_STRESS_SCALE") or 1))
 """Long mode: `ENGRAM_STRESS_SCALE=10 make test` writes ten times as many memories."""

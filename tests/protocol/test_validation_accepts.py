@@ -20,8 +20,8 @@ from engram_mcp.app import server_spec
 from engram_mcp.tools.base import Flags
 from protocol.validation import accepts, compile_validator
 from store.store import Store
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 SCALARS: list[Any] = [
     "", "x", "use-uv-for-python", "Use-UV", "a\n", "-leading", "a" * 64, "a" * 65, "z" * 2001,
     "tiered", "cards", "bodies", "rule", "fact", "accept", "project", "user",

@@ -19,6 +19,7 @@ from store.files.workspace import STATE_FILES
 from store.store import Store
 from store.write import commits, review, transaction
 from tests.support.hangs import in_thread, release_fifo
+from tests.support.paths import ENGRAM
 from tests.support.proposals import candidate, fixed, propose
 from tests.support.wire import WireSession
 
@@ -199,9 +200,8 @@ def test_the_cli_status_with_a_fifo_ticket_answers(workspace: Path) -> None:
     queue = workspace / ".engram" / "engram.lock.queue.lock"
     queue.mkdir()
     os.mkfifo(queue / "000000000001")
-    engram = str(Path(sys.executable).with_name("engram"))
     done = subprocess.run(
-        [engram, "status"], cwd=workspace, capture_output=True, timeout=20, check=False, text=True
+        [ENGRAM, "status"], cwd=workspace, capture_output=True, timeout=20, check=False, text=True
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr

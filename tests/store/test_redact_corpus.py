@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from store.safety.redact import MARK, redact
+from tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 ALNUM = string.ascii_letters + string.digits
 UPPER = string.ascii_uppercase + string.digits
 LOWER = string.ascii_lowercase + string.digits

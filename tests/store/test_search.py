@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from store.store import Store
-from tests.conftest import FIXTURES
+from tests.support.paths import FIXTURES
 from tests.support.store_helpers import write_memory
 
 QUERIES = json.loads((FIXTURES / "queries.json").read_text(encoding="utf-8"))

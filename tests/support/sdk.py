@@ -24,7 +24,8 @@ from mcp.client.session import ElicitationFnT
 from mcp.shared.message import SessionMessage
 from mcp.types import CallToolResult, TextContent, jsonrpc_message_adapter
 
-from tests.support.wire import MODERN, SERVER, WireSession
+from tests.support.paths import ENGRAM_MCP
+from tests.support.wire import MODERN, WireSession
 
 MODES = ("legacy", "auto", MODERN)
 """How the SDK connects: the initialize handshake, discover with fallback, or pinned to 2026-07-28."""
@@ -93,7 +94,7 @@ def client(
 def process_client(workspace: Path, mode: str, env: dict[str, str] | None = None) -> Client:
     """`mcp.Client` spawning the real `engram-mcp` over stdio, as a host does."""
     params = StdioServerParameters(
-        command=SERVER, args=[], cwd=str(workspace), env={**os.environ, **(env or {})}
+        command=ENGRAM_MCP, args=[], cwd=str(workspace), env={**os.environ, **(env or {})}
     )
     return Client(params, mode=mode, read_timeout_seconds=TIMEOUT)
 

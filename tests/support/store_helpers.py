@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from store.files.memory import render_memory
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 HOLDER = textwrap.dedent(
     """
     import sys

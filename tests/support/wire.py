@@ -18,7 +18,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import IO, Any
@@ -26,9 +25,8 @@ from typing import IO, Any
 from engram_mcp.server import application
 from protocol.eras import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS
 from protocol.loop import Server
+from tests.support.paths import ENGRAM_MCP
 
-SERVER = str(Path(sys.executable).with_name("engram-mcp"))
-CLI = str(Path(sys.executable).with_name("engram"))
 MODERN = MODERN_VERSIONS[0]
 MODERN_META = {META_VERSION: MODERN, META_CAPABILITIES: {}}
 REPLY_TIMEOUT = 30.0
@@ -292,7 +290,7 @@ class ProcessSession(_Client):
     ) -> None:
         super().__init__()
         self.proc = subprocess.Popen(
-            [SERVER, *args],
+            [ENGRAM_MCP, *args],
             cwd=workspace,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
