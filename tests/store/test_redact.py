@@ -15,7 +15,7 @@ import pytest
 from store.safety.redact import MARK, redact
 from store.store import Store
 from store.write import commits, mining, notes, proposals
-from tests.store.test_redact_corpus import CORPUS
+from tests.support.secret_corpus import CORPUS
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 GITHUB_CLASSIC = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
