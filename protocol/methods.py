@@ -102,6 +102,8 @@ class Methods:
         if not has_feature(version, "2025-03-26"):
             entry.pop("annotations", None)
         if not has_feature(version, "2025-06-18"):
+            if "title" in entry and "annotations" in entry:  # 2025-03-26: the title's old place
+                entry["annotations"] = {"title": entry["title"], **entry["annotations"]}
             for key in ("title", "outputSchema", "_meta"):
                 entry.pop(key, None)
         return entry
