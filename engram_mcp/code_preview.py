@@ -18,14 +18,12 @@ _DATE: Final = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$(?!\n)", "maxL
 CANDIDATE_PROPERTIES: Final = {
     "refs": {
         "type": "array",
-        "items": text(
-            "Code this memory cites: a path, path#symbol or a glob, relative to the workspace", 300, 1
-        ),
+        "items": text(None, 300, 1),
         "maxItems": 20,
-        "description": "Code references, checked on every read (omit: found in the text; [] keeps none)",
+        "description": "Code it cites, checked on reads: workspace-relative path, path#symbol or glob. Omit: found in the text; []: none",
     },
-    "valid_until": _DATE | {"description": "Left out of reads after this day (YYYY-MM-DD); the file is kept"},
-    "review_after": _DATE | {"description": "Flagged for review from this day (YYYY-MM-DD); still loaded"},
+    "valid_until": _DATE | {"description": "YYYY-MM-DD: left out of reads after it"},
+    "review_after": _DATE | {"description": "YYYY-MM-DD: flagged for review from it"},
 }
 
 

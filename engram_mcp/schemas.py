@@ -1,4 +1,7 @@
-"""Input and output JSON Schemas of the tools: every bound published, outputs kept true."""
+"""Input and output JSON Schemas of the tools: every bound published, outputs kept true.
+
+Every character here is in every session's tools/list: a property's description says only what
+its name, type, enum and bounds do not."""
 
 from __future__ import annotations
 
@@ -17,8 +20,11 @@ def obj(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str,
     return schema
 
 
-def text(description: str, max_length: int, min_length: int = 0) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string", "description": description, "maxLength": max_length}
+def text(description: str | None, max_length: int, min_length: int = 0) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    if description:
+        schema["description"] = description
+    schema["maxLength"] = max_length
     if min_length:
         schema["minLength"] = min_length
     return schema
@@ -35,42 +41,35 @@ def integer(description: str, low: int, high: int, default: int) -> dict[str, An
 
 
 def flag(description: str, default: bool = False) -> dict[str, Any]:
-    return {"type": "boolean", "description": description, "default": default}
+    """A boolean argument; only a true default is published (an omitted flag is false)."""
+    schema: dict[str, Any] = {"type": "boolean", "description": description}
+    if default:
+        schema["default"] = True
+    return schema
 
 
-MEMORY_ID: Final = {
-    "type": "string",
-    "description": "A memory id: 1-64 characters of a-z, 0-9 and '-'",
-    "pattern": ID_PATTERN,
-    "maxLength": 64,
-}
+def memory_id(description: str) -> dict[str, Any]:
+    """A memory id argument. The description leads with the format: a pattern error quotes it."""
+    return {"type": "string", "description": description, "pattern": ID_PATTERN, "maxLength": 64}
+
+
 MEMORY_TYPES: Final = (*DURABLE_TYPES, NOTE_TYPE)
-STRINGS: Final = {"type": "array", "items": {"type": "string"}}
-_DIAGNOSTICS: Final = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "required": ["code", "message"],
-        "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-    },
-}
+
+# --- outputs -------------------------------------------------------------------------------------
+ENVELOPE: Final = {"type": "object", "required": ["contract_version", "ok", "data", "diagnostics"]}
+"""The output schema of every tool but the three reads `enveloped` types: the envelope's four keys
+(SPEC §5). What `data` holds per tool is SPEC §5's table and the tests'. Spelling it here cost every session's tools/list about 4,000
+characters that Claude Code never shows its model (it passes name, description and inputSchema
+only). A failure's `data` is `{}`, and clients validate error results too, so no `data` key
+could be required here without an if/then per tool."""
 
 
-def envelope(data: dict[str, Any]) -> dict[str, Any]:
-    """The output schema: the envelope always; `data`'s shape whenever `ok` is true."""
-    return {
-        "type": "object",
-        "required": ["contract_version", "ok", "data", "diagnostics"],
-        "properties": {
-            "contract_version": {"const": 1},
-            "ok": {"type": "boolean"},
-            "data": {"type": "object"},
-            "diagnostics": _DIAGNOSTICS,
-        },
-        "if": {"properties": {"ok": {"const": True}}},
-        "then": {"properties": {"data": data}},
-    }
+def enveloped(data: dict[str, Any]) -> dict[str, Any]:
+    """The envelope with the types of `data`'s keys, for the read tools whose answers a typed client
+    (Codex's code mode) works with. No key of `data` is required: a failure's `data` is `{}`."""
+    return {**ENVELOPE, "properties": {"data": {"type": "object", "properties": data}}}
 
 
-def data(properties: dict[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required)}
+def records(*keys: str) -> dict[str, Any]:
+    """An array of records, each with at least these keys."""
+    return {"type": "array", "items": {"type": "object", "required": list(keys)}}

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram_mcp.code_preview import CANDIDATE_PROPERTIES
 from engram_mcp.outcome import Outcome, failure
-from engram_mcp.schemas import MEMORY_ID, SCOPES, data, envelope, obj, text
+from engram_mcp.schemas import ENVELOPE, SCOPES, memory_id, obj, text
 from engram_mcp.tools.base import Flags, flow_handler
 from engram_mcp.transcripts.sessions import HOSTS
 from protocol.spec import Tool
@@ -25,17 +25,19 @@ _SLUG = {"type": "string", "pattern": ID_PATTERN, "maxLength": 64}
 CANDIDATE = obj(
     {
         "type": {"type": "string", "enum": list(DURABLE_TYPES)},
-        "title": text("One-line title", 200, 1),
+        "title": text(None, 200, 1),
         "body": text("The knowledge itself, in markdown", 20000, 1),
         "scope": {"type": "string", "enum": list(SCOPES), "default": "project"},
-        "tags": {"type": "array", "items": text("A tag", 64, 1), "maxItems": 20, "uniqueItems": True},
-        "paths": {"type": "array", "items": text("A path glob", 200, 1), "maxItems": 20},
-        "always": {
-            "type": "boolean",
-            "description": "true puts the memory in the core tier, loaded for every task (default false)",
+        "tags": {"type": "array", "items": text(None, 64, 1), "maxItems": 20, "uniqueItems": True},
+        "paths": {
+            "type": "array",
+            "items": text(None, 200, 1),
+            "maxItems": 20,
+            "description": "Globs of the files it is about",
         },
-        "id": MEMORY_ID | {"description": "The id to use, or an existing id to update"},
-        "supersedes": MEMORY_ID | {"description": "The id of the memory this one replaces"},
+        "always": {"type": "boolean", "description": "Core tier: loaded for every task; use sparingly"},
+        "id": memory_id("Id (a-z, 0-9, -): new, or existing to update"),
+        "supersedes": memory_id("Id of the memory it replaces"),
         **CANDIDATE_PROPERTIES,  # engram_mcp.code_preview: refs, valid_until, review_after
     },
     ("type", "title", "body"),
@@ -46,28 +48,21 @@ SAVE_INPUT = obj(
 )
 SAVE_SESSION_INPUT = obj(
     {
-        "text": text("Session text (notes, transcript) to mine for explicit knowledge lines", 200000, 1),
+        "text": text("Notes or a transcript to mine", 200000, 1),
         "query_level": {
             "type": "integer",
             "minimum": 1,
             "maximum": 1000,
-            "description": "Instead of text: mine the human's messages in the last N host sessions of "
-            "this workspace",
+            "description": "Instead of text: how many recent host sessions to mine",
         },
-        "host": {
-            "type": "string",
-            "enum": list(HOSTS),
-            "description": "With query_level: read only this host's sessions (what the host's /engram "
-            "command passes), never another host's",
-        },
+        "host": {"type": "string", "enum": list(HOSTS), "description": "With query_level: only this host's"},
     }
 )
 COMMIT_INPUT = obj(
     {
-        "approval_token": text("The approval_token of the preview the human approved", 200, 1),
+        "approval_token": text("From the preview the human approved", 200, 1),
         "approve": {
-            "description": 'The approved candidates: "all", an array of 1-based numbers like [1, 3], '
-            'or a string of comma-separated numbers like "1,3"',
+            "description": '"all", or candidate numbers: [1, 3] or "1,3"',
             "anyOf": [
                 {"type": "string", "enum": ["all"]},
                 {"type": "string", "pattern": APPROVE_NUMBERS, "maxLength": 100},
@@ -85,58 +80,23 @@ COMMIT_INPUT = obj(
 )
 NOTE_INPUT = obj(
     {
-        "text": text("The note: what you found or are in the middle of", 2000, 1),
-        "objective": text("The session objective this note belongs to", 500),
-        "type": {
-            "type": "string",
-            "enum": list(DURABLE_TYPES),
-            "description": "Its durable type if promoted",
-        },
+        "text": text("What you found, or where you are", 2000, 1),
+        "objective": text("The session objective it belongs to", 500),
+        "type": {"type": "string", "enum": list(DURABLE_TYPES), "description": "Its type if promoted"},
         "scope": {"type": "string", "enum": ["project"], "default": "project"},
     },
     ("text",),
 )
 ROLE_INPUT = obj(
-    {"role": _SLUG | {"description": "The active role, e.g. reviewer; 'default' resets"}}, ("role",)
+    {"role": _SLUG | {"description": "Role (a-z, 0-9, -), e.g. reviewer; default resets"}}, ("role",)
 )
 VARIANT_INPUT = obj(
     {
         "mode": {"type": "string", "enum": ["base", "fixed", "rotate"]},
-        "variant": text("The variant name for mode fixed", 64, 1),
-        "id": MEMORY_ID | {"description": "Limit the setting to this rule"},
+        "variant": text("Variant name, for fixed", 64, 1),
+        "id": memory_id("Memory id: only this rule"),
     },
     ("mode",),
-)
-_ROWS = {"type": "array", "items": {"type": "object"}}
-PROPOSAL_OUTPUT = envelope(
-    data(
-        {
-            "approval_token": {"type": "string"},
-            "expires_at": {"type": "string"},
-            "candidates": _ROWS,
-            "redactions": {"type": "integer", "minimum": 0},
-            "written": _ROWS,
-            "deferred": _ROWS,
-            "declined": {"type": "boolean"},
-        },
-        ("candidates", "redactions"),
-    )
-)
-COMMIT_OUTPUT = envelope(data({"written": _ROWS, "deferred": _ROWS}, ("written", "deferred")))
-NOTE_OUTPUT = envelope(
-    data(
-        {
-            "id": {"type": "string"},
-            "file": {"type": "string"},
-            "valid_until": {"type": "string"},
-            "approval_token": {"type": "string"},
-            "declined": {"type": "boolean"},
-        },
-        (),
-    )
-)
-SETTING_OUTPUT = envelope(
-    data({"previous": {"type": "string"}, "current": {"type": "string"}}, ("previous", "current"))
 )
 
 
@@ -212,27 +172,26 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             name="engram_save",
             title="Propose memories",
             description=(
-                "Propose 1-20 memories (rules, decisions, conventions, gotchas, procedures, facts, preferences). "
-                "Writes nothing: returns a numbered preview with a verdict per candidate and an approval_token "
-                "(or asks the human in the host's dialog). Show the preview to the human."
+                "Propose 1-20 lasting project memories. Writes nothing: returns a numbered preview with a verdict "
+                "per candidate (ADD, UPDATE <id>, SUPERSEDE <id>, NOOP) and an approval_token, or asks the human "
+                "in the host's dialog. Show the preview to the human."
             ),
             input_schema=SAVE_INPUT,
-            output_schema=PROPOSAL_OUTPUT,
-            annotations={"title": "Propose memories", **proposal_annotations},
+            output_schema=ENVELOPE,
+            annotations=proposal_annotations,
             handler=flow_handler(save),
         ),
         Tool(
             name="engram_save_session",
             title="Propose memories from session text",
             description=(
-                "Mine session text, or the human's messages in the last `query_level` Claude Code, Codex, "
-                "Gemini CLI and opencode sessions of this workspace, for explicit knowledge lines "
-                "(decisions, always/never rules, gotchas, 'remember …') and propose them like engram_save. "
-                "Writes nothing."
+                "Mine `text`, or the human's messages in this workspace's last `query_level` host sessions, for "
+                "explicit knowledge lines (decisions, always/never rules, gotchas, 'remember …') and propose them "
+                "like engram_save. Writes nothing."
             ),
             input_schema=SAVE_SESSION_INPUT,
-            output_schema=PROPOSAL_OUTPUT,
-            annotations={"title": "Propose memories from session text", **proposal_annotations},
+            output_schema=ENVELOPE,
+            annotations=proposal_annotations,
             handler=flow_handler(save_session),
         ),
         Tool(
@@ -240,15 +199,14 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             title="Commit approved memories",
             description=(
                 "Write the candidates of a proposal the human explicitly approved. Never call this before the "
-                'human has approved the displayed candidates. approve: "all", numbers like [1, 3], or "1,3".'
+                "human has approved the displayed candidates. One whose verdict changed since is deferred: propose "
+                "it again."
             ),
             input_schema=COMMIT_INPUT,
-            output_schema=COMMIT_OUTPUT,
+            output_schema=ENVELOPE,
             annotations={
-                "title": "Commit approved memories",
                 "readOnlyHint": False,
                 "destructiveHint": True,
-                "idempotentHint": False,
                 "openWorldHint": False,
             },
             meta={"anthropic/requiresUserInteraction": True},
@@ -258,22 +216,21 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
             name="engram_note",
             title="Save a working note",
             description=(
-                "Save a short working note for this task (expires after load.working_ttl_days). Secrets are "
-                "redacted; instruction-like lines are refused. Asks the human once (dialog or approval_token)."
+                "Save a short working note for this task (kept 7 days by default). Secrets are redacted; "
+                "instruction-like lines are refused. Asks the human once (dialog or approval_token)."
             ),
             input_schema=NOTE_INPUT,
-            output_schema=NOTE_OUTPUT,
-            annotations={"title": "Save a working note", "readOnlyHint": False, "openWorldHint": False},
+            output_schema=ENVELOPE,
+            annotations={"readOnlyHint": False, "openWorldHint": False},
             handler=flow_handler(note),
         ),
         Tool(
             name="engram_set_role",
             title="Set the active role",
-            description="Set the workspace's active role (memories with roles load in core/class tiers only for it).",
+            description="Set the workspace's active role: memories with `roles` load in the core and class tiers only for it.",
             input_schema=ROLE_INPUT,
-            output_schema=SETTING_OUTPUT,
+            output_schema=ENVELOPE,
             annotations={
-                "title": "Set the active role",
                 "readOnlyHint": False,
                 "destructiveHint": False,
                 "idempotentHint": True,
@@ -284,11 +241,13 @@ def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
         Tool(
             name="engram_set_rule_variant",
             title="Set the rule-variant mode",
-            description="Choose which wording of rules load shows: base (the body), fixed (a named variant) or rotate.",
+            description=(
+                "Choose which wording of rules engram_load shows: base (the body), fixed (the named variant) or "
+                "rotate (one variant per session objective)."
+            ),
             input_schema=VARIANT_INPUT,
-            output_schema=SETTING_OUTPUT,
+            output_schema=ENVELOPE,
             annotations={
-                "title": "Set the rule-variant mode",
                 "readOnlyHint": False,
                 "destructiveHint": False,
                 "idempotentHint": True,

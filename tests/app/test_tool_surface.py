@@ -1,18 +1,25 @@
-"""The published tool surface: schemas valid, bounds published, outputs true, flags honoured."""
+"""The published tool surface: schemas valid, bounds published, outputs true, flags honoured,
+and the context bill of being installed kept small."""
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
 from engram_mcp.app import INSTRUCTIONS, server_spec
 from engram_mcp.tools.base import Flags
 from protocol.eras import Era
+from protocol.loop import Server
 from protocol.spec import CallContext, ToolResult
 from store.store import Store
+from tests.support.tools import call_tool
+from tests.support.wire import MODERN_META
 
 READ_TOOLS = ["engram_load", "engram_route", "engram_search", "engram_verify", "engram_status"]
 CALLS: dict[str, dict[str, Any]] = {
@@ -91,6 +98,102 @@ def test_structured_content_satisfies_the_output_schema(workspace: Path, name: s
     assert isinstance(result, ToolResult) and not result.is_error
     Draft202012Validator(tool.output_schema).validate(result.structured)
     assert result.structured["contract_version"] == 1 and result.structured["ok"] is True
+    data = result.structured["data"]
+    assert set(DATA_KEYS[name]) <= set(data), (name, sorted(data))
+    for row in data.get("entries", ()):
+        assert set(ENTRY_KEYS[name]) <= set(row), (name, row)
+
+
+DATA_KEYS = {
+    "engram_load": ("selected_keys", "body_keys", "card_ids", "omitted_ids", "tokens", "memories"),
+    "engram_route": ("task_class", "entries"),
+    "engram_search": ("entries", "backends_used"),
+    "engram_verify": ("ok", "checked", "mismatched", "missing", "unindexed", "pending"),
+    "engram_status": ("workspace", "counts", "role", "rule_variant", "pending_proposals", "index"),
+}
+"""SPEC §5's `data` keys: most output schemas publish only the envelope, so this pins the rest."""
+ENTRY_KEYS = {
+    "engram_route": ("id", "type", "scope", "score", "reason"),
+    "engram_search": ("id", "type", "scope", "score", "title", "snippet"),
+}
+_CANDIDATE = {"type": "rule", "title": "Run the linter before pushing", "body": "Always run make lint first."}
+WRITE_CALLS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
+    (
+        "engram_save",
+        {"candidates": [_CANDIDATE]},
+        ("approval_token", "expires_at", "candidates", "redactions"),
+    ),
+    ("engram_commit", {"approve": "all"}, ("written", "deferred")),
+    ("engram_save_session", {"text": "We decided: always pin the lock file."}, ("candidates", "redactions")),
+    ("engram_note", {"text": "The parser drops the last line"}, ("approval_token",)),
+    ("engram_set_role", {"role": "reviewer"}, ("previous", "current")),
+    ("engram_set_rule_variant", {"mode": "base"}, ("previous", "current")),
+)
+"""Each write tool on the token path (no dialog), in an order where each call can succeed (commit
+takes the save's token), with the `data` keys SPEC §5 gives its success."""
+
+
+def test_write_tools_answer_with_the_data_keys_of_their_contract(workspace: Path) -> None:
+    """Spec-mandated (SPEC §5 table): the envelope schema no longer pins `data`, this does."""
+    tools = _tools(workspace)
+    token = None
+    for name, arguments, keys in WRITE_CALLS:
+        if name == "engram_commit":
+            arguments = {**arguments, "approval_token": token}
+        result = call_tool(workspace, name, arguments)
+        assert not result.is_error, (name, result.structured)
+        Draft202012Validator(tools[name].output_schema).validate(result.structured)
+        data = result.structured["data"]
+        assert set(keys) <= set(data), (name, sorted(data))
+        token = data.get("approval_token", token)
+
+
+BILL = 11_500
+"""The most characters tools/list may cost a session (issue 20): hosts put all of it, output
+schemas included, in the model's context in every session. Measured as compact JSON, the way a
+host that re-serialises the listing counts it."""
+
+
+def _listing(workspace: Path, request: dict[str, Any]) -> dict[str, Any]:
+    """The tools/list result a client of a read-write server gets, after `request`'s handshake."""
+    store = Store(workspace)
+    out = io.BytesIO()
+    lines = [orjson.dumps(m) for m in (*_handshake(request), request)]
+    try:
+        Server(server_spec(store, Flags()), concurrent=False).serve(
+            io.BytesIO(b"\n".join(lines) + b"\n"), out
+        )
+    finally:
+        store.close()
+    reply = orjson.loads(out.getvalue().splitlines()[-1])
+    assert reply["id"] == "list", reply
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+def _handshake(request: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    if "_meta" in request.get("params", {}):
+        return ()
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    return (
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"_meta": MODERN_META}],
+    ids=["legacy-2025-11-25", "modern"],
+)
+def test_the_tool_listing_costs_at_most_11500_characters(workspace: Path, params: dict[str, Any]) -> None:
+    """engram's own choice (issue 20): all eleven tools, titles, annotations and output schemas
+    included, in at most 11,500 characters of compact JSON."""
+    result = _listing(workspace, {"jsonrpc": "2.0", "id": "list", "method": "tools/list", "params": params})
+    assert len(result["tools"]) == 11
+    assert all("outputSchema" in tool and "title" in tool for tool in result["tools"])
+    size = len(json.dumps(result, separators=(",", ":")))
+    assert size <= BILL, f"tools/list is {size} characters, over the {BILL} the context bill allows"
 
 
 def test_always_load_marks_only_engram_load(workspace: Path) -> None:
