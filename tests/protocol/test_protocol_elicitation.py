@@ -34,6 +34,7 @@ from protocol.eras import META_CAPABILITIES, META_SERVER_INFO, META_VERSION, MOD
 from protocol.errors import InvalidParams
 from protocol.loop import Server
 from protocol.spec import CallContext, Elicit, ElicitAnswer, Resources, ServerSpec, Tool, ToolResult
+from tests.support.wire import error_of
 
 CONFIRM_SCHEMA = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
@@ -587,13 +588,6 @@ def _input_required(reply: dict[str, Any], key: str = "confirm") -> str:
     return state
 
 
-def _rpc_error(reply: dict[str, Any], code: int) -> dict[str, Any]:
-    assert "result" not in reply, reply
-    error: dict[str, Any] = reply["error"]
-    assert error["code"] == code, error
-    return error
-
-
 def test_modern_round_trip_accept(connect: Any, recorder: Recorder) -> None:
     client = connect(Server(make_spec(recorder)))
     first = client.modern_call("ask_confirm", {"label": "a"})
@@ -711,7 +705,7 @@ def test_modern_tampered_state_is_invalid_params(connect: Any, recorder: Recorde
         inputResponses={"confirm": {"action": "accept", "content": {"confirm": True}}},
         requestState=tampered,
     )
-    _rpc_error(reply, -32602)
+    error_of(reply, -32602)
     assert recorder.snapshot() == []
 
 
@@ -721,7 +715,7 @@ def test_modern_garbage_state_is_invalid_params(connect: Any, recorder: Recorder
     reply = client.modern_call(
         "ask_confirm", {}, inputResponses={"confirm": {"action": "accept", "content": {}}}, requestState=state
     )
-    _rpc_error(reply, -32602)
+    error_of(reply, -32602)
     assert recorder.snapshot() == []
 
 
@@ -734,7 +728,7 @@ def test_modern_state_reused_with_other_arguments(connect: Any, recorder: Record
         inputResponses={"confirm": {"action": "accept", "content": {"confirm": True}}},
         requestState=state,
     )
-    _rpc_error(reply, -32602)
+    error_of(reply, -32602)
     assert recorder.snapshot() == []
 
 
@@ -747,7 +741,7 @@ def test_modern_state_reused_for_another_tool(connect: Any, recorder: Recorder) 
         inputResponses={"confirm": {"action": "accept", "content": {"confirm": True}}},
         requestState=state,
     )
-    _rpc_error(reply, -32602)
+    error_of(reply, -32602)
     assert recorder.snapshot() == []
 
 
@@ -761,7 +755,7 @@ def test_modern_state_from_another_server_instance(connect: Any, recorder: Recor
         inputResponses={"confirm": {"action": "accept", "content": {"confirm": True}}},
         requestState=state,
     )
-    _rpc_error(reply, -32602)
+    error_of(reply, -32602)
     assert recorder.snapshot() == []
 
 
@@ -784,7 +778,7 @@ def test_modern_expired_state(connect: Any, recorder: Recorder, monkeypatch: pyt
 
     stale = _input_required(client.modern_call("ask_confirm", {}))
     now[0] += STATE_TTL_SECONDS + 5
-    _rpc_error(client.modern_call("ask_confirm", {}, inputResponses=answer, requestState=stale), -32602)
+    error_of(client.modern_call("ask_confirm", {}, inputResponses=answer, requestState=stale), -32602)
     assert len(recorder.snapshot()) == 1
 
 
@@ -835,7 +829,7 @@ def test_modern_malformed_retry_does_not_spend_the_state(connect: Any, recorder:
     client = connect(Server(make_spec(recorder)))
     state = _input_required(client.modern_call("ask_confirm", {}))
     bad = client.modern_call("ask_confirm", {}, inputResponses={"confirm": "yes"}, requestState=state)
-    _rpc_error(bad, -32602)
+    error_of(bad, -32602)
     good = client.modern_call(
         "ask_confirm", {}, inputResponses={"confirm": {"action": "accept", "content": {}}}, requestState=state
     )
@@ -843,7 +837,7 @@ def test_modern_malformed_retry_does_not_spend_the_state(connect: Any, recorder:
     again = client.modern_call(
         "ask_confirm", {}, inputResponses={"confirm": {"action": "accept", "content": {}}}, requestState=state
     )
-    assert "already used" in _rpc_error(again, -32602)["message"]
+    assert "already used" in error_of(again, -32602)["message"]
     assert len(recorder.snapshot()) == 1
 
 
@@ -860,7 +854,7 @@ def test_modern_malformed_input_responses(connect: Any, recorder: Recorder, resp
     client = connect(Server(make_spec(recorder)))
     state = _input_required(client.modern_call("ask_confirm", {}))
     reply = client.modern_call("ask_confirm", {}, inputResponses=responses, requestState=state)
-    _rpc_error(reply, -32602)
+    error_of(reply, -32602)
     assert recorder.snapshot() == []
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ import pytest
 
 from protocol.eras import LEGACY_VERSIONS, META_SERVER_INFO
 from protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
-from tests.support.wire import MODERN_META, WireSession, error_of, result_of
+from tests.support.wire import MODERN_META, WireSession, assert_validation_refusal, error_of, result_of
 
 OPERATION_REQUESTS: list[tuple[str, dict[str, Any] | None]] = [
     ("tools/list", None),
@@ -365,21 +364,6 @@ ARGUMENT_CASES = [
 ]
 
 
-def assert_validation_result(reply: dict[str, Any], argument: str, bounds: tuple[int, int] | None) -> None:
-    """A normal result, isError true, ok false, ENGRAM_VALIDATION naming `argument` (and its range)."""
-    result = result_of(reply)
-    assert result["isError"] is True
-    assert result["structuredContent"]["ok"] is False
-    diagnostics = result["structuredContent"]["diagnostics"]
-    assert "ENGRAM_VALIDATION" in [d["code"] for d in diagnostics]
-    message = next(d["message"] for d in diagnostics if d["code"] == "ENGRAM_VALIDATION")
-    for text in (message, result["content"][0]["text"]):
-        assert re.search(rf"\b{re.escape(argument)}\b", text), text
-        if bounds is not None:
-            assert re.search(rf"\b{bounds[0]}\b\D*\b{bounds[1]}\b", text), text
-    assert "Traceback" not in result["content"][0]["text"]
-
-
 @pytest.mark.parametrize(("tool", "arguments", "argument", "bounds"), ARGUMENT_CASES)
 def test_schema_breaking_arguments_are_a_tool_error_naming_the_argument(
     workspace: Path, tool: str, arguments: dict[str, Any], argument: str, bounds: tuple[int, int] | None
@@ -388,6 +372,6 @@ def test_schema_breaking_arguments_are_a_tool_error_naming_the_argument(
     with WireSession(workspace) as s:
         s.initialize()
         for reply in _both_eras(s, {"name": tool, "arguments": arguments}):
-            assert_validation_result(reply, argument, bounds)
+            assert_validation_refusal(reply, argument, bounds)
         for reply in _both_eras(s, {"name": "engram_search", "arguments": {"query": "uv"}}):
             assert result_of(reply)["isError"] is False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from protocol.stdio import MAX_LINE_BYTES
-from tests.support.wire import WireSession, error_of
+from tests.support.wire import WireSession, assert_validation_refusal, error_of
 
 FIVE_MIB = 5 * 1024 * 1024
 
@@ -175,17 +174,6 @@ def test_errors_never_leak_a_traceback_or_an_absolute_path(workspace: Path) -> N
 # --- acceptance ------------------------------------------------------------------------------
 
 
-def assert_validation(reply: dict[str, Any], argument: str, bounds: tuple[int, int] | None = None) -> None:
-    result = reply["result"]
-    assert result["isError"] is True
-    assert result["structuredContent"]["ok"] is False
-    diagnostics = result["structuredContent"]["diagnostics"]
-    message = next(d["message"] for d in diagnostics if d["code"] == "ENGRAM_VALIDATION")
-    assert re.search(rf"\b{re.escape(argument)}\b", message), message
-    if bounds is not None:
-        assert re.search(rf"\b{bounds[0]}\b\D*\b{bounds[1]}\b", message), message
-
-
 @pytest.mark.parametrize("era", ["modern", "legacy"])
 def test_acceptance_one_session_survives_every_bad_input_and_still_searches(
     workspace: Path, era: str
@@ -225,16 +213,16 @@ def test_acceptance_one_session_survives_every_bad_input_and_still_searches(
         # 7. unknown tool
         error_of(call("engram_nope", {}), INVALID_PARAMS)
         # 8. wrong argument type
-        assert_validation(call("engram_search", {"query": 5}), "query")
+        assert_validation_refusal(call("engram_search", {"query": 5}), "query")
         # 9. unknown argument
-        assert_validation(call("engram_search", {"query": "uv", "bogus": True}), "bogus")
+        assert_validation_refusal(call("engram_search", {"query": "uv", "bogus": True}), "bogus")
         # 10. explicit null
-        assert_validation(call("engram_search", {"query": "uv", "limit": None}), "limit")
+        assert_validation_refusal(call("engram_search", {"query": "uv", "limit": None}), "limit")
         # 11. limit 0 and limit 10**9
-        assert_validation(call("engram_search", {"query": "uv", "limit": 0}), "limit", (1, 50))
-        assert_validation(call("engram_search", {"query": "uv", "limit": 10**9}), "limit", (1, 50))
+        assert_validation_refusal(call("engram_search", {"query": "uv", "limit": 0}), "limit", (1, 50))
+        assert_validation_refusal(call("engram_search", {"query": "uv", "limit": 10**9}), "limit", (1, 50))
         # 12. path traversal as a memory id
-        assert_validation(call("engram_load", {"id": "../../etc/passwd"}), "id")
+        assert_validation_refusal(call("engram_load", {"id": "../../etc/passwd"}), "id")
         # 13. resources/read of a missing memory
         uri = "engram://memory/does-not-exist"
         if modern:

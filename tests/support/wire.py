@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import queue
+import re
 import signal
 import subprocess
 import threading
@@ -52,6 +53,24 @@ def result_of(reply: dict[str, Any]) -> Any:
     assert "error" not in reply, reply
     assert reply["jsonrpc"] == "2.0"
     return reply["result"]
+
+
+def assert_validation_refusal(
+    reply: dict[str, Any], argument: str, bounds: tuple[int, int] | None = None
+) -> None:
+    """A normal tools/call result that refuses the arguments: isError true, ok false, and
+    ENGRAM_VALIDATION naming `argument` (and its range) in the diagnostic and in the text."""
+    result = result_of(reply)
+    assert result["isError"] is True
+    assert result["structuredContent"]["ok"] is False
+    diagnostics = result["structuredContent"]["diagnostics"]
+    assert "ENGRAM_VALIDATION" in [d["code"] for d in diagnostics]
+    message = next(d["message"] for d in diagnostics if d["code"] == "ENGRAM_VALIDATION")
+    for text in (message, result["content"][0]["text"]):
+        assert re.search(rf"\b{re.escape(argument)}\b", text), text
+        if bounds is not None:
+            assert re.search(rf"\b{bounds[0]}\b\D*\b{bounds[1]}\b", text), text
+    assert "Traceback" not in result["content"][0]["text"]
 
 
 # --- sessions --------------------------------------------------------------------------------
