@@ -44,6 +44,7 @@ from store.write import review, transaction
 from tests.support import terminal
 from tests.support.paths import ENGRAM, FIXTURES
 from tests.support.wire import ProcessSession as WireSession
+from tests.support.writers import words
 
 RUNS = int(os.environ.get("ENGRAM_CHAOS_RUNS") or 1)
 SEED = int(os.environ.get("ENGRAM_CHAOS_SEED") or 20261201)
@@ -52,10 +53,6 @@ SERVER_OPS = 10
 CLI_OPS = 4
 KILLS = 8
 REPLY_TIMEOUT = 30.0
-
-
-def words(rng: random.Random, n: int) -> str:
-    return " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(9)) for _ in range(n))
 
 
 @dataclass

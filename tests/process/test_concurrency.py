@@ -9,12 +9,8 @@ ENGRAM_BUSY and changes nothing. `ENGRAM_STRESS_SCALE=10` (long mode) commits 20
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import string
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -29,15 +25,12 @@ from store.read.index_file import Records
 from store.store import Store
 from store.write import commits, proposals, review
 from store.write.approvals import MAX_PROPOSALS
-from tests.support import terminal
-from tests.support.paths import ENGRAM, REPO
 from tests.support.snapshots import memory_state
 from tests.support.store_helpers import hold_elsewhere, let_go
+from tests.support.writers import STRESS_SCALE, finish, save_sessions, start_writers
 
 PROCESSES = 4
-SCALE = max(1, int(os.environ.get("ENGRAM_STRESS_SCALE") or 1))
-"""Long mode: `ENGRAM_STRESS_SCALE=10 make test` writes ten times as many memories."""
-PER_PROCESS = 20 * SCALE
+PER_PROCESS = 20 * STRESS_SCALE
 CLI_RUNS = 5
 CLI_LINES = 2
 
@@ -78,33 +71,7 @@ WRITER = textwrap.dedent(
 )
 
 
-def drive_cli(workspace: Path, tmp_path: Path, env: dict[str, str]) -> list[str]:
-    """`engram save-session --text FILE --force`, CLI_RUNS times, meanwhile: the titles written."""
-    rng = random.Random(7)
-    titles: list[str] = []
-    for run in range(CLI_RUNS):
-        lines = [
-            "Remember that "
-            + " ".join("".join(rng.choice(string.ascii_lowercase) for _ in range(9)) for _ in range(6))
-            for _ in range(CLI_LINES)
-        ]
-        text = tmp_path / f"session-{run}.txt"
-        text.write_text("Some chat first.\n" + "".join(f"- {line}.\n" for line in lines))
-        proc = terminal.run(  # the human's own command: in a terminal (SPEC §7)
-            [ENGRAM, "save-session", "--text", str(text), "--force"],
-            cwd=workspace,
-            env=env,
-            text=True,
-            timeout=60,
-        )
-        assert "ENGRAM_BUSY" not in proc.stderr, "the CLI starved into ENGRAM_BUSY"
-        assert proc.returncode == 0, proc.stderr
-        assert f"Written: {CLI_LINES}; deferred: 0." in proc.stdout, proc.stdout
-        titles += [line.removeprefix("Remember that ").capitalize() for line in lines]
-    return titles
-
-
-@pytest.mark.timeout(90 * SCALE)
+@pytest.mark.timeout(90 * STRESS_SCALE)
 def test_four_processes_and_the_cli_commit_at_once_without_busy(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -117,27 +84,12 @@ def test_four_processes_and_the_cli_commit_at_once_without_busy(
     go = tmp_path / "go"
     env = os.environ.copy()
     env.pop("ENGRAM_LOCK_TIMEOUT", None)  # the default timeout: the one users get
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(workspace), str(1000 + i), str(PER_PROCESS), str(go)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(PROCESSES)
-    ]
-    for proc in procs:  # every interpreter has started and waits on the go file
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    argvs = [[str(workspace), str(1000 + i), str(PER_PROCESS), str(go)] for i in range(PROCESSES)]
+    procs = start_writers(WRITER, argvs, env)
     started = time.monotonic()
     go.touch()
-    cli_titles = drive_cli(workspace, tmp_path, env)
-    results = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=80 * SCALE)
-        assert proc.returncode == 0, err
-        results.append(json.loads(out))
+    cli_titles = save_sessions(workspace, tmp_path, random.Random(7), runs=CLI_RUNS, lines=CLI_LINES, env=env)
+    results = finish(procs, timeout=80 * STRESS_SCALE)
     elapsed = time.monotonic() - started
     print(f"4 x {PER_PROCESS} commits + {CLI_RUNS} CLI runs in {elapsed:.1f} s")
 
@@ -189,7 +141,7 @@ def test_four_processes_and_the_cli_commit_at_once_without_busy(
     monkeypatch.chdir(workspace)
     capsys.readouterr()
     assert main(["verify"]) == 0, capsys.readouterr()
-    assert elapsed < 60 * SCALE
+    assert elapsed < 60 * STRESS_SCALE
 
 
 @pytest.mark.timeout(30)

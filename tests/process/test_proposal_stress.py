@@ -10,10 +10,7 @@ ENGRAM_TOKEN_UNKNOWN (7 of 80 with 4 processes). `ENGRAM_STRESS_SCALE=10` (long 
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -21,11 +18,10 @@ import pytest
 
 from store.store import Store
 from store.write import review
-from tests.support.paths import REPO
+from tests.support.writers import STRESS_SCALE, finish, start_writers
 
 PROCESSES = 8
-SCALE = max(1, int(os.environ.get("ENGRAM_STRESS_SCALE") or 1))
-PER_PROCESS = 50 if SCALE > 1 else 10
+PER_PROCESS = 50 if STRESS_SCALE > 1 else 10
 
 WRITER = textwrap.dedent(
     """
@@ -56,31 +52,17 @@ WRITER = textwrap.dedent(
 )
 
 
-@pytest.mark.timeout(60 * SCALE)
+@pytest.mark.timeout(60 * STRESS_SCALE)
 def test_eight_writers_proposing_and_committing_at_once_lose_no_proposal(
     workspace: Path, tmp_path: Path
 ) -> None:
     go = tmp_path / "go"
     env = {**os.environ, "ENGRAM_LOCK_TIMEOUT": "60"}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(workspace), str(i), str(PER_PROCESS), str(go)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(PROCESSES)
-    ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    procs = start_writers(
+        WRITER, [[str(workspace), str(i), str(PER_PROCESS), str(go)] for i in range(PROCESSES)], env
+    )
     go.touch()
-    results = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=55 * SCALE)
-        assert proc.returncode == 0, err
-        results.append(json.loads(out))
+    results = finish(procs, timeout=55 * STRESS_SCALE)
     assert [code for r in results for code in r["refused"]] == []
     assert sum(r["dropped"] for r in results) == 0
     assert sum(r["written"] for r in results) == PROCESSES * PER_PROCESS

@@ -27,37 +27,17 @@ from store.files.memory import parse_memory
 from store.read.index_file import Records
 from store.store import Store
 from store.write import review
-from tests.support import terminal
-from tests.support.paths import ENGRAM
 from tests.support.snapshots import memory_state
 from tests.support.store_helpers import hold_elsewhere, let_go
-from tests.support.wire import ProcessSession, WireSession
+from tests.support.wire import ProcessSession, WireSession, result_of, tool_data
+from tests.support.writers import STRESS_SCALE, save_sessions, words
 
 SERVERS = 4
-SCALE = max(1, int(os.environ.get("ENGRAM_STRESS_SCALE") or 1))
-"""Long mode: `ENGRAM_STRESS_SCALE=10 make test` writes ten times as many memories."""
-PER_SERVER = 10 * SCALE
+PER_SERVER = 10 * STRESS_SCALE
 CLI_RUNS = 5
 CLI_LINES = 2  # 10 memories from the command line
 LOCK_TIMEOUT = 0.3
 """Seconds, injected as ENGRAM_LOCK_TIMEOUT: the busy path is the same as at the real 5 s."""
-
-
-def words(rng: random.Random, n: int) -> str:
-    return " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(9)) for _ in range(n))
-
-
-def result_of(reply: dict[str, Any]) -> dict[str, Any]:
-    assert "error" not in reply, reply
-    return reply["result"]  # type: ignore[no-any-return]
-
-
-def ok_data(reply: dict[str, Any]) -> dict[str, Any]:
-    result = result_of(reply)
-    assert not result.get("isError"), result["content"][0]["text"]
-    structured = result["structuredContent"]
-    assert structured["ok"] is True, structured
-    return structured["data"]  # type: ignore[no-any-return]
 
 
 def drive_server(session: ProcessSession, seed: int) -> dict[str, Any]:
@@ -70,11 +50,11 @@ def drive_server(session: ProcessSession, seed: int) -> dict[str, Any]:
     for i in range(PER_SERVER):
         title = words(rng, 4)
         body = words(rng, 14) + "."
-        preview = ok_data(
+        preview = tool_data(
             session.call("engram_save", {"candidates": [{"type": "fact", "title": title, "body": body}]})
         )
         assert [c["verdict"] for c in preview["candidates"]][0].startswith("ADD"), preview
-        report = ok_data(
+        report = tool_data(
             session.call("engram_commit", {"approval_token": preview["approval_token"], "approve": "all"})
         )
         written += [w["id"] for w in report["written"]]
@@ -83,36 +63,15 @@ def drive_server(session: ProcessSession, seed: int) -> dict[str, Any]:
         # a read of something this server wrote earlier: readers never wait for the writers
         earlier = titles[rng.randrange(len(titles))]
         if i % 2 == 0:
-            hits = ok_data(session.call("engram_search", {"query": earlier}))["entries"]
+            hits = tool_data(session.call("engram_search", {"query": earlier}))["entries"]
             assert hits and hits[0]["title"] == earlier, (earlier, hits[:2])
         else:
-            ok_data(session.call("engram_load", {"query": earlier}))
+            tool_data(session.call("engram_load", {"query": earlier}))
         reads += 1
     return {"written": written, "titles": titles, "deferred": deferred, "reads": reads}
 
 
-def drive_cli(workspace: Path, tmp_path: Path, seed: int) -> list[str]:
-    """`engram save-session --text FILE --force`, CLI_RUNS times: the titles it should write."""
-    rng = random.Random(seed)
-    titles: list[str] = []
-    for run in range(CLI_RUNS):
-        lines = [f"Remember that {words(rng, 6)}." for _ in range(CLI_LINES)]
-        text = tmp_path / f"session-{run}.txt"
-        text.write_text("Some chat first.\n" + "\n".join(f"- {line}" for line in lines) + "\n")
-        proc = terminal.run(  # the human's own command: in a terminal (SPEC §7)
-            [ENGRAM, "save-session", "--text", str(text), "--force"],
-            cwd=workspace,
-            env=os.environ.copy(),
-            text=True,
-            timeout=60,
-        )
-        assert proc.returncode == 0, proc.stderr
-        assert f"Written: {CLI_LINES}; deferred: 0." in proc.stdout, proc.stdout
-        titles += [line.removeprefix("Remember that ").rstrip(".").capitalize() for line in lines]
-    return titles
-
-
-@pytest.mark.timeout(90 * SCALE)
+@pytest.mark.timeout(90 * STRESS_SCALE)
 def test_four_servers_and_the_cli_share_one_workspace(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -129,9 +88,17 @@ def test_four_servers_and_the_cli_share_one_workspace(
         started = time.monotonic()
         with ThreadPoolExecutor(SERVERS + 1) as pool:
             servers = [pool.submit(drive_server, s, 5000 + n) for n, s in enumerate(sessions)]
-            cli = pool.submit(drive_cli, workspace, tmp_path, 99)
-            results = [f.result(timeout=80 * SCALE) for f in servers]
-            cli_titles = cli.result(timeout=80 * SCALE)
+            cli = pool.submit(
+                save_sessions,
+                workspace,
+                tmp_path,
+                random.Random(99),
+                runs=CLI_RUNS,
+                lines=CLI_LINES,
+                env=os.environ.copy(),
+            )
+            results = [f.result(timeout=80 * STRESS_SCALE) for f in servers]
+            cli_titles = cli.result(timeout=80 * STRESS_SCALE)
         elapsed = time.monotonic() - started
     finally:
         for session in sessions:
@@ -195,7 +162,7 @@ def test_four_servers_and_the_cli_share_one_workspace(
     capsys.readouterr()
     assert main(["verify", "--accept"]) == 0, capsys.readouterr()
     assert main(["verify"]) == 0, capsys.readouterr()
-    assert elapsed < 75 * SCALE
+    assert elapsed < 75 * STRESS_SCALE
 
 
 @pytest.mark.timeout(60)
@@ -207,7 +174,7 @@ def test_commit_while_another_process_holds_the_lock_is_busy_then_retry_succeeds
     with WireSession(workspace, env={"ENGRAM_LOCK_TIMEOUT": str(LOCK_TIMEOUT)}) as session:
         session.initialize()
         title = "Quux widgets frobnicate nightly"
-        preview = ok_data(
+        preview = tool_data(
             session.call(
                 "engram_save",
                 {"candidates": [{"type": "fact", "title": title, "body": "Zorblax wobbegong glimmer."}]},
@@ -243,14 +210,14 @@ def test_commit_while_another_process_holds_the_lock_is_busy_then_retry_succeeds
             assert not (root / "memory" / "quux-widgets-frobnicate-nightly.md").exists()
 
             # readers never need the lock
-            hits = ok_data(session.call("engram_search", {"query": "uv python environments"}))["entries"]
+            hits = tool_data(session.call("engram_search", {"query": "uv python environments"}))["entries"]
             assert hits[0]["id"] == "use-uv-for-python"
         finally:
             released = let_go(holder)
         assert released == 0
 
         # retrying the same token after the release succeeds
-        report = ok_data(session.call("engram_commit", {"approval_token": token, "approve": "all"}))
+        report = tool_data(session.call("engram_commit", {"approval_token": token, "approve": "all"}))
         assert [w["id"] for w in report["written"]] == ["quux-widgets-frobnicate-nightly"]
         assert report["deferred"] == []
         memory = parse_memory(

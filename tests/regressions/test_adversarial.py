@@ -33,7 +33,7 @@ from store.store import Store
 from store.write import approvals
 from store.write.approvals import Pending
 from tests.support.sdk import snapshot as _snapshot
-from tests.support.wire import WireSession
+from tests.support.wire import WireSession, tool_data
 
 ERAS = ("legacy", "modern")
 """Where the wire shape differs (a missing resource is -32002 in a legacy session, -32602 in a
@@ -85,14 +85,6 @@ def _result(reply: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _ok(reply: dict[str, Any]) -> dict[str, Any]:
-    result = _result(reply)
-    assert result["isError"] is False, result
-    assert result["structuredContent"]["ok"] is True
-    data: dict[str, Any] = result["structuredContent"]["data"]
-    return data
-
-
 def _codes(reply: dict[str, Any]) -> list[str]:
     result = _result(reply)
     assert result["isError"] is True, result
@@ -126,7 +118,7 @@ def _not_found(reply: dict[str, Any], era: str, uri: str) -> None:
 
 def _alive(ws: WireSession, era: str) -> None:
     """The server still serves a normal load by id."""
-    data = _ok(_call(ws, era, "engram_load", {"id": "use-uv-for-python"}))
+    data = tool_data(_call(ws, era, "engram_load", {"id": "use-uv-for-python"}))
     assert data["body_keys"] == ["use-uv-for-python"]
 
 
@@ -288,21 +280,21 @@ def test_symlinks_in_memory_are_refused_and_never_read(
     with _session(workspace, era) as ws:
         for tool in ("engram_status", "engram_verify"):
             reply = _call(ws, era, tool, {})
-            _ok(reply)
+            tool_data(reply)
             refused = [d["message"] for d in _diagnostics(reply) if d["code"] == "ENGRAM_REFUSED"]
             for link in links:
                 assert any(f"{link}.md" in m for m in refused), (tool, link, refused)
             assert all(str(tmp_path) not in m for m in refused), refused
-        status = _ok(_call(ws, era, "engram_status", {}))
+        status = tool_data(_call(ws, era, "engram_status", {}))
         assert status["counts"]["project"] == PROJECT_ACTIVE
 
-        search = _ok(_call(ws, era, "engram_search", {"query": f"{SECRET_WORD} outside"}))
+        search = tool_data(_call(ws, era, "engram_search", {"query": f"{SECRET_WORD} outside"}))
         assert all(e["id"] not in links for e in search["entries"])
         for link in links:
             assert _codes(_call(ws, era, "engram_load", {"id": link})) == ["ENGRAM_NOT_FOUND"], link
             uri = f"engram://memory/{link}"
             _not_found(_read(ws, era, uri), era, uri)
-        full = _ok(_call(ws, era, "engram_load", {"query": SECRET_WORD, "full": True}))
+        full = tool_data(_call(ws, era, "engram_load", {"query": SECRET_WORD, "full": True}))
         assert not links & set(full["selected_keys"])
         listing = ws.modern("resources/list") if era == "modern" else ws.request("resources/list")
         assert all(not r["uri"].endswith(tuple(links)) for r in listing["result"]["resources"])
@@ -502,12 +494,12 @@ def test_yaml_bombs_through_the_server(workspace: Path, era: str) -> None:
             started = time.monotonic()
             reply = _call(ws, era, tool, {})
             assert time.monotonic() - started < FAST
-            _ok(reply)
+            tool_data(reply)
             corrupt = [d["message"] for d in _diagnostics(reply) if d["code"] == "ENGRAM_CORRUPT"]
             for name in names:
                 assert any(m.startswith(f".engram/memory/{name}.md") for m in corrupt), (tool, name, corrupt)
-        assert _ok(_call(ws, era, "engram_status", {}))["counts"]["project"] == PROJECT_ACTIVE
-        hits = _ok(_call(ws, era, "engram_search", {"query": "uv python environments"}))["entries"]
+        assert tool_data(_call(ws, era, "engram_status", {}))["counts"]["project"] == PROJECT_ACTIVE
+        hits = tool_data(_call(ws, era, "engram_search", {"query": "uv python environments"}))["entries"]
         assert "use-uv-for-python" in [e["id"] for e in hits]
         for name in names:
             assert _codes(_call(ws, era, "engram_load", {"id": name})) == ["ENGRAM_NOT_FOUND"]
@@ -526,7 +518,7 @@ def test_type_bombs_through_the_server_do_not_hide_other_memories(workspace: Pat
     with _session(workspace, era) as ws:
         status = _call(ws, era, "engram_status", {})
         corrupt = [d["message"] for d in _diagnostics(status) if d["code"] == "ENGRAM_CORRUPT"]
-        counts = _ok(status)["counts"]
+        counts = tool_data(status)["counts"]
         assert counts["project"] == PROJECT_ACTIVE, (counts, corrupt)
         for name in TYPE_BOMBS:
             assert any(m.startswith(f".engram/memory/{name}.md") for m in corrupt), (name, corrupt)
@@ -595,7 +587,7 @@ def test_memory_text_posing_as_instructions_stays_fenced(workspace: Path, era: s
     _write_injection(workspace)
     with _session(workspace, era) as ws:
         by_id = _call(ws, era, "engram_load", {"id": "harmless-looking-note"})
-        _ok(by_id)
+        tool_data(by_id)
         text = _text(by_id)
         assert text.startswith("engram: memory harmless-looking-note. ")
         _check_fenced(text, "harmless-looking-note", "gotcha", INJECTION_BODY)
@@ -607,7 +599,7 @@ def test_memory_text_posing_as_instructions_stays_fenced(workspace: Path, era: s
         routed = _call(
             ws, era, "engram_load", {"query": "harmless looking note injection fence", "budget_tokens": 4000}
         )
-        data = _ok(routed)
+        data = tool_data(routed)
         assert "harmless-looking-note" in data["body_keys"], data
         _check_fenced(_text(routed), "harmless-looking-note", "gotcha", INJECTION_BODY)
 
@@ -653,7 +645,7 @@ def test_forged_flipped_and_replayed_tokens_write_nothing(workspace: Path, era: 
     memory = workspace / MEMORY
     before = _snapshot(memory)
     with _session(workspace, era) as ws:
-        proposal = _ok(_call(ws, era, "engram_save", {"candidates": [CANDIDATE]}))
+        proposal = tool_data(_call(ws, era, "engram_save", {"candidates": [CANDIDATE]}))
         token = proposal["approval_token"]
         prefix, fingerprint, rest = token.split("-", 2)
         assert prefix == "engram" and len(rest) >= 22  # >= 128 bits of randomness
@@ -682,7 +674,7 @@ def test_forged_flipped_and_replayed_tokens_write_nothing(workspace: Path, era: 
             assert _codes(_commit(ws, era, wrong)) == ["ENGRAM_VALIDATION"], wrong
         assert _snapshot(memory) == before
 
-        written = _ok(_commit(ws, era, token))
+        written = tool_data(_commit(ws, era, token))
         assert len(written["written"]) == 1
         after = _snapshot(memory)
         assert len(after) == len(before) + 1
@@ -809,7 +801,10 @@ def test_a_request_state_replayed_after_success_does_not_write_twice(workspace: 
             assert _snapshot(memory) == after, "a replayed requestState wrote the candidates again"
         # nor do the replays leave an open proposal behind
         assert (
-            _ok(ws.modern("tools/call", {"name": "engram_status", "arguments": {}}))["pending_proposals"] == 0
+            tool_data(ws.modern("tools/call", {"name": "engram_status", "arguments": {}}))[
+                "pending_proposals"
+            ]
+            == 0
         )
 
 
@@ -903,12 +898,12 @@ def test_out_of_range_config_is_named_and_the_server_runs_on_defaults(
         ws.initialize()
         for era in ONE_ERA:
             status = _call(ws, era, "engram_status", {})
-            _ok(status)
+            tool_data(status)
             messages = [d["message"] for d in _diagnostics(status) if d["code"] == "ENGRAM_CONFIG"]
             assert messages, _diagnostics(status)
             assert any(key in m for m in messages), (key, messages)
             assert all(str(workspace) not in m for m in messages)
-            load = _ok(_call(ws, era, "engram_load", {"query": "release deploy python migration"}))
+            load = tool_data(_call(ws, era, "engram_load", {"query": "release deploy python migration"}))
             assert 0 < load["tokens"] <= 2000  # the default budget
             _alive(ws, era)
             listing = ws.modern("resources/list") if era == "modern" else ws.request("resources/list")
@@ -970,7 +965,7 @@ def test_a_cloned_journal_is_not_replayed_when_a_host_starts_the_server(
     journal.write_bytes(orjson.dumps({"version": 1, "writes": writes}))
     with _session(workspace, "legacy") as ws:
         status = _call(ws, "legacy", "engram_status", {})
-        _ok(status)
+        tool_data(status)
         assert bashrc.read_text() == "# mine\n"
         assert any(
             d["code"] == "ENGRAM_UNTRUSTED" and "journal.json" in d["message"] for d in _diagnostics(status)

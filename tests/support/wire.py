@@ -55,6 +55,15 @@ def result_of(reply: dict[str, Any]) -> Any:
     return reply["result"]
 
 
+def tool_data(reply: dict[str, Any]) -> dict[str, Any]:
+    """Assert `reply` is a tools/call result that succeeded (isError false, ok true); its `data`."""
+    result = result_of(reply)
+    assert result["isError"] is False, result
+    assert result["structuredContent"]["ok"] is True, result["structuredContent"]
+    data: dict[str, Any] = result["structuredContent"]["data"]
+    return data
+
+
 def assert_validation_refusal(
     reply: dict[str, Any], argument: str, bounds: tuple[int, int] | None = None
 ) -> None:
