@@ -6,13 +6,13 @@ import io
 import json
 from pathlib import Path
 
-import orjson
 import pytest
 
 from engram_mcp.cli.main import main
 from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops
 from store.store import Store
+from tests.support.cli import run_json
 from tests.support.files import write
 from tests.support.gitrepo import commit_all, init, memory
 
@@ -83,9 +83,8 @@ EXPECTED = {
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
-    capsys.readouterr()
-    assert main([*argv, "--json"]) == 0
-    envelope: dict[str, object] = orjson.loads(capsys.readouterr().out)
+    code, envelope = run_json(capsys, *argv)
+    assert code == 0, envelope
     return envelope
 
 

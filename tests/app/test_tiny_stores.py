@@ -8,7 +8,6 @@ through the official SDK in both eras.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from engram_mcp.app import server_spec
 from engram_mcp.cli.main import main
 from engram_mcp.tools.base import Flags
 from store.store import Store
+from tests.support.cli import run_json
 from tests.support.sdk import MODERN, client, propose, run
 from tests.support.sdk import data as _data
 from tests.support.tools import run_tool
@@ -80,10 +80,8 @@ class Tools:
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
-    capsys.readouterr()
-    assert main([*argv, "--json"]) == 0
-    envelope = json.loads(capsys.readouterr().out)
-    assert envelope["ok"] is True, envelope
+    code, envelope = run_json(capsys, *argv)
+    assert code == 0 and envelope["ok"] is True, envelope
     data: dict[str, Any] = envelope["data"]
     return data
 

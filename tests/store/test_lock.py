@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -18,7 +16,15 @@ import pytest
 
 from store.errors import Busy
 from store.files.lock import workspace_lock
-from tests.support.store_helpers import HOLDER, REPO, hold_elsewhere, let_go
+from tests.support.store_helpers import ask_elsewhere, hold_elsewhere, let_go
+
+
+def tickets(queue: Path, count: int) -> None:
+    """Wait (10 s at most) until the lock's queue holds `count` tickets, and assert it does."""
+    deadline = time.monotonic() + 10
+    while len(os.listdir(queue)) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(os.listdir(queue)) == count
 
 
 def lock_path(tmp_path: Path) -> Path:
@@ -75,10 +81,7 @@ def test_waiters_get_the_lock_in_the_order_they_arrived(tmp_path: Path) -> None:
             thread = threading.Thread(target=wait_turn)
             thread.start()
             threads.append(thread)
-            deadline = time.monotonic() + 10  # each waiter has its ticket before the next starts
-            while len(os.listdir(queue)) < n + 2 and time.monotonic() < deadline:
-                time.sleep(0.01)
-            assert len(os.listdir(queue)) == n + 2
+            tickets(queue, n + 2)  # each waiter has its ticket before the next starts
     finally:
         let_go(holder)
         for thread in threads:
@@ -132,18 +135,9 @@ def test_a_killed_holder_and_a_killed_waiter_do_not_wedge_the_lock(tmp_path: Pat
     """A SIGKILL drops the kernel lock; a dead waiter's ticket is passed over, not waited for."""
     path = lock_path(tmp_path)
     holder = hold_elsewhere(path)
-    waiter = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(path)],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    waiter = ask_elsewhere(path)
     queue = path.with_name("engram.lock.queue.lock")
-    deadline = time.monotonic() + 10
-    while len(os.listdir(queue)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert len(os.listdir(queue)) == 2  # holder + the waiter's ticket
+    tickets(queue, 2)  # holder + the waiter's ticket
     waiter.send_signal(signal.SIGKILL)
     let_go(waiter)
     holder.send_signal(signal.SIGKILL)

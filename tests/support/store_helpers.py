@@ -43,15 +43,21 @@ def write_memory(
     return path
 
 
-def hold_elsewhere(lock_path: Path) -> subprocess.Popen[str]:
-    """Another process that holds the workspace lock at `lock_path` until `let_go`."""
-    proc = subprocess.Popen(
+def ask_elsewhere(lock_path: Path) -> subprocess.Popen[str]:
+    """Another process that asks for the workspace lock at `lock_path` (it prints "held" once it
+    has it) and holds it until `let_go`."""
+    return subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(lock_path)],
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+def hold_elsewhere(lock_path: Path) -> subprocess.Popen[str]:
+    """Another process that holds the workspace lock at `lock_path` until `let_go`."""
+    proc = ask_elsewhere(lock_path)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
     return proc
 
