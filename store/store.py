@@ -18,9 +18,18 @@ from store.code import staleness
 from store.code.validity import current
 from store.config import CHECKED_NAME, CheckedConfigs, Config, load_config
 from store.errors import NotFound, Problem, UnsafePath
+from store.files.fsutil import clean_stale_temps
 from store.files.ids import check_id
 from store.files.memory import Memory
-from store.files.workspace import ScopeDir, init_scope, project_dir, user_dir
+from store.files.workspace import (
+    STATE_FILES,
+    ScopeDir,
+    check_scope,
+    init_scope,
+    project_dir,
+    state_file_problem,
+    user_dir,
+)
 from store.read.catalog import Catalog, Snapshot, memory_key
 from store.read.load import LoadResult, Selected, single, tiered
 from store.read.route import RoutePlan, RoutePool, route, task_classes
@@ -28,7 +37,11 @@ from store.read.usage import Usage
 from store.read.variants import variant_text
 from store.safety import untrusted
 from store.safety.user_key import Secret, user_secret
+from store.search.fusion import fuse
 from store.search.lexical import Hit, Key, SearchIndex, key_of, snippet
+from store.search.vector_extra import available, disabled_by_env
+from store.write.approvals import Pending
+from store.write.verdicts import POOL
 
 if TYPE_CHECKING:
     from store.search.vectors import VectorIndex
@@ -211,15 +224,13 @@ class Store:
         if self._vectors_on():
             self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
         if len(view.durable) + len(view.notes) > NUMPY_STORE:
-            import numpy  # noqa: F401
+            self._search.load_kernels()
 
     def clean_temps(self) -> None:
         """Remove temp files a killed writer left behind (a listing: servers do it off the
         request path, the CLI at start)."""
         if self.read_only:
             return
-        from store.files.fsutil import clean_stale_temps
-
         for scope in (self.project, self.user):
             for folder in (scope.root, scope.memory_dir, scope.working_dir):
                 clean_stale_temps(folder)
@@ -228,8 +239,6 @@ class Store:
         """The active durable memories a verdict compares `candidate` with: the POOL best BM25
         matches of its text, then up to POOL memories that hold every word of it (shortest
         first), so an exact or containing duplicate is seen whatever BM25 ranks above it."""
-        from store.write.verdicts import POOL  # the write path's module: not imported by reads
-
         view = view or self.view()
 
         def eligible(memory: Memory) -> bool:
@@ -251,8 +260,6 @@ class Store:
         if not self.read_only:
             for catalog in self._catalogs:
                 catalog.flush()
-            from store.files.workspace import check_scope
-
             try:
                 check_scope(self.project)  # derived data is never written through a link
             except UnsafePath:
@@ -297,15 +304,13 @@ class Store:
     # --- search ----------------------------------------------------------------------------
     def _vectors_on(self) -> bool:
         """The vector signal takes part: extra installed, not off by ENGRAM_VECTORS or config."""
-        from store.search.vectors import available, disabled_by_env
-
         config = self.config()
         return config.vectors and not disabled_by_env(self._vectors_env) and available(config.vector_model)
 
     def _vector_index(self) -> VectorIndex:
         with self._config_lock:  # the warm-up thread and a first search may both get here
             if self._vectors is None:
-                from store.search.vectors import VectorIndex
+                from store.search.vectors import VectorIndex  # seam: numpy, tokenizers, safetensors
 
                 self._vectors = VectorIndex(
                     self.project.root / "vectors.bin",
@@ -329,8 +334,6 @@ class Store:
         hits = [h for h in hits if wanted(h.memory)]
         if not self._vectors_on():
             return hits, ["bm25"]
-        from store.search.fusion import fuse
-
         config = self.config()
         bm25 = {key_of(h.memory): h.score for h in hits}
         scored = self._vector_index().scores(
@@ -517,15 +520,11 @@ class Store:
 
     def pending_count(self) -> int:
         """Proposals still waiting for approval (not used, declined or expired)."""
-        from store.write.approvals import Pending
-
         return Pending.read(self.project.pending_path, self.key).open_count(self.now())
 
     def note_state_files(self) -> None:
         """Notice every state file whose path holds something else (a folder, FIFO or link): reads
         treat it as absent, writes are refused until it is removed (`workspace.check_scope`)."""
-        from store.files.workspace import STATE_FILES, state_file_problem
-
         for scope in (self.project, self.user):
             for name in STATE_FILES:
                 reason = state_file_problem(scope, name)

@@ -204,49 +204,19 @@ class Catalog:
         if not self._watch or self._closed.is_set():
             return False
         try:
-            from watchdog.events import (
-                FileClosedEvent,
-                FileCreatedEvent,
-                FileDeletedEvent,
-                FileModifiedEvent,
-                FileMovedEvent,
-                FileSystemEvent,
-                FileSystemEventHandler,
-            )
-            from watchdog.observers import Observer
-            from watchdog.observers.polling import PollingObserver
+            from store.read import folder_watch  # seam: watchdog and its observer threads
         except ImportError:
             return False
-        if Observer is PollingObserver:
+        if not folder_watch.NATIVE:
             return False
-        catalog = self
-
-        class Edited(FileSystemEventHandler):
-            def on_any_event(self, event: FileSystemEvent) -> None:
-                found = (os.fsdecode(p) for p in (event.src_path, event.dest_path) if p)
-                catalog.note_edited([p for p in found if p.endswith(".md")])
-
+        folders = [folder for _, folder in self._tiers]
         try:
             if self._watcher is None:
-                self._watcher = Observer()
-                self._watcher.daemon = True
-                self._watcher.start()
-            for _, folder in self._tiers:
-                if folder not in self._watched and folder.is_dir():
-                    # Changes only: reads (engram's own, for a body or a snippet) open files
-                    # too, and every opened/closed-unwritten event would wake three threads.
-                    changes = [
-                        FileModifiedEvent,
-                        FileClosedEvent,
-                        FileCreatedEvent,
-                        FileMovedEvent,
-                        FileDeletedEvent,
-                    ]
-                    self._watcher.schedule(Edited(), str(folder), recursive=False, event_filter=changes)
-                    self._watched.add(folder)
+                self._watcher = folder_watch.FolderWatch(self.note_edited)
+            self._watcher.watch(folders, self._watched)
         except (OSError, RuntimeError):  # e.g. the inotify watch limit: sweeping still works
             return False
-        return all(folder in self._watched or not folder.is_dir() for _, folder in self._tiers)
+        return all(folder in self._watched or not folder.is_dir() for folder in folders)
 
     def note_edited(self, paths: list[str]) -> None:
         """These files may have changed in place: the next refresh re-stats them."""

@@ -23,10 +23,10 @@ from typing import Any, Final
 
 import orjson
 
-from store.errors import NotRegular, Problem, UnsafePath
+from store.errors import NotRegular, Problem, UnsafePath, Untrusted
+from store.files import sealed as codec  # `sealed` here is a seal's time
 from store.files.fsutil import open_regular, read_regular, write_atomic
 from store.files.workspace import ScopeDir
-from store.safety import user_key
 
 INDEX_VERSION: Final = 6
 INDEX_KIND: Final = "index"
@@ -109,11 +109,11 @@ class IndexFile:
         shown = self.scope.display(path)
         try:
             raw = read_regular(path, MAX_INDEX_BYTES)
-            payload = user_key.unwrap(self._key(), INDEX_KIND, raw)
-            if payload is None:
+            try:
+                data = codec.load_object(self._key(), INDEX_KIND, raw)  # parsed in place: no copy
+            except Untrusted:
                 problem = Problem("ENGRAM_UNTRUSTED", shown, _UNTRUSTED)
             else:
-                data = orjson.loads(payload)
                 found = data.get("memories") if isinstance(data, dict) else None
                 if isinstance(found, dict) and data.get("version") == INDEX_VERSION:
                     memories = Records(found)
@@ -146,7 +146,7 @@ class IndexFile:
         """Replace `index.json` with `records` (seals included): `seals.log` is folded in."""
         texts = {key: orjson.dumps(record).decode() for key, record in records.items()}  # see Records
         body = orjson.dumps({"version": INDEX_VERSION, "memories": texts})
-        write_atomic(self.scope.index_path, user_key.wrap(self._key(), INDEX_KIND, body))
+        write_atomic(self.scope.index_path, codec.seal(self._key(), INDEX_KIND, body))
         self._seals_path.unlink(missing_ok=True)  # now folded into index.json
 
     def append_seals(self, keys: Iterable[str], hashes: Mapping[str, str]) -> None:
@@ -186,7 +186,7 @@ class IndexFile:
             if not isinstance(name, str) or not (sealed is None or isinstance(sealed, str)):
                 refused += 1
                 continue
-            if not user_key.valid(key, SEAL_KIND, _seal_bytes(self.scope.scope, name, sealed), found):
+            if not codec.valid(key, SEAL_KIND, _seal_bytes(self.scope.scope, name, sealed), found):
                 refused += 1
                 continue
             seals.append((name, sealed))
@@ -247,7 +247,7 @@ class IndexFile:
             except (orjson.JSONDecodeError, TypeError, ValueError):
                 continue
             typed = isinstance(name, str) and (sealed is None or isinstance(sealed, str))
-            if typed and user_key.valid(
+            if typed and codec.valid(
                 secret_key, SEAL_KIND, _seal_bytes(self.scope.scope, name, sealed), found
             ):
                 kept.append(line + b"\n")
@@ -279,4 +279,4 @@ def _seal_bytes(scope: str, key: str, sealed: str | None) -> bytes:
 
 
 def _seal_tag(secret_key: bytes, scope: str, key: str, sealed: str | None) -> str:
-    return user_key.tag(secret_key, SEAL_KIND, _seal_bytes(scope, key, sealed))
+    return codec.tag(secret_key, SEAL_KIND, _seal_bytes(scope, key, sealed))

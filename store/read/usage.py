@@ -15,11 +15,11 @@ from typing import Final
 
 import orjson
 
-from store.errors import Busy, ReadOnly, UnsafePath
+from store.errors import Busy, ReadOnly, UnsafePath, Untrusted
+from store.files import sealed
 from store.files.fsutil import read_regular, write_atomic
 from store.files.lock import workspace_lock
 from store.files.workspace import ScopeDir, check_scope
-from store.safety import user_key
 
 FLUSH_INTERVAL_SECONDS: Final = 1.0
 KIND: Final = "usage"
@@ -54,12 +54,11 @@ class Usage:
             return Counter()
         except OSError:
             raw = b""
-        payload = user_key.unwrap(self._key(), KIND, raw)
         try:
-            stored = orjson.loads(payload) if payload is not None else None
-        except orjson.JSONDecodeError:
+            stored = sealed.load_object(self._key(), KIND, raw)
+        except Untrusted:
             stored = None
-        if not isinstance(stored, dict):
+        if stored is None:
             self._notice(
                 "ENGRAM_UNTRUSTED",
                 f"{self._scope.display(path)}: carries no valid tag of this user's engram (it may have "
@@ -102,7 +101,7 @@ class Usage:
                 merged = self._stored()
                 merged.update(pending)
                 payload = orjson.dumps(dict(sorted(merged.items())))
-                write_atomic(self._scope.usage_path, user_key.wrap(self._key(), KIND, payload))
+                write_atomic(self._scope.usage_path, sealed.seal(self._key(), KIND, payload))
         except UnsafePath:
             return  # never written through a link; the counts are only a ranking hint
         except (Busy, ReadOnly, OSError):  # ReadOnly: a sandbox's read-only mount

@@ -13,33 +13,34 @@ with a notice: every tag made with the old key then fails, so derived files are 
 pending proposals dropped — the safe side. A read-only store never creates it: without one it
 uses a key of its own for the process, so it trusts no stored file and writes none.
 
-Tagged JSON files keep their JSON shape: `{"_tag":"<64 hex>",<the payload's members>}`. The tag
-covers the payload bytes exactly as written (no re-serialisation on load); `_tag` cannot be a
-memory id, so it never collides with a key of the payload.
+The tags and the one layout of a sealed file are store.files.sealed's; `tag`, `matches` (and,
+for files planted in tests, `wrap`/`unwrap`) are re-exported here for the callers that tag
+records with this key (approvals, seals).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import logging
 import os
 import secrets
 import stat
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from store.files.sealed import found_bytes, matches, tag, tag_chunks, valid
+from store.files.sealed import seal as wrap
+from store.files.sealed import unseal as unwrap
+
+__all__ = ["Secret", "found_bytes", "matches", "tag", "tag_chunks", "unwrap", "user_secret", "valid", "wrap"]
 
 log = logging.getLogger("engram.store")
 
 SIZE: Final = 32
 MODE: Final = 0o600
 FILE_NAME: Final = "secret"
-_PREFIX: Final = b'{"_tag":"'
-_HEX: Final = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,60 +149,3 @@ def _create(path: Path, key: bytes | None = None) -> bytes:
         with contextlib.suppress(OSError):
             os.unlink(temp)
     return key
-
-
-# --- tags ---------------------------------------------------------------------------------------
-def tag(key: bytes, kind: str, data: bytes | memoryview) -> str:
-    """HMAC-SHA256 of `data`, bound to the kind of file (a tag of one kind never fits another)."""
-    return tag_chunks(key, kind, (data,))
-
-
-def tag_chunks(key: bytes, kind: str, chunks: Iterable[bytes | memoryview]) -> str:
-    """`tag` of the chunks' bytes one after the other (a large file, a piece at a time)."""
-    mac = hmac.new(key, kind.encode() + b"\0", hashlib.sha256)
-    for chunk in chunks:
-        mac.update(chunk)
-    return mac.hexdigest()
-
-
-def valid(key: bytes, kind: str, data: bytes | memoryview, found: object) -> bool:
-    return matches(found, tag(key, kind, data))
-
-
-def matches(found: object, expected: str) -> bool:
-    """Whether a tag read from a file is `expected`, in constant time (see `found_bytes`)."""
-    return hmac.compare_digest(found_bytes(found), expected.encode())
-
-
-def found_bytes(found: object) -> bytes:
-    """A tag read from a file, as bytes to compare: the file may hold anything, and a non-ASCII
-    string (which `hmac.compare_digest` refuses to compare as text, raising) or no string at
-    all is simply not the tag (b"" never matches)."""
-    if isinstance(found, str):
-        return found.encode("utf-8", "surrogatepass")
-    return found if isinstance(found, bytes) else b""
-
-
-def wrap(key: bytes, kind: str, payload: bytes) -> bytes:
-    """A JSON object's bytes with its tag as the first member `_tag`."""
-    if not payload.startswith(b"{"):
-        raise ValueError("only a JSON object can carry a tag")
-    rest = payload[1:]
-    joint = b'"' if rest.lstrip().startswith(b"}") else b'",'
-    return _PREFIX + tag(key, kind, payload).encode() + joint + rest
-
-
-def unwrap(key: bytes, kind: str, data: bytes) -> bytes | None:
-    """The payload of a file `wrap` made with this key and kind; None for anything else."""
-    if not data.startswith(_PREFIX):
-        return None
-    at = len(_PREFIX)
-    found = data[at : at + _HEX]
-    rest = data[at + _HEX :]
-    if rest.startswith(b'",'):
-        payload = b"{" + rest[2:]
-    elif rest.startswith(b'"'):
-        payload = b"{" + rest[1:]
-    else:
-        return None
-    return payload if valid(key, kind, payload, found) else None

@@ -15,33 +15,46 @@ from __future__ import annotations
 
 import itertools
 import math
-import mmap
-import os
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Final
 
 import orjson
 
-from store.files.fsutil import open_regular
-from store.safety import user_key
+from store.errors import CorruptIndex
+from store.errors import Untrusted as Untrusted  # what load_tagged raises
+from store.files import sealed
 
 K1: Final = 1.5
 B: Final = 0.75
 SMALL_POSTINGS: Final = 1024
 """Queries touching at most this many postings are scored without numpy (see `_plain`)."""
 UNLOADED_POSTINGS: Final = 4096
-"""…and up to this many while numpy is not imported yet (~3 ms in plain Python, against ~100 ms
-for importing it): a small store's first search and the session hook never pay for it, and
-longer texts (a verdict's candidate, a large store's queries) import it once."""
+"""…and up to this many while the numpy kernels are not loaded yet (~3 ms in plain Python,
+against ~100 ms for importing numpy): a small store's first search and the session hook never
+pay for it, and longer texts (a verdict's candidate, a large store's queries) load it once."""
+_arrays: ModuleType | None = None
+"""The numpy kernels (store.search.bm25_arrays), once a query has loaded them."""
 
 
 def _plain(postings: int) -> bool:
-    """Whether a query touching this many postings is worked out in plain Python."""
-    return postings <= SMALL_POSTINGS or (postings <= UNLOADED_POSTINGS and "numpy" not in sys.modules)
+    """Whether a query touching this many postings is worked out in plain Python: by its size,
+    and whether the numpy kernels are loaded already (then mid-size queries use them too)."""
+    return postings <= SMALL_POSTINGS or (postings <= UNLOADED_POSTINGS and _arrays is None)
+
+
+def load_kernels() -> ModuleType:
+    """The numpy kernels, loaded on the first query that needs them."""
+    global _arrays
+    if _arrays is None:
+        from store.search import bm25_arrays  # seam: numpy, for queries touching many postings
+
+        _arrays = bm25_arrays
+    return _arrays
 
 
 def _idf(documents: int, holding: int) -> float:
@@ -160,29 +173,12 @@ class InvertedIndex:
         wanted = [(tid, df) for tid, df in wanted if df]
         if _plain(sum(df for _, df in wanted)):
             return self._scores_small(wanted, top)
-        import numpy as np
-
-        avgdl = self._total_len / n
-        doc_len = np.frombuffer(self._doc_len, dtype=np.uint32).astype(np.float64)
-        total = np.zeros(len(self._keys), dtype=np.float64)
-        touched = np.zeros(len(self._keys), dtype=bool)
-        for tid, df in wanted:
-            idf = _idf(n, df)
-            post_docs, post_tfs = self._postings(tid)
-            docs = np.frombuffer(post_docs, dtype=np.uint32)
-            tfs = np.frombuffer(post_tfs, dtype=np.uint32).astype(np.float64)
-            total[docs] += idf * (tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * doc_len[docs] / avgdl)))
-            touched[docs] = True
-        candidates = np.flatnonzero(touched)
-        if len(candidates) == 0:
-            return []
-        values = total[candidates]
-        if top is not None and len(values) > top:
-            kth = np.partition(values, len(values) - top)[len(values) - top]
-            keep = values >= kth
-            candidates, values = candidates[keep], values[keep]
+        postings = [(_idf(n, df), *self._postings(tid)) for tid, df in wanted]
+        found = load_kernels().scores(
+            postings, self._doc_len, self._total_len / n, len(self._keys), top, K1, B
+        )
         keys = self._keys
-        return [(keys[int(s)], float(v)) for s, v in zip(candidates, values, strict=True)]
+        return [(keys[slot], value) for slot, value in found]
 
     def _scores_small(self, wanted: list[tuple[int, int]], top: int | None) -> list[tuple[Hashable, float]]:
         """`scores` when the query's postings are few (a small store, or rare words): the same
@@ -221,15 +217,10 @@ class InvertedIndex:
                 docs = {slot for tid in group for slot in self._postings(tid)[0]}
                 held = docs if held is None else held & docs
             return {key for key, slot in slots if held is None or slot in held}
-        import numpy as np
-
-        mask_all = np.ones(len(self._keys), dtype=bool)
-        for group in tids:
-            mask = np.zeros(len(self._keys), dtype=bool)
-            for tid in group:
-                mask[np.frombuffer(self._postings(tid)[0], dtype=np.uint32)] = True
-            mask_all &= mask
-        return {key for key, slot in slots if mask_all[slot]}
+        mask = load_kernels().covering(
+            [[self._postings(tid)[0] for tid in group] for group in tids], len(self._keys)
+        )
+        return {key for key, slot in slots if mask[slot]}
 
     def containing(self, terms: Iterable[str]) -> list[Hashable]:
         """Every document holding all of `terms`, shortest first (ties by key): the documents
@@ -249,15 +240,7 @@ class InvertedIndex:
                 found.intersection_update(self._postings(tid)[0])
             common: Iterable[int] = found
         else:
-            import numpy as np
-
-            rows = np.frombuffer(self._postings(tids[0])[0], dtype=np.uint32)
-            for tid in tids[1:]:
-                docs = np.frombuffer(self._postings(tid)[0], dtype=np.uint32)
-                rows = np.intersect1d(rows, docs, assume_unique=True)
-                if not len(rows):
-                    return []
-            common = (int(s) for s in rows)
+            common = load_kernels().common([self._postings(tid)[0] for tid in tids])
         keys = self._keys
         slots = sorted(common, key=lambda s: (self._doc_len[s], str(keys[s])))
         return [keys[s] for s in slots]
@@ -267,55 +250,25 @@ _MAGIC: Final = b"ENGRAM-BM25-4\n"
 """Format 4: documents hold search terms with stems alongside words and words written in a case
 of their own also as written (store.tokenize.terms); format 3 lacked the latter.
 A file of another format is refused by `load`, so the caller rebuilds it from the memories."""
-_TRAILER: Final = b"\nENGRAM-TAG "
-_TRAILER_SIZE: Final = len(_TRAILER) + 64
 TAG_KIND: Final = "search.idx"
 
 
-class Untrusted(ValueError):
-    """A saved index without a valid tag of this user's engram: never used, rebuilt."""
-
-
 def tagged(data: bytes, key: bytes) -> bytes:
-    """`dump`'s bytes with a trailer: an HMAC keyed by the per-user secret over all of them."""
-    return data + _TRAILER + user_key.tag(key, TAG_KIND, data).encode()
+    """`dump`'s bytes sealed with the per-user key (store.files.sealed)."""
+    return sealed.seal_binary(key, TAG_KIND, data)
 
 
-_VERIFY_CHUNK: Final = 1 << 22
+_VERIFY_CHUNK: Final = sealed.PIECE
 """Bytes of a mapped index hashed at a time (a multiple of any page size)."""
 
 
 def load_tagged(path: Path, key: bytes) -> InvertedIndex:
     """Map a saved index and check its tag once, over every byte (the cost of trusting it). A
-    regular file only, never through a link; Untrusted when the tag does not check, ValueError
-    when it does not add up. Each piece hashed is let go from the process's memory at once
-    (the pages stay in the system's file cache for the lazy postings reads that follow): a
-    100,000-memory index no longer holds its whole 100 MB resident."""
-    fd = open_regular(path)
-    try:
-        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    finally:
-        os.close(fd)
-    size = len(mapped)
-    if size < _TRAILER_SIZE or mapped[size - _TRAILER_SIZE : size - 64] != _TRAILER:
-        raise Untrusted("no tag")
-    body = memoryview(mapped)[: size - _TRAILER_SIZE]
-
-    def pieces() -> Iterator[memoryview]:
-        for start in range(0, len(body), _VERIFY_CHUNK):
-            end = min(start + _VERIFY_CHUNK, len(body))
-            yield body[start:end]
-            if hasattr(mmap, "MADV_DONTNEED"):
-                mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
-
-    if not user_key.matches(mapped[size - 64 :], user_key.tag_chunks(key, TAG_KIND, pieces())):
-        body.release()
-        raise Untrusted("bad tag")
-    return load(body)
-
-
-class CorruptIndex(ValueError):
-    """A saved index that does not add up; the caller rebuilds it from the memories."""
+    regular file only, never through a link; Untrusted when the tag does not check (stale for
+    an earlier engram's layout), ValueError when it does not add up. Each piece hashed is let
+    go from the process's memory at once (the pages stay in the system's file cache for the
+    lazy postings reads that follow): a 100,000-memory index never holds its 100 MB resident."""
+    return load(sealed.map_binary(path, key, TAG_KIND, piece=_VERIFY_CHUNK))
 
 
 _PENDING: Final[Any] = array("I")

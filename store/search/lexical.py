@@ -5,7 +5,7 @@ once. Terms are words plus their stems (store.tokenize.terms), in documents and 
 Scores are BM25 with Lucene's idf (store.bm25), computed over an inverted index that is
 updated only for memories whose content hash changed, and saved next to index.json
 (`search.idx`) so a new process does not re-tokenise every file. The saved index ends with an
-HMAC keyed by the per-user secret (store.bm25.tagged), checked once over every byte at load: a
+HMAC keyed by the per-user secret (store.files.sealed), checked once over every byte at load: a
 planted `search.idx` (which could claim any word for any memory) is discarded and rebuilt.
 Every memory that shares a term with the query is a hit: there is no score floor.
 
@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
+from store.errors import CorruptIndex, Untrusted
 from store.files.fsutil import write_atomic
 from store.files.memory import Memory
 from store.read.progress import Progress
@@ -94,13 +95,14 @@ class SearchIndex:
                     self._index = bm25.load_tagged(self._cache, self._key())
                 except FileNotFoundError:
                     pass
-                except bm25.Untrusted:
+                except Untrusted as exc:
                     self._dirty = True
-                    self._notice(
-                        "ENGRAM_UNTRUSTED",
-                        f".engram/{self._cache.name}: carries no valid tag of this user's engram (it may "
-                        "have come with a clone); discarded and rebuilt from the memories",
-                    )
+                    if not exc.stale:  # an earlier engram's layout is derived data, rebuilt quietly
+                        self._notice(
+                            "ENGRAM_UNTRUSTED",
+                            f".engram/{self._cache.name}: carries no valid tag of this user's engram (it "
+                            "may have come with a clone); discarded and rebuilt from the memories",
+                        )
                 except (OSError, ValueError, KeyError, TypeError) as exc:
                     self._dirty = True
                     log.warning("search index %s unusable (%s); rebuilding", self._cache.name, exc)
@@ -123,13 +125,17 @@ class SearchIndex:
             index = self._ensure()
             index.scores(wanted)
 
+    def load_kernels(self) -> None:
+        """Load BM25's numpy kernels now (a large store's warm-up: its queries then use them)."""
+        bm25.load_kernels()
+
     def sync(self, memories: Iterable[Memory]) -> None:
         """Make the index hold exactly these memories; only changed ones are re-tokenised."""
         memories = list(memories)
         with self._lock:
             try:
                 self._sync(memories)
-            except bm25.CorruptIndex:
+            except CorruptIndex:
                 self._index = bm25.InvertedIndex()
                 self._sync(memories)
 
@@ -158,7 +164,7 @@ class SearchIndex:
         with self._lock:
             try:
                 self._update(changes)
-            except bm25.CorruptIndex:
+            except CorruptIndex:
                 self._rebuild()
                 self._update(changes)
 
@@ -216,7 +222,7 @@ class SearchIndex:
             index = self._ensure()
             try:
                 scored = index.scores(wanted, top)
-            except bm25.CorruptIndex:
+            except CorruptIndex:
                 scored = self._rebuild().scores(wanted, top)
             by_key = self._by_key
             found = {k: v for k, v in scored if k in by_key}
@@ -255,7 +261,7 @@ class SearchIndex:
             index = self._ensure()
             try:
                 held = index.covering(groups, [*among, *heirs])
-            except bm25.CorruptIndex:
+            except CorruptIndex:
                 held = self._rebuild().covering(groups, [*among, *heirs])
             held |= {heir for old, heir in heirs.items() if old in held}
             return {key for key in among if key in held}
@@ -268,7 +274,7 @@ class SearchIndex:
             index = self._ensure()
             try:
                 keys = index.containing(words)
-            except bm25.CorruptIndex:
+            except CorruptIndex:
                 keys = self._rebuild().containing(words)
             by_key = self._by_key
             return [by_key[k] for k in keys if k in by_key]

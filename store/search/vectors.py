@@ -15,15 +15,15 @@ content hash in `.engram/vectors.bin` (derived, gitignored), refreshed increment
 or changed memories are embedded, vectors no memory uses are dropped; the file is rebuilt when
 unreadable, when its tag does not match, or when the model changes.
 
-Loading is lazy: nothing here imports numpy, tokenizers or safetensors until the signal is
-first used (a server does that on its warm-up thread, after the handshake). A search waits for
+Loading is lazy: this module imports numpy, tokenizers and safetensors at its top, and the
+Store imports it only when the signal is on and first used (a server does that on its warm-up
+thread, after the handshake); `store.search.vector_extra` tells whether it can run. A search waits for
 the model and the embeddings rather than answering from BM25 alone meanwhile, so the same
 store and query always give the same ranking.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import logging
@@ -33,14 +33,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import numpy as np
 import orjson
+from safetensors.numpy import load_file
+from tokenizers import Tokenizer
 
+from store.errors import ModelUnavailable, Untrusted
+from store.files import sealed
 from store.files.fsutil import read_regular, write_atomic
 from store.files.memory import Memory
-from store.safety import user_key
+from store.search.vector_extra import available, disabled_by_env, extra_installed
 
 if TYPE_CHECKING:
-    import numpy as np
     import numpy.typing as npt
 
     Matrix = npt.NDArray[np.float32]
@@ -56,36 +60,7 @@ WINDOW_WORDS: Final = 200
 """Body words per window (the title and tags are added to every window)."""
 BUNDLED_CONFIG: Final = "l2_supercat"
 BUNDLED_DIM: Final = 256
-_MAGIC: Final = b"ENGRAM-VEC-1\n"
 _FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;pool=mean-words;dtype=float16"
-_OFF: Final = ("0", "false", "no", "off")
-
-
-class ModelUnavailable(Exception):
-    """The configured model cannot be loaded; the message says what to fix."""
-
-
-@functools.cache
-def _installed(name: str) -> bool:
-    return importlib.util.find_spec(name) is not None
-
-
-def extra_installed() -> bool:
-    """Whether the `vectors` extra is installed (checked without importing anything)."""
-    return all(_installed(name) for name in ("numpy", "tokenizers", "safetensors", "wordllama"))
-
-
-def available(folder: str) -> bool:
-    """Whether the signal can run: the extra, or (for a configured model folder) the libraries
-    that read it. Libraries installed for something else, without wordllama, say nothing."""
-    if not folder:
-        return extra_installed()
-    return all(_installed(name) for name in ("numpy", "tokenizers", "safetensors"))
-
-
-def disabled_by_env(env: Mapping[str, str]) -> bool:
-    """`ENGRAM_VECTORS=0` (or false/no/off) turns the signal off, whatever the config says."""
-    return env.get("ENGRAM_VECTORS", "").strip().lower() in _OFF
 
 
 def bundled_files() -> tuple[Path, Path]:
@@ -127,11 +102,7 @@ def folder_files(folder: str) -> tuple[Path, Path]:
 class StaticModel:
     """Mean-pooled static token embeddings; `embed` gives unit rows (zero rows for empty text)."""
 
-    def __init__(self, name: str, weights: Path, tokenizer: Path) -> None:
-        import numpy as np
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
+    def __init__(self, name: str, weights: Path, tokenizer: Path, digest: str | None = None) -> None:
         try:
             tensors = load_file(str(weights))
             self._tokenizer: Any = Tokenizer.from_file(str(tokenizer))
@@ -150,15 +121,15 @@ class StaticModel:
         self._counted: dict[int, bool] = {}
         """Token id → whether it counts towards a text's vector, worked out when first seen
         (the whole vocabulary up front cost ~65 ms of every start)."""
-        digest = hashlib.sha256(weights.read_bytes())
-        digest.update(tokenizer.read_bytes())
+        if digest is None:  # a model folder of the user's: its bytes say which model it is
+            content = hashlib.sha256(weights.read_bytes())
+            content.update(tokenizer.read_bytes())
+            digest = content.hexdigest()
         self.name = name
-        self.fingerprint = f"{name};{digest.hexdigest()};{_FORMAT}"
+        self.fingerprint = f"{name};{digest};{_FORMAT}"
         self.dim = int(self._table.shape[1])
 
     def embed(self, texts: list[str]) -> Matrix:
-        import numpy as np
-
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         rows = len(self._table)
         for i, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
@@ -199,7 +170,28 @@ def load_model(folder: str) -> StaticModel:
         weights, tokenizer = folder_files(folder)
         return StaticModel(Path(folder).name, weights, tokenizer)
     weights, tokenizer = bundled_files()
-    return StaticModel(f"wordllama-{BUNDLED_CONFIG}_{BUNDLED_DIM}", weights, tokenizer)
+    name = f"wordllama-{BUNDLED_CONFIG}_{BUNDLED_DIM}"
+    return StaticModel(name, weights, tokenizer, _recorded_digest(weights, tokenizer))
+
+
+def _recorded_digest(*files: Path) -> str | None:
+    """The bundled files' sha256 as the wheel's RECORD lists them (what the installer checked),
+    instead of hashing 18 MB at every start (~45 ms); None when the RECORD does not list both."""
+    root = files[0].parents[1]  # …/site-packages/wordllama/weights/x → …/site-packages
+    site = root.parent
+    wanted = {path.relative_to(site).as_posix(): "" for path in files}
+    for record in site.glob("wordllama-*.dist-info/RECORD"):
+        try:
+            lines = record.read_text("utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        for line in lines:
+            name, _, rest = line.partition(",")
+            if name in wanted:
+                wanted[name] = rest.partition(",")[0]
+    if not all(digest.startswith("sha256=") for digest in wanted.values()):
+        return None
+    return "record:" + ";".join(wanted[name] for name in sorted(wanted))
 
 
 def windows(memory: Memory, words: int = WINDOW_WORDS) -> list[str]:
@@ -212,7 +204,7 @@ def windows(memory: Memory, words: int = WINDOW_WORDS) -> list[str]:
 
 
 _KIND: Final = "vectors"
-"""The tag's kind (store.secret): an HMAC keyed by the per-user secret, so a torn, edited, or
+"""The seal's kind (store.files.sealed): an HMAC keyed by the per-user secret, so a torn, edited, or
 planted file (one that arrived with a clone) is discarded and rebuilt."""
 
 
@@ -252,8 +244,6 @@ class VectorIndex:
 
     def _reset(self) -> None:
         """No memory embedded: the window matrix and its bookkeeping, empty."""
-        import numpy as np
-
         self._keys: list[Key] = []
         """Memory keys in row-block order (kept ones first, then what each sync added)."""
         self._hash_of: dict[Key, str] = {}
@@ -296,6 +286,12 @@ class VectorIndex:
             return
         try:
             self._from_file = _decode(data, model, self._key())
+        except Untrusted as exc:
+            self._dirty = True
+            if exc.stale:  # an earlier engram's layout: derived data, rebuilt quietly
+                log.info("vectors file %s from an earlier engram; rebuilding", self._cache.name)
+            else:
+                self._notice("ENGRAM_UNTRUSTED", f".engram/{self._cache.name} discarded ({exc}); rebuilt")
         except ValueError as exc:
             log.warning("vectors file %s discarded (%s); rebuilding", self._cache.name, exc)
             self._notice("ENGRAM_UNTRUSTED", f".engram/{self._cache.name} discarded ({exc}); rebuilt")
@@ -311,8 +307,6 @@ class VectorIndex:
         an edited memory whose window count is unchanged is overwritten in place, new ones are
         appended, and removals cost one masked copy. Vectors come from vectors.bin when it has
         the content hash, else they are embedded."""
-        import numpy as np
-
         if self._synced == version:
             return
         memories = source()
@@ -410,8 +404,6 @@ class VectorIndex:
         """Cosine of the query with each memory's best window, for the keys in `want` and the
         `top` best (every memory when `top` is None); None when the model cannot be loaded.
         `memories` is called only when `version` differs from the last call's."""
-        import numpy as np
-
         with self._lock:
             model = self._ensure_model(folder)
             if model is None:
@@ -456,28 +448,19 @@ class VectorIndex:
 
 
 def _encode(by_hash: Mapping[str, Rows], model: StaticModel, key: bytes) -> bytes:
-    """MAGIC, tag line, then the body: header length, JSON header, float16 rows."""
-    import numpy as np
-
+    """Sealed (store.files.sealed): header length, JSON header, float16 rows."""
     hashes = sorted(by_hash)
     header = orjson.dumps(
         {"model": model.fingerprint, "dim": model.dim, "entries": [[h, len(by_hash[h])] for h in hashes]}
     )
     rows = [by_hash[h].astype(np.float16).tobytes() for h in hashes]
-    body = b"".join([len(header).to_bytes(8, "little"), header, *rows])
-    return _MAGIC + user_key.tag(key, _KIND, body).encode() + b"\n" + body
+    return sealed.seal_binary(key, _KIND, b"".join([len(header).to_bytes(8, "little"), header, *rows]))
 
 
 def _decode(data: bytes, model: StaticModel, key: bytes) -> dict[str, Rows]:
-    """The inverse of `_encode`; ValueError for a file that is torn, foreign or from another model."""
-    import numpy as np
-
-    if not data.startswith(_MAGIC):
-        raise ValueError("not an engram vectors file")
-    at = len(_MAGIC)
-    tag, body = data[at : at + 64], memoryview(data)[at + 65 :]  # no copy
-    if data[at + 64 : at + 65] != b"\n" or not user_key.valid(key, _KIND, body, tag):
-        raise ValueError("its tag does not match")
+    """The inverse of `_encode`: Untrusted for a file this user's engram did not seal (stale
+    for an earlier layout), ValueError for one that is torn or from another model."""
+    body = sealed.unseal_binary(key, _KIND, data)  # a view: no copy
     size = int.from_bytes(body[:8], "little")
     try:
         header = orjson.loads(body[8 : 8 + size])

@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from store.errors import NoWorkspace, ReadOnly, StoreError, UnsafePath
+from store.errors import NoWorkspace, ReadOnly, StoreError, UnsafePath, Untrusted
+from store.files import sealed
 from store.files.fsutil import fsync_dir, read_regular, write_atomic
 from store.files.lock import workspace_lock
 from store.files.workspace import check_scope, ensure_gitignore, init_scope, write_refusal
-from store.safety import user_key
 
 if TYPE_CHECKING:
     from store.store import Store
@@ -110,7 +110,7 @@ def apply(store: Store, writes: Sequence[Write]) -> None:
         for path, data in writes
     ]
     payload = orjson.dumps({"version": VERSION, "writes": entries, "agent_shell": store.agent_shell})
-    write_atomic(journal, user_key.wrap(key, KIND, payload))
+    write_atomic(journal, sealed.seal(key, KIND, payload))
     try:
         _apply(writes)
         seal(store, [path for path, _ in writes])
@@ -175,14 +175,14 @@ def _roll_forward(store: Store) -> tuple[list[Path], str | None]:
         return [], None
     except OSError as exc:
         return [], _discard(journal, str(exc.strerror or "it cannot be read"))
-    payload = user_key.unwrap(key, KIND, raw)
-    if payload is None:
+    try:
+        loaded = sealed.load_object(key, KIND, raw)
+    except Untrusted:
         return [], _discard(
             journal, "it carries no valid tag of this user's engram (it may have come with a clone)"
         )
     roots = _roots(store)
     try:
-        loaded = orjson.loads(payload)
         entries, marked = loaded["writes"], loaded.get("agent_shell") is True
         if not isinstance(entries, list):
             raise TypeError("writes is not a list")
