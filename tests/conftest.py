@@ -11,6 +11,16 @@ import pytest
 from engram_mcp import agent_shell
 from tests.support.paths import FIXTURES
 
+PROCESS_TESTS = Path(__file__).resolve().parent / "process"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/process/ carries the `process` marker: `-m "not process"` leaves
+    out the suites that start engram processes at once or kill them."""
+    for item in items:
+        if item.path.is_relative_to(PROCESS_TESTS):
+            item.add_marker(pytest.mark.process)
+
 
 @pytest.fixture(autouse=True)
 def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
