@@ -2,11 +2,11 @@
 stdio layer (tests/support/wire.py: the server's reader thread, worker pool and elicitation
 round trips over two OS pipes).
 
-`fixtures/transcripts/approval-*.in.jsonl` is what the client sends, one message a line; each
+`fixtures/transcripts/approval/*.in.jsonl` is what the client sends, one message a line; each
 is sent once the server has answered the one before (or asked its question). A client cannot
 know ahead what the server mints, so `$token`, `$state` and `$key` in a line stand for the last
 approval token, requestState and inputRequests key the server sent, and `$request` for the id
-of its last request. `approval-*.out.jsonl` is every message the server sent, with those values
+of its last request. `*.out.jsonl` is every message the server sent, with those values
 and the temp paths written as `<token-1>`, `<state-1>`, `<workspace>`…: the rest is exact,
 the clock fixed by ENGRAM_NOW. Regenerate after an intended change with `ENGRAM_REGOLD=1` and
 review the diff.
@@ -24,7 +24,7 @@ import pytest
 from tests.conftest import FIXTURES
 from tests.support.wire import WireSession
 
-TRANSCRIPTS = FIXTURES / "transcripts"
+TRANSCRIPTS = FIXTURES / "transcripts" / "approval"
 NOW = "2026-11-29T10:00:00Z"
 
 
@@ -93,9 +93,7 @@ def _replay(case: Path, workspace: Path, home: Path) -> list[str]:
     return [replay.named(line) for line in sent]
 
 
-@pytest.mark.parametrize(
-    "case", sorted(TRANSCRIPTS.glob("approval-*.in.jsonl")), ids=lambda p: p.name.split(".")[0]
-)
+@pytest.mark.parametrize("case", sorted(TRANSCRIPTS.glob("*.in.jsonl")), ids=lambda p: p.name.split(".")[0])
 def test_the_approval_flow_replays_to_its_golden_messages(
     case: Path, workspace: Path, engram_home: Path
 ) -> None:
