@@ -1,21 +1,24 @@
 """The write operations shared by the MCP tools and the CLI: proposals, commits, notes, settings.
 
-The approval dialog lives here as generator flows (see protocol.elicitation): each computes
-its preview without side effects, yields one question, and only then writes.
+A write tool's declaration (engram_mcp.tools.write_tools) points at one of these; each takes the
+store and the validated arguments. The approval dialog lives here as generator flows (see
+protocol.elicitation): each computes its preview without side effects, yields one question,
+and only then writes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Final
+from typing import Any, Final
 
 from engram_mcp.ops.dialog import approval, chosen_entries, note_message, shown_key
 from engram_mcp.ops.previews import preview_rows, report_outcome, token_outcome
-from engram_mcp.outcome import Outcome
+from engram_mcp.outcome import Outcome, failure
+from engram_mcp.transcripts.sessions import session_candidates
 from protocol.spec import Elicit, ElicitAnswer
 from store.files.memory import iso
 from store.store import Store
-from store.write import commits, notes, proposals, settings
+from store.write import commits, mining, notes, proposals, settings, transaction
 from store.write.proposal_entry import ProposalEntry, note_entry
 
 Flow = Generator[Elicit, ElicitAnswer, Outcome]
@@ -24,6 +27,48 @@ FALLBACK: Final = {
     "timeout": "the approval dialog got no answer in time",
     "error": "the client could not show the approval dialog",
 }
+
+
+NO_KNOWLEDGE: Final = (
+    "no explicit knowledge lines found (decisions, rules with always/never/must, gotchas, 'remember …')"
+)
+
+
+def save(store: Store, args: dict[str, Any]) -> Flow:
+    """engram_save: the candidates' proposal, asked in the dialog or kept for a token."""
+    transaction.check_workspace(store)  # refused before the human is asked anything
+    entries, redactions = proposals.draft(store, args["candidates"])
+    return proposal_flow(store, entries, redactions, "save")
+
+
+def save_session(store: Store, args: dict[str, Any]) -> Flow | Outcome:
+    """engram_save_session: the knowledge lines of `text`, or of the human's messages in the last
+    `query_level` host sessions, proposed like engram_save."""
+    transaction.check_workspace(store)
+    if ("text" in args) == ("query_level" in args):
+        return failure("ENGRAM_VALIDATION", "pass exactly one of `text` and `query_level`", written=False)
+    if "host" in args and "text" in args:
+        return failure("ENGRAM_VALIDATION", "`host` goes with `query_level`, not with `text`", written=False)
+    note = ""
+    if "text" in args:
+        raw = mining.extract_candidates(args["text"])
+    else:
+        raw, note = session_candidates(store.workspace, args["query_level"], args.get("host"))
+    if not raw:
+        return failure(
+            "ENGRAM_VALIDATION",
+            NO_KNOWLEDGE + (f"; {note}" if note else "") + "; call engram_save with candidates instead",
+            written=False,
+        )
+    entries, redactions = proposals.draft(store, raw)
+    return proposal_flow(store, entries, redactions, "save_session")
+
+
+def note(store: Store, args: dict[str, Any]) -> Flow:
+    """engram_note: a working note, confirmed in the dialog or kept for a token."""
+    transaction.check_workspace(store)
+    draft = notes.draft_note(store, args["text"], args.get("objective", ""), args.get("type"))
+    return note_flow(store, draft)
 
 
 def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, origin: str) -> Flow:

@@ -1,24 +1,20 @@
-"""The complete tool surface. A tool appears here only once its handler is implemented."""
+"""The complete tool surface: the read and write tools' declarations, bound to a store."""
 
 from __future__ import annotations
+
+from typing import Final
 
 from engram_mcp.tools import read_tools, write_tools
 from engram_mcp.tools.base import Flags
 from protocol.spec import Tool
 from store.store import Store
 
-WRITE_TOOLS = frozenset(
-    {
-        "engram_save",
-        "engram_save_session",
-        "engram_commit",
-        "engram_set_role",
-        "engram_set_rule_variant",
-        "engram_note",
-    }
-)
-"""The write tools: absent from tools/list in read-only mode."""
+DECLARED: Final = (*read_tools.DECLARED, *write_tools.DECLARED)
+WRITE_TOOLS: Final = frozenset(tool.name for tool in DECLARED if tool.writes)
+"""The tools whose annotations say they write (readOnlyHint false): absent from tools/list in
+read-only mode."""
 
 
 def build_tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
-    return (*read_tools.tools(store, flags), *write_tools.tools(store, flags))
+    tools = (*read_tools.tools(store, flags), *write_tools.tools(store, flags))
+    return tuple(tool for tool in tools if not (flags.read_only and tool.name in WRITE_TOOLS))

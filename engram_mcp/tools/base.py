@@ -5,17 +5,50 @@ into the protocol's tool result."""
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engram_mcp.outcome import Outcome, guarded, store_failure
-from protocol.spec import CallContext, Elicit, ElicitAnswer, ToolResult, ToolReturn
+from engram_mcp.schemas import ENVELOPE
+from protocol.spec import CallContext, Elicit, ElicitAnswer, Tool, ToolHandler, ToolResult, ToolReturn
 from store.errors import StoreError
 
 if TYPE_CHECKING:
     from engram_mcp.ops.write_ops import Flow
 
 READ_ONLY_ANNOTATIONS = {"readOnlyHint": True, "openWorldHint": False}
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """A tool as tools/list describes it, before it is bound to a store: name, text, schemas and
+    annotations. Its annotations say whether it writes (MCP's readOnlyHint, false when absent),
+    which is what read-only mode hides."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    annotations: dict[str, Any]
+    output_schema: dict[str, Any] = field(default_factory=lambda: dict(ENVELOPE))
+    meta: dict[str, Any] | None = None
+
+    @property
+    def writes(self) -> bool:
+        return self.annotations.get("readOnlyHint") is not True
+
+    def bound(self, run: ToolHandler, meta: dict[str, Any] | None = None) -> Tool:
+        """The protocol's Tool: this declaration with the handler that runs it."""
+        return Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=self.output_schema,
+            annotations=self.annotations,
+            meta=meta if meta is not None else self.meta,
+            handler=run,
+        )
 
 
 @dataclass(frozen=True, slots=True)

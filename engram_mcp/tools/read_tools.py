@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from engram_mcp.ops import read_ops
 from engram_mcp.schemas import (
-    ENVELOPE,
     MEMORY_TYPES,
     SCOPES,
     enveloped,
@@ -15,7 +16,7 @@ from engram_mcp.schemas import (
     records,
     text,
 )
-from engram_mcp.tools.base import READ_ONLY_ANNOTATIONS, Flags, handler
+from engram_mcp.tools.base import READ_ONLY_ANNOTATIONS, Declared, Flags, handler
 from protocol.spec import Tool
 from store.read.load import DISCLOSURES
 from store.store import Store
@@ -77,63 +78,66 @@ SEARCH_OUTPUT = enveloped(
 NO_ARGUMENTS = obj({})
 
 
+LOAD: Final = Declared(
+    name="engram_load",
+    title="Load project memory",
+    description=(
+        "Load the project's rules, decisions and conventions relevant to a task, tiered under a token "
+        "budget: bodies first, then one-line cards, then omitted ids you can fetch with `id`. "
+        "Call it before starting work."
+    ),
+    input_schema=LOAD_INPUT,
+    output_schema=LOAD_OUTPUT,
+    annotations=READ_ONLY_ANNOTATIONS,
+)
+ROUTE: Final = Declared(
+    name="engram_route",
+    title="Route a task",
+    description=(
+        "Classify a task (bugfix, feature, test, …) and list the memories it routes to, in load order, "
+        "each with why; no bodies (engram_load reads them)."
+    ),
+    input_schema=ROUTE_INPUT,
+    output_schema=ROUTE_OUTPUT,
+    annotations=READ_ONLY_ANNOTATIONS,
+)
+SEARCH: Final = Declared(
+    name="engram_search",
+    title="Search memory",
+    description=(
+        "BM25 search over memory titles, tags and bodies; best first, with a snippet of each. "
+        "engram_load with `id` reads one in full."
+    ),
+    input_schema=SEARCH_INPUT,
+    output_schema=SEARCH_OUTPUT,
+    annotations=READ_ONLY_ANNOTATIONS,
+)
+VERIFY: Final = Declared(
+    name="engram_verify",
+    title="Verify memory files",
+    description="Check every memory file against the hashes engram recorded; report hand edits and gaps.",
+    input_schema=NO_ARGUMENTS,
+    annotations=READ_ONLY_ANNOTATIONS,
+)
+STATUS: Final = Declared(
+    name="engram_status",
+    title="Memory status",
+    description="Workspace, counts per scope, role, rule variant, pending proposals and the index hash.",
+    input_schema=NO_ARGUMENTS,
+    annotations=READ_ONLY_ANNOTATIONS,
+)
+DECLARED: Final = (LOAD, ROUTE, SEARCH, VERIFY, STATUS)
+
+
 def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
-    load_meta = {"anthropic/alwaysLoad": True} if flags.always_load else None
+    """The read tools bound to `store`, each to the engram_mcp.ops.read_ops function it runs."""
     return (
-        Tool(
-            name="engram_load",
-            title="Load project memory",
-            description=(
-                "Load the project's rules, decisions and conventions relevant to a task, tiered under a token "
-                "budget: bodies first, then one-line cards, then omitted ids you can fetch with `id`. "
-                "Call it before starting work."
-            ),
-            input_schema=LOAD_INPUT,
-            output_schema=LOAD_OUTPUT,
-            annotations=READ_ONLY_ANNOTATIONS,
-            meta=load_meta,
-            handler=handler(lambda args: read_ops.load(store, args)),
+        LOAD.bound(
+            handler(lambda args: read_ops.load(store, args)),
+            meta={"anthropic/alwaysLoad": True} if flags.always_load else None,
         ),
-        Tool(
-            name="engram_route",
-            title="Route a task",
-            description=(
-                "Classify a task (bugfix, feature, test, …) and list the memories it routes to, in load order, "
-                "each with why; no bodies (engram_load reads them)."
-            ),
-            input_schema=ROUTE_INPUT,
-            output_schema=ROUTE_OUTPUT,
-            annotations=READ_ONLY_ANNOTATIONS,
-            handler=handler(lambda args: read_ops.route(store, args)),
-        ),
-        Tool(
-            name="engram_search",
-            title="Search memory",
-            description=(
-                "BM25 search over memory titles, tags and bodies; best first, with a snippet of each. "
-                "engram_load with `id` reads one in full."
-            ),
-            input_schema=SEARCH_INPUT,
-            output_schema=SEARCH_OUTPUT,
-            annotations=READ_ONLY_ANNOTATIONS,
-            handler=handler(lambda args: read_ops.search(store, args)),
-        ),
-        Tool(
-            name="engram_verify",
-            title="Verify memory files",
-            description="Check every memory file against the hashes engram recorded; report hand edits and gaps.",
-            input_schema=NO_ARGUMENTS,
-            output_schema=ENVELOPE,
-            annotations=READ_ONLY_ANNOTATIONS,
-            handler=handler(lambda args: read_ops.verify(store)),
-        ),
-        Tool(
-            name="engram_status",
-            title="Memory status",
-            description="Workspace, counts per scope, role, rule variant, pending proposals and the index hash.",
-            input_schema=NO_ARGUMENTS,
-            output_schema=ENVELOPE,
-            annotations=READ_ONLY_ANNOTATIONS,
-            handler=handler(lambda args: read_ops.status(store)),
-        ),
+        ROUTE.bound(handler(lambda args: read_ops.route(store, args))),
+        SEARCH.bound(handler(lambda args: read_ops.search(store, args))),
+        VERIFY.bound(handler(lambda args: read_ops.verify(store))),
+        STATUS.bound(handler(lambda args: read_ops.status(store))),
     )

@@ -1,14 +1,17 @@
-"""The write tools: engram_save, engram_save_session, engram_commit, engram_note,
-engram_set_role, engram_set_rule_variant (SPEC §4, §5). None is listed in read-only mode."""
+"""The write tools, declared: engram_save, engram_save_session, engram_commit, engram_note,
+engram_set_role, engram_set_rule_variant (SPEC §4, §5). What each does is the
+engram_mcp.ops.write_ops function it points at. None is listed in read-only mode: their
+annotations say readOnlyHint false (engram_mcp.tools)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final
 
 from engram_mcp.code_preview import CANDIDATE_PROPERTIES
-from engram_mcp.outcome import Outcome, failure
-from engram_mcp.schemas import ENVELOPE, SCOPES, memory_id, obj, text
-from engram_mcp.tools.base import Flags, flow_handler
+from engram_mcp.schemas import SCOPES, memory_id, obj, text
+from engram_mcp.tools.base import Declared, Flags, Start, flow_handler
 from engram_mcp.transcripts.sessions import HOSTS
 from protocol.spec import Tool
 from store.files.ids import ID_PATTERN
@@ -17,6 +20,7 @@ from store.store import Store
 
 if TYPE_CHECKING:
     from engram_mcp.ops.write_ops import Flow
+    from engram_mcp.outcome import Outcome
 
 APPROVE_NUMBERS = r"^\s*[0-9]{1,2}(\s*,\s*[0-9]{1,2})*\s*$(?!\n)"
 """`approve` as a string of comma-separated candidate numbers ("1", "1,3"); the range is checked
@@ -100,159 +104,106 @@ VARIANT_INPUT = obj(
 )
 
 
+PROPOSAL_ANNOTATIONS: Final = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
+SETTING_ANNOTATIONS: Final = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
+SAVE: Final = Declared(
+    name="engram_save",
+    title="Propose memories",
+    description=(
+        "Propose 1-20 lasting project memories. Writes nothing: returns a numbered preview with a verdict "
+        "per candidate (ADD, UPDATE <id>, SUPERSEDE <id>, NOOP) and an approval_token, or asks the human "
+        "in the host's dialog. Show the preview to the human."
+    ),
+    input_schema=SAVE_INPUT,
+    annotations=PROPOSAL_ANNOTATIONS,
+)
+SAVE_SESSION: Final = Declared(
+    name="engram_save_session",
+    title="Propose memories from session text",
+    description=(
+        "Mine `text`, or the human's messages in this workspace's last `query_level` host sessions, for "
+        "explicit knowledge lines (decisions, always/never rules, gotchas, 'remember …') and propose them "
+        "like engram_save. Writes nothing."
+    ),
+    input_schema=SAVE_SESSION_INPUT,
+    annotations=PROPOSAL_ANNOTATIONS,
+)
+COMMIT: Final = Declared(
+    name="engram_commit",
+    title="Commit approved memories",
+    description=(
+        "Write the candidates of a proposal the human explicitly approved. Never call this before the "
+        "human has approved the displayed candidates. One whose verdict changed since is deferred: propose "
+        "it again."
+    ),
+    input_schema=COMMIT_INPUT,
+    annotations={"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False},
+    meta={"anthropic/requiresUserInteraction": True},
+)
+NOTE: Final = Declared(
+    name="engram_note",
+    title="Save a working note",
+    description=(
+        "Save a short working note for this task (kept 7 days by default). Secrets are redacted; "
+        "instruction-like lines are refused. Asks the human once (dialog or approval_token)."
+    ),
+    input_schema=NOTE_INPUT,
+    annotations={"readOnlyHint": False, "openWorldHint": False},
+)
+SET_ROLE: Final = Declared(
+    name="engram_set_role",
+    title="Set the active role",
+    description="Set the workspace's active role: memories with `roles` load in the core and class tiers only for it.",
+    input_schema=ROLE_INPUT,
+    annotations=SETTING_ANNOTATIONS,
+)
+SET_RULE_VARIANT: Final = Declared(
+    name="engram_set_rule_variant",
+    title="Set the rule-variant mode",
+    description=(
+        "Choose which wording of rules engram_load shows: base (the body), fixed (the named variant) or "
+        "rotate (one variant per session objective)."
+    ),
+    input_schema=VARIANT_INPUT,
+    annotations=SETTING_ANNOTATIONS,
+)
+DECLARED: Final = (SAVE, SAVE_SESSION, COMMIT, NOTE, SET_ROLE, SET_RULE_VARIANT)
+
+
+def _write_ops() -> ModuleType:
+    """engram_mcp.ops.write_ops, and with it the write path (redaction, verdicts, proposals,
+    commits): imported by the first write call, so a server that only reads never loads it."""
+    from engram_mcp.ops import write_ops  # seam: the write path, on the first write call
+
+    return write_ops
+
+
 def tools(store: Store, flags: Flags) -> tuple[Tool, ...]:
-    """The write tools. What they run (the write path: redaction, verdicts, proposals, commits)
-    is imported by their first call, so a server that only reads never loads it."""
-    if flags.read_only:
-        return ()
+    """The write tools bound to `store`, each to the engram_mcp.ops.write_ops function it runs."""
 
-    def save(args: dict[str, Any]) -> Flow:
-        from engram_mcp.ops import write_ops
-        from store.write import proposals, transaction
+    def runs(operation: Callable[[ModuleType, dict[str, Any]], Flow | Outcome]) -> Start:
+        return lambda args: operation(_write_ops(), args)
 
-        transaction.check_workspace(store)  # refused before the human is asked anything
-        entries, redactions = proposals.draft(store, args["candidates"])
-        return write_ops.proposal_flow(store, entries, redactions, "save")
-
-    def save_session(args: dict[str, Any]) -> Flow | Outcome:
-        from engram_mcp.ops import write_ops
-        from engram_mcp.transcripts.sessions import session_candidates
-        from store.write import mining, proposals, transaction
-
-        transaction.check_workspace(store)
-        if ("text" in args) == ("query_level" in args):
-            return failure("ENGRAM_VALIDATION", "pass exactly one of `text` and `query_level`", written=False)
-        if "host" in args and "text" in args:
-            return failure(
-                "ENGRAM_VALIDATION", "`host` goes with `query_level`, not with `text`", written=False
-            )
-        note = ""
-        if "text" in args:
-            raw = mining.extract_candidates(args["text"])
-        else:
-            raw, note = session_candidates(store.workspace, args["query_level"], args.get("host"))
-        if not raw:
-            return failure(
-                "ENGRAM_VALIDATION",
-                "no explicit knowledge lines found (decisions, rules with always/never/must, gotchas, "
-                "'remember …')"
-                + (f"; {note}" if note else "")
-                + "; call engram_save with candidates instead",
-                written=False,
-            )
-        entries, redactions = proposals.draft(store, raw)
-        return write_ops.proposal_flow(store, entries, redactions, "save_session")
-
-    def note(args: dict[str, Any]) -> Flow:
-        from engram_mcp.ops import write_ops
-        from store.write import notes, transaction
-
-        transaction.check_workspace(store)
-        draft = notes.draft_note(store, args["text"], args.get("objective", ""), args.get("type"))
-        return write_ops.note_flow(store, draft)
-
-    def commit(args: dict[str, Any]) -> Flow | Outcome:
-        from engram_mcp.ops import write_ops
-
-        return write_ops.commit(store, args["approval_token"], args["approve"])
-
-    def set_role(args: dict[str, Any]) -> Flow | Outcome:
-        from engram_mcp.ops import write_ops
-
-        return write_ops.set_role(store, args["role"])
-
-    def set_rule_variant(args: dict[str, Any]) -> Flow | Outcome:
-        from engram_mcp.ops import write_ops
-
-        return write_ops.set_rule_variant(store, args["mode"], args.get("variant"), args.get("id"))
-
-    proposal_annotations = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
     return (
-        Tool(
-            name="engram_save",
-            title="Propose memories",
-            description=(
-                "Propose 1-20 lasting project memories. Writes nothing: returns a numbered preview with a verdict "
-                "per candidate (ADD, UPDATE <id>, SUPERSEDE <id>, NOOP) and an approval_token, or asks the human "
-                "in the host's dialog. Show the preview to the human."
-            ),
-            input_schema=SAVE_INPUT,
-            output_schema=ENVELOPE,
-            annotations=proposal_annotations,
-            handler=flow_handler(save),
+        SAVE.bound(flow_handler(runs(lambda ops, args: ops.save(store, args)))),
+        SAVE_SESSION.bound(flow_handler(runs(lambda ops, args: ops.save_session(store, args)))),
+        COMMIT.bound(
+            flow_handler(runs(lambda ops, args: ops.commit(store, args["approval_token"], args["approve"])))
         ),
-        Tool(
-            name="engram_save_session",
-            title="Propose memories from session text",
-            description=(
-                "Mine `text`, or the human's messages in this workspace's last `query_level` host sessions, for "
-                "explicit knowledge lines (decisions, always/never rules, gotchas, 'remember …') and propose them "
-                "like engram_save. Writes nothing."
-            ),
-            input_schema=SAVE_SESSION_INPUT,
-            output_schema=ENVELOPE,
-            annotations=proposal_annotations,
-            handler=flow_handler(save_session),
-        ),
-        Tool(
-            name="engram_commit",
-            title="Commit approved memories",
-            description=(
-                "Write the candidates of a proposal the human explicitly approved. Never call this before the "
-                "human has approved the displayed candidates. One whose verdict changed since is deferred: propose "
-                "it again."
-            ),
-            input_schema=COMMIT_INPUT,
-            output_schema=ENVELOPE,
-            annotations={
-                "readOnlyHint": False,
-                "destructiveHint": True,
-                "openWorldHint": False,
-            },
-            meta={"anthropic/requiresUserInteraction": True},
-            handler=flow_handler(commit),
-        ),
-        Tool(
-            name="engram_note",
-            title="Save a working note",
-            description=(
-                "Save a short working note for this task (kept 7 days by default). Secrets are redacted; "
-                "instruction-like lines are refused. Asks the human once (dialog or approval_token)."
-            ),
-            input_schema=NOTE_INPUT,
-            output_schema=ENVELOPE,
-            annotations={"readOnlyHint": False, "openWorldHint": False},
-            handler=flow_handler(note),
-        ),
-        Tool(
-            name="engram_set_role",
-            title="Set the active role",
-            description="Set the workspace's active role: memories with `roles` load in the core and class tiers only for it.",
-            input_schema=ROLE_INPUT,
-            output_schema=ENVELOPE,
-            annotations={
-                "readOnlyHint": False,
-                "destructiveHint": False,
-                "idempotentHint": True,
-                "openWorldHint": False,
-            },
-            handler=flow_handler(set_role),
-        ),
-        Tool(
-            name="engram_set_rule_variant",
-            title="Set the rule-variant mode",
-            description=(
-                "Choose which wording of rules engram_load shows: base (the body), fixed (the named variant) or "
-                "rotate (one variant per session objective)."
-            ),
-            input_schema=VARIANT_INPUT,
-            output_schema=ENVELOPE,
-            annotations={
-                "readOnlyHint": False,
-                "destructiveHint": False,
-                "idempotentHint": True,
-                "openWorldHint": False,
-            },
-            handler=flow_handler(set_rule_variant),
+        NOTE.bound(flow_handler(runs(lambda ops, args: ops.note(store, args)))),
+        SET_ROLE.bound(flow_handler(runs(lambda ops, args: ops.set_role(store, args["role"])))),
+        SET_RULE_VARIANT.bound(
+            flow_handler(
+                runs(
+                    lambda ops, args: ops.set_rule_variant(
+                        store, args["mode"], args.get("variant"), args.get("id")
+                    )
+                )
+            )
         ),
     )

@@ -13,6 +13,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from engram_mcp.app import INSTRUCTIONS, server_spec
+from engram_mcp.tools import WRITE_TOOLS as DERIVED_WRITE_TOOLS
 from engram_mcp.tools.base import Flags
 from protocol.eras import Era
 from protocol.loop import Server
@@ -148,21 +149,20 @@ def test_write_tools_answer_with_the_data_keys_of_their_contract(workspace: Path
         token = data.get("approval_token", token)
 
 
+READ_WRITE = Flags()
 BILL = 11_500
 """The most characters tools/list may cost a session (issue 20): hosts put all of it, output
 schemas included, in the model's context in every session. Measured as compact JSON, the way a
 host that re-serialises the listing counts it."""
 
 
-def _listing(workspace: Path, request: dict[str, Any]) -> dict[str, Any]:
-    """The tools/list result a client of a read-write server gets, after `request`'s handshake."""
-    store = Store(workspace)
+def _listing(workspace: Path, request: dict[str, Any], flags: Flags = READ_WRITE) -> dict[str, Any]:
+    """The tools/list result a client of a server with `flags` gets, after `request`'s handshake."""
+    store = Store(workspace, read_only=flags.read_only)
     out = io.BytesIO()
     lines = [orjson.dumps(m) for m in (*_handshake(request), request)]
     try:
-        Server(server_spec(store, Flags()), concurrent=False).serve(
-            io.BytesIO(b"\n".join(lines) + b"\n"), out
-        )
+        Server(server_spec(store, flags), concurrent=False).serve(io.BytesIO(b"\n".join(lines) + b"\n"), out)
     finally:
         store.close()
     reply = orjson.loads(out.getvalue().splitlines()[-1])
@@ -207,3 +207,16 @@ def test_always_load_marks_only_engram_load(workspace: Path) -> None:
 def test_instructions_fit_in_512_characters() -> None:
     """Spec-mandated: Codex reads only the first 512 characters."""
     assert len(INSTRUCTIONS) <= 512 and "engram_commit" in INSTRUCTIONS and "human" in INSTRUCTIONS
+
+
+def test_read_only_mode_lists_exactly_the_tools_annotated_read_only(workspace: Path) -> None:
+    """Spec-mandated (SPEC §5): with --read-only every tool whose annotations say it writes
+    (readOnlyHint false) is absent from tools/list and every read tool is there; WRITE_TOOLS is
+    derived from those annotations, not kept by hand."""
+    request = {"jsonrpc": "2.0", "id": "list", "method": "tools/list", "params": {}}
+    everything = {tool["name"]: tool for tool in _listing(workspace, request)["tools"]}
+    writers = {name for name, tool in everything.items() if tool["annotations"]["readOnlyHint"] is False}
+    readers = {name for name, tool in everything.items() if tool["annotations"]["readOnlyHint"] is True}
+    assert writers == set(WRITE_TOOLS) == set(DERIVED_WRITE_TOOLS) and readers == set(READ_TOOLS)
+    listed = {tool["name"] for tool in _listing(workspace, request, Flags(read_only=True))["tools"]}
+    assert listed == readers
