@@ -1,5 +1,5 @@
-"""The memory file format: strict YAML front matter + markdown body (SPEC §2; the YAML itself
-in store.front_yaml).
+"""The memory file format: strict YAML front matter + markdown body (SPEC §2; the one-line form
+engram writes in store.front_lines, read without YAML, every other block in store.front_yaml).
 
 Timestamps and dates stay strings (no implicit YAML timestamps), YAML aliases are refused
 (no billion-laughs), a key repeated in one mapping is refused (YAML loaders keep the last value,
@@ -15,11 +15,13 @@ import sys
 import threading
 from collections import OrderedDict
 from datetime import UTC, datetime
+from types import ModuleType
 from typing import Any, Final
 
 import orjson
 
 from store.errors import Conflict, CorruptMemory
+from store.files import front_lines
 from store.files.ids import is_valid_id
 from store.safety import untrusted
 from store.safety.invisible import describe, first_invisible
@@ -287,13 +289,22 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     block = text[4 : end + 1]
     if len(block.encode()) > MAX_FRONT_MATTER_BYTES:
         raise CorruptMemory(f"the front matter exceeds {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    from store.files.front_yaml import parse_block  # YAML is imported only when a file is parsed
-
-    meta = parse_block(block) if block.strip() else {}
+    meta = front_lines.simple(block) if block.strip() else {}
+    if meta is None:
+        meta = _front_yaml().parse_block(block)
     if not isinstance(meta, dict):
         raise CorruptMemory("the front matter must be a YAML mapping of keys to values")
     body = text[end + 5 :] if end + 5 <= len(text) else ""
     return meta, body
+
+
+def _front_yaml() -> ModuleType:
+    """The strict YAML side of the format, for a block outside the one-line form and for writes."""
+    from store.files import (
+        front_yaml,  # seam: yaml, only for front matter outside the one-line form, and writes
+    )
+
+    return front_yaml
 
 
 def body_of(text: str) -> str:
@@ -392,9 +403,7 @@ def iso(moment: float) -> str:
 
 def render_memory(meta: dict[str, Any], body: str) -> bytes:
     """The file bytes for a memory: front matter in the given key order, then the body."""
-    from store.files.front_yaml import dump_block
-
-    front = dump_block(meta)
+    front: str = _front_yaml().dump_block(meta)
     text = f"---\n{front}---\n{body if body.endswith(chr(10)) or not body else body + chr(10)}"
     return text.encode("utf-8")
 
