@@ -7,11 +7,8 @@ never imports jsonschema (~100 ms before the first answer), and every message st
 from jsonschema. `accepts` only ever says "valid" where jsonschema does; a test compares the
 two on generated arguments for every tool.
 
-The jsonschema validator is compiled once per schema, when first needed. It is a pure
-function: sorted, human messages that name the argument and the allowed range; it never
-raises for bad input. jsonschema is imported by its package name first (`import jsonschema`),
-never a submodule first: two threads importing the package and a submodule at once can each
-hold the other's import lock.
+The jsonschema validator (protocol.full_validation) is compiled once per schema, when first
+needed; that module is the one place jsonschema is imported.
 """
 
 from __future__ import annotations
@@ -20,30 +17,12 @@ import re
 import threading
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final, cast
-
-if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError
+from typing import Any, Final
 
 Problems = Callable[[Any], list[str]]
 
-_TYPE_NAMES = {
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "array": "an array",
-    "object": "an object",
-}
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 """The dialect `accepts` reads (jsonschema's default for a schema without `$schema`)."""
-
-
-def check_schema(schema: dict[str, Any]) -> None:
-    """Raise if `schema` itself is not a valid JSON Schema (used by tests and at registration)."""
-    import jsonschema
-
-    jsonschema.validators.validator_for(schema).check_schema(schema)
 
 
 def compile_validator(schema: dict[str, Any]) -> Problems:
@@ -60,22 +39,10 @@ def compile_validator(schema: dict[str, Any]) -> Problems:
             return []
         with lock:
             if not compiled:
-                compiled.append(_compile(schema))
+                from protocol import full_validation  # seam: jsonschema, only when `accepts` cannot vouch
+
+                compiled.append(full_validation.compile_problems(schema))
         return compiled[0](instance)
-
-    return problems
-
-
-def _compile(schema: dict[str, Any]) -> Problems:
-    import jsonschema
-
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    validator = cls(schema)
-
-    def problems(instance: Any) -> list[str]:
-        errors = sorted(validator.iter_errors(instance), key=lambda e: (list(map(str, e.path)), e.validator))
-        return [_describe(e) for e in errors]
 
     return problems
 
@@ -212,64 +179,3 @@ _KEYWORDS: Final[dict[str, Callable[[Any, Any, Any], bool]]] = {
     "minItems": lambda limit, instance, schema: _length(limit, instance, list, lambda n, m: n >= m),
     "maxItems": lambda limit, instance, schema: _length(limit, instance, list, lambda n, m: n <= m),
 }
-
-
-def _name(error: ValidationError) -> str:
-    parts = [str(p) if isinstance(p, str) else f"[{p}]" for p in error.path]
-    return "".join(p if p.startswith("[") else f".{p}" for p in parts).lstrip(".")
-
-
-def _range(schema: dict[str, Any]) -> str:
-    low, high = schema.get("minimum"), schema.get("maximum")
-    if low is not None and high is not None:
-        return f"allowed {low} to {high}"
-    if low is not None:
-        return f"allowed {low} or more"
-    return f"allowed {high} or less"
-
-
-def _show(value: Any) -> str:
-    """A value for a message, cut short so a hostile argument is not echoed whole."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _describe(error: ValidationError) -> str:
-    name, kind = _name(error), error.validator
-    schema = cast(dict[str, Any], error.schema)
-    label = f"argument '{name}'" if name else "arguments"
-    if kind == "additionalProperties":
-        allowed = sorted(schema.get("properties", {}))
-        instance = cast(dict[str, Any], error.instance)
-        extra = sorted(set(instance) - set(allowed), key=str)
-        return (
-            f"unknown argument {', '.join(repr(e) for e in extra)} (allowed: {', '.join(allowed) or 'none'})"
-        )
-    if kind == "required":
-        missing = sorted(set(schema.get("required", [])) - set(cast(dict[str, Any], error.instance)))
-        return "missing required argument " + ", ".join(repr(m) for m in missing)
-    if kind == "type":
-        wanted = schema.get("type")
-        wanted_text = _TYPE_NAMES.get(wanted, str(wanted)) if isinstance(wanted, str) else str(wanted)
-        return f"{label} must be {wanted_text}, got {type(error.instance).__name__}"
-    if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        return f"{label} = {_show(error.instance)} is out of range ({_range(schema)})"
-    if kind == "maxLength":
-        return f"{label} is too long: at most {schema['maxLength']} characters"
-    if kind == "minLength":
-        return f"{label} is too short: at least {schema['minLength']} character(s)"
-    if kind == "maxItems":
-        return f"{label} has too many items: at most {schema['maxItems']}"
-    if kind == "minItems":
-        return f"{label} has too few items: at least {schema['minItems']}"
-    if kind == "enum":
-        options = ", ".join(str(o) for o in schema["enum"])
-        return f"{label} = {_show(error.instance)} is not one of: {options}"
-    if kind == "pattern":
-        expected = schema.get("description") or f"the pattern {schema['pattern']}"
-        return f"{label} = {_show(error.instance)} is not valid: expected {expected}"
-    if kind in ("anyOf", "oneOf") and schema.get("description"):
-        return f"{label} = {_show(error.instance)} is not valid ({schema['description']})"
-    if kind == "uniqueItems":
-        return f"{label} must not repeat items"
-    return f"{label}: {error.message}"

@@ -20,7 +20,8 @@ from typing import Any, Final
 
 import orjson
 
-from store.errors import MESSAGE_LIMIT
+from store.errors import MESSAGE_LIMIT, NotRegular
+from store.files.fsutil import read_regular, write_atomic
 from store.files.ids import ID_PATTERN
 from store.safety import untrusted
 
@@ -113,20 +114,6 @@ class Config:
     diagnostics: tuple[tuple[str, str], ...] = ()
 
 
-def _describe(error: Any, label: str) -> str:
-    where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-    schema = error.schema
-    if error.validator in ("minimum", "maximum"):
-        return (
-            f"{label}: {where} = {error.instance!r} is out of range "
-            f"(allowed {schema.get('minimum')} to {schema.get('maximum')})"
-        )
-    if error.validator == "additionalProperties":
-        allowed = ", ".join(sorted(schema.get("properties", {}))) or "none"
-        return f"{label}: {where}: {error.message} (allowed keys: {allowed})"
-    return f"{label}: {where}: {error.message}"
-
-
 MAX_CONFIG_BYTES: Final = 1 << 20
 """A settings file larger than this (1 MiB) is ignored with a diagnostic: none needs more."""
 
@@ -183,15 +170,11 @@ class CheckedConfigs:
                 return
             known.append(digest)
             del known[:-CHECKED_KEEP]
-            from store.files.fsutil import write_atomic
-
             with contextlib.suppress(OSError):  # a memo: the next read checks again
                 write_atomic(self.path, orjson.dumps(known), sync_dir=False)
 
     def _read(self) -> list[str]:
         if self._known is None:
-            from store.files.fsutil import read_regular
-
             try:
                 found = orjson.loads(read_regular(self.path, 1 << 16))
             except (OSError, orjson.JSONDecodeError):
@@ -225,9 +208,6 @@ def read_config_file(
                 "ENGRAM_UNSAFE_PATH",
             )
         ]
-    from store.errors import NotRegular
-    from store.files.fsutil import read_regular
-
     try:
         raw = read_regular(path, MAX_CONFIG_BYTES, follow=True)
     except FileNotFoundError:
@@ -247,11 +227,11 @@ def read_config_file(
     digest = CheckedConfigs.digest(raw) if checked is not None else ""
     if checked is not None and isinstance(data, dict) and checked.known(digest):
         return data, []
-    from jsonschema import Draft202012Validator
+    from store import config_check  # seam: jsonschema, only for a config file not checked before
 
-    errors = sorted(Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
-    if errors:
-        return {}, [_describe(e, label) + "; the file is ignored until fixed" for e in errors]
+    problems = config_check.problems(SCHEMA, data, label)
+    if problems:
+        return {}, [problem + "; the file is ignored until fixed" for problem in problems]
     assert isinstance(data, dict)
     if checked is not None:
         checked.note(digest)

@@ -9,6 +9,7 @@ import errno
 import hashlib
 import os
 import stat
+import time
 from pathlib import Path
 from typing import Final
 
@@ -19,10 +20,8 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: 
     """Write `data` so a crash leaves either the old file or the new one; return its sha256.
 
     `sync_dir=False` leaves the folder's fsync to the caller (a batch syncs each folder once)."""
-    import tempfile  # (and shutil under it): writers only, not a read-only command's start
-
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp_name = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as tmp:
             tmp.write(data)
@@ -38,6 +37,20 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: 
     if sync_dir:
         fsync_dir(path.parent)
     return hashlib.sha256(data).hexdigest()
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new file `.<name>.<random>.tmp` in `path`'s folder, created exclusively, mode 0600, never
+    through a link (what `tempfile.mkstemp` does, without importing tempfile, random and shutil
+    into every process that may write)."""
+    while True:
+        name = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(
+                name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+            ), name
+        except FileExistsError:  # 48 random bits taken: draw again
+            continue
 
 
 def open_regular(path: Path, *, follow: bool = False, flags: int = os.O_RDONLY) -> int:
@@ -95,8 +108,6 @@ STALE_TEMP_SECONDS: Final = 60.0
 
 def clean_stale_temps(folder: Path, prefix: str = ".", older_than: float = STALE_TEMP_SECONDS) -> int:
     """Remove temp files a killed writer left in `folder` (`<prefix>*.tmp`, older than a minute)."""
-    import time
-
     removed = 0
     try:
         entries = list(os.scandir(folder))

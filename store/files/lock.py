@@ -106,10 +106,9 @@ def workspace_lock(lock_path: Path, timeout: float | None = None) -> Iterator[No
 
 
 if sys.platform == "win32":  # pragma: no cover - no flock: filelock's polling lock
+    from filelock import FileLock, Timeout
 
     def _acquire(lock_path: Path, timeout: float) -> Callable[[], None]:
-        from filelock import FileLock, Timeout
-
         lock = FileLock(str(lock_path), thread_local=False)
         try:
             lock.acquire(timeout=timeout)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from store.errors import NoWorkspace, UnsafePath
+from store.files.fsutil import read_regular, write_atomic
 
 ENGRAM_DIR: Final = ".engram"
 GITIGNORE_LINES: Final = (
@@ -255,8 +256,6 @@ def init_scope(scope: ScopeDir) -> list[str]:
 def ensure_gitignore(scope: ScopeDir) -> str | None:
     """Write `.gitignore`, or append the lines an existing one lacks (its own lines kept);
     the name shown when it changed. A `.gitignore` that is not a regular file is left alone."""
-    from store.files.fsutil import read_regular, write_atomic
-
     gitignore = scope.root / ".gitignore"
     try:
         text = read_regular(gitignore, 1 << 20).decode("utf-8", "replace")

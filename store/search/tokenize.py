@@ -17,6 +17,8 @@ import threading
 from functools import lru_cache
 from typing import Any, Final
 
+import snowballstemmer
+
 STOP_WORDS: Final = frozenset(
     [
         "a",
@@ -101,8 +103,6 @@ def stem(token: str) -> str:
     global _STEMMER
     with _STEMMER_LOCK:  # a stemmer object keeps state between calls: one caller at a time
         if _STEMMER is None:
-            import snowballstemmer
-
             _STEMMER = snowballstemmer.stemmer("english")
         found: str = _STEMMER.stemWord(token)
     return found
