@@ -22,7 +22,6 @@ from typing import Any, Final
 
 import orjson
 
-from engram_mcp import code_preview
 from engram_mcp.ops.changes import (
     Change,
     changed_lines,
@@ -33,7 +32,7 @@ from engram_mcp.ops.changes import (
     within,
     wrapped,
 )
-from engram_mcp.ops.previews import changes_of, written_fields
+from engram_mcp.ops.shown import Shown, code_line, shown, written_fields
 from store.safety import untrusted
 from store.write.notes import NoteDraft
 from store.write.proposal_entry import ProposalEntry
@@ -61,10 +60,11 @@ def _mark(name: str, values: Sequence[str]) -> str:
     return f" [{name}: {', '.join(shown)}{more}]"
 
 
-def dialog_title(entry: ProposalEntry) -> str:
-    """`1. ADD use-uv [always] [paths: **] [tags: python] — Use uv…`: verdict, id, routing marks."""
+def dialog_title(entry: ProposalEntry, fields: Mapping[str, Any] | None = None) -> str:
+    """`1. ADD use-uv [always] [paths: **] [tags: python] — Use uv…`: verdict, id, routing marks
+    (`fields`: what the file will say, engram_mcp.ops.shown)."""
     verdict = entry.verdict
-    fields = written_fields(entry)
+    fields = fields if fields is not None else written_fields(entry)
     line = verdict.line()
     head = f"{entry.n}. {line}" + ("" if line.endswith(f" {verdict.id}") else f" {verdict.id}")
     if fields["scope"] != "project":
@@ -93,18 +93,20 @@ def _few(values: Sequence[str]) -> str:
     return shown + (f" +{len(values) - 8} more" if len(values) > 8 else "")
 
 
-def _head(entry: ProposalEntry, change: Change | None, cut: int) -> list[str]:
+def _head(entry: ProposalEntry, fields: Mapping[str, Any], change: Change | None, cut: int) -> list[str]:
     """Title, the change's `!` marks, then what the file holds besides its body (type, scope,
     always, tags; paths and roles; refs and dates), each at most `cut` characters."""
-    fields = written_fields(entry)
-    lines = [dialog_title(entry), *("   " + mark for mark in (marks(change) if change is not None else ()))]
+    lines = [
+        dialog_title(entry, fields),
+        *("   " + mark for mark in (marks(change) if change is not None else ())),
+    ]
     lines.append(
         f"   type: {untrusted.line(fields['type'], 40)} · scope: {untrusted.line(fields['scope'], 40)}"
         f" · always: {'yes' if fields['always'] else 'no'} · tags: {_few(fields['tags']) or 'none'}"
     )
     if fields["paths"] or fields["roles"]:
         lines.append(f"   paths: {_few(fields['paths']) or 'none'} · roles: {_few(fields['roles']) or 'all'}")
-    if (code := code_preview.line(fields, shown=8)) is not None:
+    if (code := code_line(fields, shown=8)) is not None:
         lines.append(code)
     return [untrusted.line(line, cut) for line in lines]
 
@@ -125,21 +127,26 @@ CUT_LINE: Final = (
 """The line under the title of a candidate whose lines the message could not hold."""
 
 
-def candidate_part(entry: ProposalEntry, change: Change | None, share: int) -> tuple[list[str], bool]:
+def candidate_part(
+    entry: ProposalEntry, change: Change | None, share: int, fields: Mapping[str, Any] | None = None
+) -> tuple[list[str], bool]:
     """One candidate's lines of the message, at most `share` characters, and whether any was
     left out (then CUT_LINE is its second line): its head (title, marks, fields: a fifth of the
     share each at most, half the share in all), what changes besides the body (up to HEAD_LIMIT
     or half the share with the head), then its body and its short diff (half each of the rest)."""
-    part, cut = _part(entry, change, share)
+    fields = fields if fields is not None else written_fields(entry)
+    part, cut = _part(entry, fields, change, share)
     if not cut:
         return part, False
     note = "   " + CUT_LINE[: max(share // 5, 0)]
-    part, _ = _part(entry, change, share - len(note) - 1)
+    part, _ = _part(entry, fields, change, share - len(note) - 1)
     return [part[0], note, *part[1:]], True
 
 
-def _part(entry: ProposalEntry, change: Change | None, share: int) -> tuple[list[str], bool]:
-    head = _head(entry, change, min(TITLE_LIMIT, share // 5))
+def _part(
+    entry: ProposalEntry, fields: Mapping[str, Any], change: Change | None, share: int
+) -> tuple[list[str], bool]:
+    head = _head(entry, fields, change, min(TITLE_LIMIT, share // 5))
     part = head[:1] + within(
         head[1:], share // 2 - _size(head[:1]), lambda i: f"   … ({len(head) - 1 - i} more)"
     )
@@ -182,8 +189,13 @@ def approval(
 ) -> tuple[str, dict[str, Any]]:
     """The dialog: its message (`approval_message`) and its form, where a candidate the message
     cut short starts unticked."""
-    message, cut = _message(entries, redactions, before)
-    return message, approval_schema(entries, cut)
+    return dialog(shown(entries, redactions, before))
+
+
+def dialog(view: Shown) -> tuple[str, dict[str, Any]]:
+    """`approval` of a proposal's shown pieces (engram_mcp.ops.shown)."""
+    message, cut = _message(view)
+    return message, _schema(view, cut)
 
 
 def approval_message(
@@ -193,13 +205,11 @@ def approval_message(
     or SUPERSEDE, what it changes in the memory it names (`before`: store.proposals.targets).
     At most MESSAGE_LIMIT characters: a lone candidate has them all, several an equal share
     each, SHARE_LIMIT at most."""
-    return _message(entries, redactions, before)[0]
+    return _message(shown(entries, redactions, before))[0]
 
 
-def _message(
-    entries: Sequence[ProposalEntry], redactions: int, before: Mapping[int, Before] | None
-) -> tuple[str, set[int]]:
-    changes = changes_of(entries, before)
+def _message(view: Shown) -> tuple[str, set[int]]:
+    entries, redactions, changes = view.entries, view.redactions, view.changes
     scopes = {e.scope for e in entries}
     where = _WHERE.get(frozenset(scopes), "this project and your user memory")
     header = f"engram: save {len(entries)} memory candidate(s) to {where}? Untick any you reject." + (
@@ -207,11 +217,11 @@ def _message(
     )
     room = MESSAGE_LIMIT - len(header) - len(CUT_WARNING)
     share = room - 2 if len(entries) == 1 else min(SHARE_LIMIT, room // max(len(entries), 1) - 2)
-    shown = [candidate_part(e, changes.get(e.n), share) for e in entries]
-    if any(cut for _, cut in shown):
+    parts = [candidate_part(e, changes.get(e.n), share, view.fields[e.n]) for e in entries]
+    if any(cut for _, cut in parts):
         header += CUT_WARNING
-    message = "\n\n".join([header, *("\n".join(part) for part, _ in shown)])
-    return message, {e.n for e, (_, cut) in zip(entries, shown, strict=True) if cut}
+    message = "\n\n".join([header, *("\n".join(part) for part, _ in parts)])
+    return message, {e.n for e, (_, cut) in zip(entries, parts, strict=True) if cut}
 
 
 NOTE_LIMIT: Final = 3_000
@@ -241,11 +251,16 @@ def note_message(draft: NoteDraft) -> str:
 def approval_schema(entries: Sequence[ProposalEntry], cut: Collection[int] = ()) -> dict[str, Any]:
     """Flat form: one boolean per candidate (verdict, id, routing marks, title; never the text),
     ticked unless the message cut it short (its number in `cut`), and a scope."""
+    return _schema(shown(entries, 0), cut)
+
+
+def _schema(view: Shown, cut: Collection[int]) -> dict[str, Any]:
+    entries = view.entries
     properties: dict[str, Any] = {}
     for e in entries:
         properties[f"candidate_{e.n}"] = {
             "type": "boolean",
-            "title": dialog_title(e),
+            "title": dialog_title(e, view.fields[e.n]),
             "default": e.n not in cut,
         }
     scopes = sorted({e.scope for e in entries})

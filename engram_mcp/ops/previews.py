@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from engram_mcp import code_preview
 from engram_mcp.ops.changes import (
     Change,
-    change,
     changed_lines,
     full_diff,
     marks,
@@ -18,6 +16,7 @@ from engram_mcp.ops.changes import (
     summary,
     within,
 )
+from engram_mcp.ops.shown import Shown, code_line, code_row, shown
 from engram_mcp.outcome import Outcome
 from store.files.memory import iso
 from store.safety import untrusted
@@ -35,15 +34,6 @@ COMMIT_HINT: Final = (
 SUPERSEDE_DIFF: Final = 4_000
 """Characters of a SUPERSEDE's diff against the memory it retires, in the preview (its new
 body is shown whole above it)."""
-
-
-def changes_of(entries: Sequence[ProposalEntry], before: Mapping[int, Before] | None) -> dict[int, Change]:
-    """What each UPDATE and SUPERSEDE changes in the memory it names (engram_mcp.ops.changes)."""
-    return {
-        e.n: change(e, before[e.n], written_fields(e))
-        for e in entries
-        if before and e.n in before and e.verdict.kind in ("UPDATE", "SUPERSEDE")
-    }
 
 
 def _change_row(c: Change) -> dict[str, Any]:
@@ -64,11 +54,16 @@ def _change_row(c: Change) -> dict[str, Any]:
 def preview_rows(
     entries: Sequence[ProposalEntry], before: Mapping[int, Before] | None = None
 ) -> list[dict[str, Any]]:
-    changes = changes_of(entries, before)
-    rows = []
-    for e in entries:
+    """The preview's rows (`data.candidates`), an UPDATE's and SUPERSEDE's with their `changes`
+    when `before` is given (store.proposals.targets)."""
+    return rows(shown(entries, 0, before))
+
+
+def rows(view: Shown) -> list[dict[str, Any]]:
+    out = []
+    for e in view.entries:
         verdict = e.verdict
-        fields = written_fields(e)
+        fields = view.fields[e.n]
         row: dict[str, Any] = {
             "n": e.n,
             "verdict": verdict.line(),
@@ -83,30 +78,13 @@ def preview_rows(
             "roles": fields["roles"],
             "similar": e.similar_rows(),
         }
-        row.update(code_preview.row_fields(fields))
+        row.update(code_row(fields))
         if verdict.shadows:
             row["shadows"] = verdict.shadows
-        if e.n in changes:
-            row["changes"] = _change_row(changes[e.n])
-        rows.append(row)
-    return rows
-
-
-def written_fields(entry: ProposalEntry) -> dict[str, Any]:
-    """What the candidate's file will say (type, title, scope, tags, paths, always, roles):
-    the fields the commit re-checks against the ones shown. A NOOP writes nothing; its own
-    fields are shown."""
-    if entry.fields:
-        return dict(entry.fields)
-    return {
-        "type": entry.type,
-        "title": entry.title,
-        "scope": entry.scope,
-        "tags": list(entry.tags),
-        "paths": list(entry.paths),
-        "always": False,
-        "roles": [],
-    }
+        if e.n in view.changes:
+            row["changes"] = _change_row(view.changes[e.n])
+        out.append(row)
+    return out
 
 
 def _listed(values: Sequence[str]) -> str:
@@ -119,9 +97,16 @@ def preview_text(
     """The numbered preview; an UPDATE shows its body as a diff against the memory it rewrites
     and a SUPERSEDE its diff against the one it retires, each marked when it drops text or
     tags (`before`: store.proposals.targets)."""
-    changes = changes_of(entries, before)
-    lines = [f"Proposal: {len(entries)} candidate(s), {redactions} redaction(s). Nothing is saved yet.", ""]
-    for e in entries:
+    return text(shown(entries, redactions, before))
+
+
+def text(view: Shown) -> str:
+    changes = view.changes
+    lines = [
+        f"Proposal: {len(view.entries)} candidate(s), {view.redactions} redaction(s). Nothing is saved yet.",
+        "",
+    ]
+    for e in view.entries:
         verdict = e.verdict
         draft = e.note_draft
         shadows = f" (shadows {verdict.shadows} in this workspace)" if verdict.shadows else ""
@@ -134,13 +119,13 @@ def preview_text(
             if draft.objective:
                 lines.append(f"   objective: {draft.objective}")
         else:
-            f = written_fields(e)
+            f = view.fields[e.n]
             lines.append(f"   [{f['type']}] {f['title']} → {verdict.id} ({f['scope']})")
             lines.append(
                 f"   tags: {_listed(f['tags'])} · paths: {_listed(f['paths'])} · "
                 f"always: {'yes' if f['always'] else 'no'} · roles: {_listed(f['roles']) if f['roles'] else 'all'}"
             )
-            if (code := code_preview.line(f)) is not None:
+            if (code := code_line(f)) is not None:
                 lines.append(code)
         if e.similar:
             near = ", ".join(
@@ -168,24 +153,25 @@ def _bounded_diff(c: Change, budget: int) -> list[str]:
 def token_outcome(preview: Preview, prefix: str = "", hint: str = COMMIT_HINT) -> Outcome:
     """The preview of a stored proposal with its token; `hint` says how to commit it (the
     tools name engram_commit, the CLI `engram commit TOKEN`)."""
+    view = shown(preview.candidates, preview.redactions, preview.before)
     data = {
         "approval_token": preview.token,
         "expires_at": iso(preview.expires),
-        "candidates": preview_rows(preview.candidates, preview.before),
+        "candidates": rows(view),
         "redactions": preview.redactions,
     }
-    text = (
+    shown_text = (
         prefix
-        + preview_text(preview.candidates, preview.redactions, preview.before)
+        + text(view)
         + f"approval_token: {preview.token} (expires {iso(preview.expires)})\n"
         + hint.replace("TOKEN", preview.token)
     )
     if preview.dropped:
-        text += (
+        shown_text += (
             f"\n{preview.dropped} older pending proposal(s) were dropped to keep the pending file within "
             f"its cap ({MAX_PROPOSALS} proposals); their tokens no longer work."
         )
-    return Outcome(True, text, data)
+    return Outcome(True, shown_text, data)
 
 
 def report_outcome(report: CommitReport, extra: dict[str, Any] | None = None) -> Outcome:

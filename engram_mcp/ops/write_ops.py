@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any, Final
 
-from engram_mcp.ops.dialog import approval, chosen_entries, note_message, shown_key
+from engram_mcp.ops.dialog import chosen_entries, dialog, note_message, shown_key
 from engram_mcp.ops.previews import preview_rows, report_outcome, token_outcome
+from engram_mcp.ops.shown import shown
 from engram_mcp.outcome import Outcome, failure
 from engram_mcp.transcripts.sessions import session_candidates
 from protocol.spec import Elicit, ElicitAnswer
@@ -73,7 +74,7 @@ def note(store: Store, args: dict[str, Any]) -> Flow:
 
 def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, origin: str) -> Flow:
     """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer."""
-    message, schema = approval(entries, redactions, proposals.targets(store, entries))
+    message, schema = dialog(shown(entries, redactions, proposals.targets(store, entries)))
     answer = yield Elicit(key=shown_key("approval", [schema, message]), message=message, schema=schema)
     if answer.action == "accept":
         try:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
-from engram_mcp.code_preview import CANDIDATE_PROPERTIES
 from engram_mcp.schemas import SCOPES, memory_id, obj, text
 from engram_mcp.tools.base import Declared, Flags, Start, flow_handler
 from engram_mcp.transcripts.sessions import HOSTS
@@ -26,6 +25,18 @@ APPROVE_NUMBERS = r"^\s*[0-9]{1,2}(\s*,\s*[0-9]{1,2})*\s*$(?!\n)"
 """`approve` as a string of comma-separated candidate numbers ("1", "1,3"); the range is checked
 against the proposal when it is committed."""
 _SLUG = {"type": "string", "pattern": ID_PATTERN, "maxLength": 64}
+_DATE: Final = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$(?!\n)", "maxLength": 10}
+CODE_PROPERTIES: Final = {
+    "refs": {
+        "type": "array",
+        "items": text(None, 300, 1),
+        "maxItems": 20,
+        "description": "Code it cites, checked on reads: workspace-relative path, path#symbol or glob. Omit: found in the text; []: none",
+    },
+    "valid_until": _DATE | {"description": "YYYY-MM-DD: left out of reads after it"},
+    "review_after": _DATE | {"description": "YYYY-MM-DD: flagged for review from it"},
+}
+"""Issue 13's candidate fields (SPEC §4.1); the preview shows them (engram_mcp.ops.shown)."""
 CANDIDATE = obj(
     {
         "type": {"type": "string", "enum": list(DURABLE_TYPES)},
@@ -42,7 +53,7 @@ CANDIDATE = obj(
         "always": {"type": "boolean", "description": "Core tier: loaded for every task; use sparingly"},
         "id": memory_id("Id (a-z, 0-9, -): new, or existing to update"),
         "supersedes": memory_id("Id of the memory it replaces"),
-        **CANDIDATE_PROPERTIES,  # engram_mcp.code_preview: refs, valid_until, review_after
+        **CODE_PROPERTIES,
     },
     ("type", "title", "body"),
 )
