@@ -4,6 +4,7 @@ Writes go through store.transaction; verify and accept are store.review's."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import threading
@@ -218,13 +219,23 @@ class Store:
 
     def warm(self) -> None:
         """Read the indexes in now, so the first request does not wait for them; a large
-        store also imports numpy, which its searches then use (store.bm25)."""
-        view = self.view()
-        self._search.warm()
-        if self._vectors_on():
-            self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
-        if len(view.durable) + len(view.notes) > NUMPY_STORE:
-            self._search.load_kernels()
+        store also loads BM25's numpy kernels, which its searches then use (store.bm25). The
+        collector is paused meanwhile and what warming made is frozen: it (about ten objects per
+        memory) lives as long as the store, and collecting it as it was made, then again at the
+        first search, cost ~100 ms of a 10,000-memory start."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            view = self.view()
+            self._search.warm()
+            if self._vectors_on():
+                self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
+            if len(view.durable) + len(view.notes) > NUMPY_STORE:
+                self._search.load_kernels()
+        finally:
+            gc.freeze()  # and never walk them later (a collection right after would, at once)
+            if collecting:
+                gc.enable()
 
     def clean_temps(self) -> None:
         """Remove temp files a killed writer left behind (a listing: servers do it off the

@@ -528,10 +528,10 @@ class Catalog:
             self.refresh()
             self.flush(accept_all=True, agent_shell=agent_shell)
             return
+        ids = {key.partition("/")[2] for key in keys}  # a set lookup per file, not a key built for each
         with self._lock:
-            hashes = {
-                memory_key(e.memory): e.memory.hash for e in self._entries.values() if e.memory is not None
-            }
+            found = (e.memory for e in self._entries.values() if e.memory is not None and e.memory.id in ids)
+            hashes = {key: memory.hash for memory in found if (key := memory_key(memory)) in keys}
             self._dirty = True
         if agent_shell:
             hashes = {key: SHELL_MARK + hashes.get(key, "") for key in keys}
