@@ -17,11 +17,31 @@ CONTRACT_VERSION: Final = 1
 
 
 @dataclass(frozen=True, slots=True)
+class Hint:
+    """What the reader can do next, as a value: a `kind` and its arguments. Each surface words it
+    (a `Wording`): the tools name the tool call, the CLI the command. Kinds: `token` (the
+    approval token and its expiry), `commit` (how to commit that token after the human approves)."""
+
+    kind: str
+    args: tuple[tuple[str, str], ...] = ()
+
+    def arg(self, name: str) -> str:
+        return dict(self.args)[name]
+
+
+Wording = Callable[[Hint], str]
+"""A surface's words for a hint."""
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     ok: bool
     text: str
+    """The human text, its hints already worded for the surface it was made for."""
     data: dict[str, Any] = field(default_factory=dict)
     diagnostics: tuple[tuple[str, str], ...] = ()
+    hints: tuple[Hint, ...] = ()
+    """The next steps `text` words, as values."""
 
     def envelope(self) -> dict[str, Any]:
         return {

@@ -1,10 +1,10 @@
 """What every `engram` command shares: the y/N question, argument checks, and CLI wording.
 
 The operations under `engram_mcp/` and `store/` speak to agents ("call engram_commit with this
-approval_token"); the CLI speaks to the human at a terminal, naming commands and flags. The
-few phrases that differ are translated here, in one table, on the way out: the tools keep
-their wording, and a test runs every command and finds no tool or argument name in what it
-prints.
+approval_token"); the CLI speaks to the human at a terminal, naming commands and flags. A next
+step an operation names as a value (engram_mcp.outcome.Hint) is worded here (`cli_wording`);
+the phrases still written into text by the store are translated on the way out, in one table
+(`WORDING`). A test runs every command and finds no tool or argument name in what it prints.
 """
 
 from __future__ import annotations
@@ -15,14 +15,27 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from engram_mcp.errors import Fixable, UsageError
+from engram_mcp.outcome import Hint, Wording
 from protocol.validation import compile_validator
 from store.files.ids import ID_RULE, is_valid_id
 
-CLI_COMMIT_HINT: Final = (
-    "Nothing is saved until you commit: `engram commit TOKEN` saves every candidate, "
-    "`engram commit TOKEN --approve 1,3` only those numbers."
-)
-"""How the CLI's previews end (the tools' say to call engram_commit after the human approves)."""
+
+def cli_wording(hint: Hint) -> str:
+    """The CLI's words for a hint (engram_mcp.outcome.Hint; the tools' are in
+    engram_mcp.ops.previews): the command to run, where the tools name the tool call."""
+    if hint.kind == "token":
+        return f"approval token: {hint.arg('token')} (expires {hint.arg('expires')})"
+    if hint.kind == "commit":
+        token = hint.arg("token")
+        return (
+            f"Nothing is saved until you commit: `engram commit {token}` saves every candidate, "
+            f"`engram commit {token} --approve 1,3` only those numbers."
+        )
+    raise ValueError(f"no CLI wording for the hint {hint.kind!r}")
+
+
+CLI_COMMIT_HINT: Final[Wording] = cli_wording
+"""How the CLI's previews end: the wording `token_outcome` takes (the name its callers import)."""
 
 WORDING: Final = (
     ("approval_token: ", "approval token: "),

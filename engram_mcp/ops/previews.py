@@ -17,7 +17,7 @@ from engram_mcp.ops.changes import (
     within,
 )
 from engram_mcp.ops.shown import Shown, code_line, code_row, shown
-from engram_mcp.outcome import Outcome
+from engram_mcp.outcome import Hint, Outcome, Wording
 from store.files.memory import iso
 from store.safety import untrusted
 from store.write.approvals import MAX_PROPOSALS
@@ -29,6 +29,21 @@ COMMIT_HINT: Final = (
     "Show these candidates to the human. Call engram_commit with this approval_token and "
     'approve: "all" or the approved numbers only after the human explicitly approves.'
 )
+
+
+def tool_wording(hint: Hint) -> str:
+    """The tools' words for a hint (engram_mcp.cli.common has the CLI's)."""
+    if hint.kind == "token":
+        return f"approval_token: {hint.arg('token')} (expires {hint.arg('expires')})"
+    if hint.kind == "commit":
+        return COMMIT_HINT
+    raise ValueError(f"no tool wording for the hint {hint.kind!r}")
+
+
+def token_hints(preview: Preview) -> tuple[Hint, Hint]:
+    """A stored proposal's next steps: its token, and committing it once the human approves."""
+    token = (("token", preview.token), ("expires", iso(preview.expires)))
+    return Hint("token", token), Hint("commit", token[:1])
 
 
 SUPERSEDE_DIFF: Final = 4_000
@@ -150,9 +165,10 @@ def _bounded_diff(c: Change, budget: int) -> list[str]:
     return within(diff, budget, lambda i: f"   … ({changed_lines(diff[i:])} more changed line(s))")
 
 
-def token_outcome(preview: Preview, prefix: str = "", hint: str = COMMIT_HINT) -> Outcome:
-    """The preview of a stored proposal with its token; `hint` says how to commit it (the
-    tools name engram_commit, the CLI `engram commit TOKEN`)."""
+def token_outcome(preview: Preview, prefix: str = "", hint: Wording = tool_wording) -> Outcome:
+    """The preview of a stored proposal with its token, and how to commit it (`token_hints`)
+    in the words of `hint` (the tools name engram_commit, the CLI `engram commit TOKEN`)."""
+    hints = token_hints(preview)
     view = shown(preview.candidates, preview.redactions, preview.before)
     data = {
         "approval_token": preview.token,
@@ -160,18 +176,13 @@ def token_outcome(preview: Preview, prefix: str = "", hint: str = COMMIT_HINT) -
         "candidates": rows(view),
         "redactions": preview.redactions,
     }
-    shown_text = (
-        prefix
-        + text(view)
-        + f"approval_token: {preview.token} (expires {iso(preview.expires)})\n"
-        + hint.replace("TOKEN", preview.token)
-    )
+    shown_text = prefix + text(view) + "\n".join(hint(h) for h in hints)
     if preview.dropped:
         shown_text += (
             f"\n{preview.dropped} older pending proposal(s) were dropped to keep the pending file within "
             f"its cap ({MAX_PROPOSALS} proposals); their tokens no longer work."
         )
-    return Outcome(True, shown_text, data)
+    return Outcome(True, shown_text, data, hints=hints)
 
 
 def report_outcome(report: CommitReport, extra: dict[str, Any] | None = None) -> Outcome:

@@ -147,7 +147,8 @@ def note_flow(store: Store, draft: notes.NoteDraft) -> Flow:
     preview = proposals.store_proposal(store, [note_entry(draft)], draft.redactions, "note")
     reason = FALLBACK.get(answer.action)
     outcome = token_outcome(preview, prefix=f"nothing was saved: {reason}.\n" if reason else "")
-    return Outcome(True, outcome.text, {"approval_token": preview.token, "expires_at": iso(preview.expires)})
+    data = {"approval_token": preview.token, "expires_at": iso(preview.expires)}
+    return Outcome(True, outcome.text, data, hints=outcome.hints)
 
 
 def commit(store: Store, token: str, approve: object) -> Outcome:
