@@ -206,7 +206,7 @@ def test_vectors_bin_is_refreshed_incrementally_by_content_hash(
     assert embedded == ["Invoice rounding\nRound down, always.", "rounding"]
     assert "release-checklist" not in [e.id for e in result.entries]
     fresh.close()
-    header = cache.read_bytes().split(b"\n", 2)[2]
+    header = cache.read_bytes().split(b"\n", 1)[1]  # after the sealed file's one-line tag
     entries = json.loads(header[8 : 8 + int.from_bytes(header[:8], "little")])["entries"]
     assert len(entries) == 2  # the removed memory's vectors are dropped
 
@@ -416,9 +416,9 @@ def test_without_the_extra_search_is_bm25_alone_and_says_nothing_about_vectors(
     empty_workspace: Path, vectors_on: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Libraries installed for something else (tokenizers, safetensors) but no wordllama: silence."""
-    import store.search.vectors
+    import store.search.vector_extra
 
-    monkeypatch.setattr(store.search.vectors, "_installed", lambda name: name != "wordllama")
+    monkeypatch.setattr(store.search.vector_extra, "_installed", lambda name: name != "wordllama")
     _paraphrase_store(empty_workspace)
     outcome = read_ops.search(Store(empty_workspace), {"query": "invoice"})
     assert outcome.data["backends_used"] == ["bm25"]
