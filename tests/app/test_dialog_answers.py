@@ -15,6 +15,7 @@ from store.errors import StoreError
 from store.store import Store
 from store.write import commits, proposals
 from tests.support.samples import NEW
+from tests.support.store_helpers import write_memory
 
 WRONG: list[tuple[str, dict[str, Any], str]] = [
     ("scope-list", {"scope": ["all"]}, "scope"),
@@ -90,8 +91,6 @@ def test_a_retry_after_the_updated_memory_changed_is_asked_again(workspace: Path
 def test_a_cut_candidate_left_unanswered_is_not_written(workspace: Path) -> None:
     """The attack review: a candidate cut short in the dialog starts unticked, and an answer
     that leaves its box out keeps that default (an omitted box of a whole one stays ticked)."""
-    from tests.support.store_helpers import write_memory
-
     steps = " ".join(f"step{i} runs the linters and the tests in order;" for i in range(40))
     write_memory(workspace, "run-make-check", title="Run make check", body=steps + "\n", type="rule")
     update = {

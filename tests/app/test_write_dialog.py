@@ -19,6 +19,7 @@ from protocol.errors import INVALID_PARAMS
 from tests.support.samples import NEW
 from tests.support.sdk import client, refusal, run, snapshot, text
 from tests.support.sdk import data as _data
+from tests.support.store_helpers import write_memory
 from tests.support.wire import WireSession
 
 MODERN_CAPS: dict[str, Any] = {META_CAPABILITIES: {"elicitation": {}}}
@@ -588,8 +589,6 @@ def _assert_quoted(message: str) -> None:
 def test_legacy_dialog_quotes_a_forged_fence_and_control_characters(workspace: Path) -> None:
     """Issue 19 (engram's choice of quoting, SPEC §4.3 "escaped"): a body, the candidate's and
     the old one's from a cloned file alike, stays behind its gutter in the dialog message."""
-    from tests.support.store_helpers import write_memory
-
     write_memory(
         workspace,
         "deploy-notes-stay-short",
