@@ -1,8 +1,15 @@
-"""Wiring: a Store and the server flags become the protocol's ServerSpec."""
+"""Wiring: a Store and the server flags become the protocol's ServerSpec.
+
+`engram-mcp` (engram_mcp.server) imports this module after its first reply, at one seam: it
+holds everything the served application needs (the tools, the ops, the store), so the
+handshake never waits for them.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from engram_mcp import __version__
 from engram_mcp.identity import INSTRUCTIONS, SERVER_NAME
@@ -12,7 +19,11 @@ from engram_mcp.resources import resources
 from engram_mcp.tools import WRITE_TOOLS, build_tools
 from engram_mcp.tools.base import Flags
 from protocol.spec import ServerSpec
+from store.errors import StoreError
 from store.store import Store
+from store.write import transaction
+
+log = logging.getLogger("engram")
 
 
 def unknown_tool(read_only: bool) -> Callable[[str], str]:
@@ -45,3 +56,36 @@ def server_spec(
         elicitation_timeout=elicitation_timeout,
         prepare=prepare or (lambda: None),
     )
+
+
+def open_store(workspace: Path, *, read_only: bool, started_by_shell: str) -> Store:
+    """The store `engram-mcp` serves, its journals recovered (a recovery that fails is logged;
+    the server still serves). `started_by_shell`: why the process looks started by an agent
+    rather than its host (engram_mcp.agent_shell), or empty."""
+    store = Store(workspace, read_only=read_only)
+    if started_by_shell:  # SPEC §7: an agent that starts the server is its client
+        store.agent_shell = True
+        log.warning(
+            "not started by a host (%s): writes are recorded as made from an agent's shell "
+            "and `engram verify` lists them for review",
+            started_by_shell,
+        )
+    try:
+        transaction.recover(store)
+    except StoreError as exc:  # noted; the server still serves
+        log.warning("%s: %s", exc.code, exc.message)
+    return store
+
+
+def served_spec(
+    store: Store,
+    *,
+    read_only: bool,
+    elicitation: bool,
+    always_load: bool,
+    elicitation_timeout: float,
+    prepare: Callable[[], None],
+) -> ServerSpec:
+    """The spec `engram-mcp` serves on `store`, from its command-line flags."""
+    flags = Flags(always_load=always_load, elicitation=elicitation, read_only=read_only)
+    return server_spec(store, flags, elicitation_timeout=elicitation_timeout, prepare=prepare)

@@ -27,7 +27,9 @@ from typing import IO, Final
 import orjson
 
 from store.files.git import run_git
+from store.files.workspace import find_workspace
 from store.safety import untrusted
+from store.store import Store
 
 STDIN_WAIT_SECONDS = 0.2
 GIT_SECONDS: Final = 1.0
@@ -81,9 +83,6 @@ def session_start(
     workspace_arg: str | None = None, stdin: IO[str] = sys.stdin, out: IO[str] = sys.stdout
 ) -> int:
     try:
-        from store.files.workspace import find_workspace
-        from store.store import Store
-
         hook_input = _hook_input(stdin)
         cwd = hook_input.get("cwd")
         start = Path(cwd) if isinstance(cwd, str) and Path(cwd).is_dir() else Path.cwd()

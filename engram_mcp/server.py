@@ -13,10 +13,18 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from engram_mcp import __version__
+from engram_mcp.agent_shell import shell_parent
 from engram_mcp.errors import Terminated
+from engram_mcp.identity import INSTRUCTIONS, SERVER_NAME
+from protocol.loop import Server
+from protocol.spec import DeferredSpec
+from protocol.stdio import claim_stdio
+from store.errors import StoreError
+from store.files.workspace import find_workspace
 
 if TYPE_CHECKING:
-    from protocol.spec import DeferredSpec, ServerSpec
+    from protocol.spec import ServerSpec
     from store.store import Store
 
 log = logging.getLogger("engram")
@@ -98,34 +106,23 @@ class Application:
         """The warm-up threads `_prepare` started (a test joins them)."""
 
     def spec(self) -> DeferredSpec:
-        from engram_mcp import __version__
-        from engram_mcp.identity import INSTRUCTIONS, SERVER_NAME
-        from protocol.spec import DeferredSpec
-
         return DeferredSpec(SERVER_NAME, __version__, INSTRUCTIONS, self.load)
 
     def load(self) -> ServerSpec:
-        from engram_mcp.app import server_spec
-        from engram_mcp.tools.base import Flags
-        from store.errors import StoreError
-        from store.store import Store
-        from store.write import transaction
+        from engram_mcp import app  # seam: the application (tools, ops, the store), after the first reply
 
         read_only, elicitation, always_load = self._options
-        store = self.store = Store(self.workspace, read_only=read_only)
-        if self.started_by_shell:  # SPEC §7: an agent that starts the server is its client
-            store.agent_shell = True
-            log.warning(
-                "not started by a host (%s): writes are recorded as made from an agent's shell "
-                "and `engram verify` lists them for review",
-                self.started_by_shell,
-            )
-        try:
-            transaction.recover(store)
-        except StoreError as exc:  # noted; the server still serves
-            log.warning("%s: %s", exc.code, exc.message)
-        flags = Flags(always_load=always_load, elicitation=elicitation, read_only=read_only)
-        return server_spec(store, flags, elicitation_timeout=self._elicitation_timeout, prepare=self._prepare)
+        self.store = app.open_store(
+            self.workspace, read_only=read_only, started_by_shell=self.started_by_shell
+        )
+        return app.served_spec(
+            self.store,
+            read_only=read_only,
+            elicitation=elicitation,
+            always_load=always_load,
+            elicitation_timeout=self._elicitation_timeout,
+            prepare=self._prepare,
+        )
 
     def _prepare(self) -> None:
         """The loaded spec's start-up step: read the store's indexes on a background thread
@@ -150,8 +147,6 @@ def application(argv: Sequence[str], cwd: Path) -> Application:
 
 
 def _application(options: dict[str, object], cwd: Path) -> Application:
-    from store.files.workspace import find_workspace
-
     read_only = bool(options.get("read_only")) or os.environ.get("ENGRAM_READ_ONLY", "").lower() in _TRUE
     explicit = options.get("workspace")
     return Application(
@@ -200,8 +195,6 @@ def _serve(argv: Sequence[str] | None) -> int:
         print(USAGE, end="")
         return 0
     if options.get("version"):
-        from engram_mcp import __version__
-
         print(f"engram-mcp {__version__}")
         return 0
     level = os.environ.get("ENGRAM_LOG", "WARNING").upper()
@@ -212,10 +205,6 @@ def _serve(argv: Sequence[str] | None) -> int:
     )
     if "ENGRAM_LOG" not in os.environ:
         logging.getLogger("engram.progress").setLevel(logging.INFO)  # index builds over 1 s
-    from protocol.loop import Server
-    from protocol.stdio import claim_stdio
-    from store.errors import StoreError
-
     try:
         app = _application(options, Path.cwd())
     except StoreError as exc:  # a --workspace folder that does not exist is never created
@@ -224,8 +213,6 @@ def _serve(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         return 1
-    from engram_mcp.agent_shell import shell_parent
-
     app.started_by_shell = shell_parent()
     wire_in, wire_out = claim_stdio()
     try:

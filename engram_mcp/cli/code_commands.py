@@ -18,7 +18,7 @@ from engram_mcp import importers
 from engram_mcp.ops.previews import token_outcome
 from engram_mcp.outcome import Outcome, failure
 from store.code.history import history
-from store.code.staleness import describe, is_stale, key, marks_data
+from store.code.staleness import Mark, describe, is_stale, key, marks_data
 from store.code.validity import expired
 from store.safety import untrusted
 from store.store import Store
@@ -80,8 +80,6 @@ def _stale(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def describe_rows(rows: list[dict[str, str]]) -> str:
-    from store.code.staleness import Mark
-
     return describe([Mark(r["kind"], r["reason"]) for r in rows])
 
 

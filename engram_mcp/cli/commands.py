@@ -38,7 +38,8 @@ from engram_mcp.ops.previews import report_outcome, token_outcome
 from engram_mcp.outcome import Outcome, failure, guarded, store_failure
 from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.tools.write_tools import NOTE_INPUT
-from engram_mcp.transcripts.sessions import host_problem, session_candidates
+from engram_mcp.transcripts import host_problem
+from engram_mcp.transcripts.sessions import session_candidates
 from store.errors import UNWRITABLE_ERRNOS, NoWorkspace, StoreError, unwritable
 from store.files.workspace import find_workspace
 from store.safety import untrusted

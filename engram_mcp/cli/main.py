@@ -3,13 +3,16 @@
 `engram hook session-start` runs at every session start of a host (Claude Code's SessionStart
 hook), so it answers without importing the rest of the command line: parsing every command's
 arguments and importing what they need would cost it more than the hook itself does. Every other
-command line goes to engram_mcp.cli_commands, where the commands live.
+command line goes to engram_mcp.cli.commands, where the commands live, imported at that one
+seam.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+
+from engram_mcp.hook import session_start
 
 _HOOK = ("hook", "session-start")
 
@@ -33,13 +36,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     is_hook, workspace = hook_workspace(args)
     if is_hook:
-        from engram_mcp.hook import session_start
-
         try:
             return session_start(workspace)  # never fails the host's session start
         except KeyboardInterrupt:
             return 130
-    from engram_mcp.cli.commands import main as run
+    from engram_mcp.cli.commands import main as run  # seam: the parser and every command; not the hook
 
     return run(args)
 

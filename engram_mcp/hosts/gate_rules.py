@@ -24,6 +24,7 @@ import fnmatch
 from engram_mcp.hosts import jsonc, shell_rules
 from engram_mcp.hosts.errors import JsoncError, RuleError
 from engram_mcp.hosts.gate import GEMINI_ALLOWED, OPENCODE_RULE, opencode_decision
+from engram_mcp.hosts.shell_audit import opencode_bash
 
 _PERMISSION = ("permission",)
 _ALLOWED = ("tools", "allowed")
@@ -93,8 +94,6 @@ def _probe(pattern: str) -> str:
 
 
 def _add_bash(text: str) -> str:
-    from engram_mcp.hosts.shell_audit import opencode_bash
-
     permission = _get(text, _PERMISSION)
     patterns = shell_rules.opencode_patterns()
     if all(opencode_bash(permission, _probe(p))[0] in ("ask", "deny") for p in patterns):

@@ -21,17 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from engram_mcp import transcripts
+from engram_mcp.transcripts import INSTEAD, gemini, opencode
+from engram_mcp.transcripts import claude_codex as formats
+from engram_mcp.transcripts.bounded import Skips, shown
 from store.errors import NotFound
 from store.safety.untrusted import line
+from store.write.mining import mine
 
-HOSTS: Final = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "opencode": "opencode"}
-"""`--host` names and how the hosts call themselves."""
-UNREADABLE: Final = ("cursor", "vscode", "windsurf", "antigravity")
-"""Hosts engram links whose sessions it cannot read: nothing it can open keeps them."""
-INSTEAD: Final = (
-    "save the session's text with `engram save-session --text FILE` (or - for stdin), or ask the "
-    "agent in the host to call the engram_save_session tool with the session's knowledge lines"
-)
+HOSTS: Final = transcripts.HOSTS
+"""(tools/write_tools.py still imports it from here, which loads every session reader when the
+tools are listed: it should import it from engram_mcp.transcripts, and this alias go.)"""
 MAX_TEXT: Final = 8 << 20
 """Characters of the human's text kept from all sessions together."""
 SHOWN_SESSIONS: Final = 5
@@ -46,16 +46,6 @@ class Mined:
     skipped_lines: int = 0
     looked: list[str] = field(default_factory=list)
     """Every folder or file engram looked in, with the host's name, raw."""
-
-
-def host_problem(host: str) -> str | None:
-    """Why `--host host` cannot be used, or None when engram reads that host's sessions."""
-    if host in HOSTS:
-        return None
-    choices = ", ".join(HOSTS)
-    if host.lower() in UNREADABLE:
-        return f"engram cannot read {line(host, 40)}'s sessions; {INSTEAD}. --host takes {choices}"
-    return f"--host takes one of {choices}, not {line(host, 40)!r}"
 
 
 def _folders(workspace: Path) -> tuple[str, ...]:
@@ -76,10 +66,6 @@ def recent_sessions(
     workspace: Path, count: int, env: Mapping[str, str] = os.environ, host: str | None = None
 ) -> Mined:
     """The human's messages from the `count` most recent sessions of this workspace."""
-    from engram_mcp.transcripts import claude_codex as formats
-    from engram_mcp.transcripts import gemini, opencode
-    from engram_mcp.transcripts.bounded import Skips, shown
-
     readers = {
         "claude": formats.claude_said,
         "codex": formats.codex_said,
@@ -121,8 +107,6 @@ def recent_sessions(
 
 
 def _place(path: Path, home: Path) -> str:
-    from engram_mcp.transcripts.bounded import shown
-
     return shown(path, home) + ("" if path.suffix in (".db", ".json") else "/")
 
 
@@ -153,8 +137,6 @@ def session_candidates(
         NotFound: no session of `host` (or of any host) for this workspace was found; the
             message says where engram looked.
     """
-    from store.write.mining import mine
-
     mined = recent_sessions(workspace, count, host=host)
     if not mined.sessions:
         raise NotFound(nothing_found(mined, host))
