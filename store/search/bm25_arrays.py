@@ -65,3 +65,18 @@ def common(postings: Iterable[array[int]]) -> list[int]:
             return []
     found: list[int] = rows.tolist()
     return found
+
+
+def layout(
+    slots: array[int], tids: array[int], tfs: array[int], vocabulary: int
+) -> tuple[list[int], bytes, bytes, bytes]:
+    """The postings of (slot, term, tf) triples given in slot order, as `bm25.dump` lays them
+    out: per term the count, then every term's slots and tfs back to back (each term's in
+    slot order: a stable sort by term), and the document frequencies."""
+    terms = np.frombuffer(tids, dtype=np.uint32)
+    order = np.argsort(terms, kind="stable")
+    counts = np.bincount(terms, minlength=vocabulary).astype(np.uint32)
+    docs = np.frombuffer(slots, dtype=np.uint32)[order]
+    freqs = np.frombuffer(tfs, dtype=np.uint32)[order]
+    post: list[int] = counts.tolist()
+    return post, docs.tobytes(), freqs.tobytes(), counts.tobytes()

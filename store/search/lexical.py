@@ -146,8 +146,17 @@ class SearchIndex:
             index.remove(key)
             self._dirty = True
         progress = Progress("indexing memories for search", len(wanted))
+        fresh = not len(index)
+        if fresh:  # a fresh store: every memory at once (bm25.build)
+            documents = []
+            for done, (key, memory) in enumerate(wanted.items(), 1):
+                progress.step(done)
+                documents.append((key, document_tokens(memory), memory.hash))
+            index = self._index = bm25.build(documents)
+            self._dirty = bool(documents)
         for done, (key, memory) in enumerate(wanted.items(), 1):
-            progress.step(done)
+            if not fresh:
+                progress.step(done)
             if index.tag(key) != memory.hash:
                 index.add(key, document_tokens(memory), tag=memory.hash)
                 self._dirty = True
