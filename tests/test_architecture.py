@@ -257,3 +257,65 @@ def test_no_two_exception_classes_share_a_name() -> None:
         for name in names:
             seen.setdefault(name, []).append(file)
     assert {name: files for name, files in seen.items() if len(files) > 1} == {}
+
+
+MAX_SEAMS = 10
+"""Function-level imports the product may hold: each one a named seam (CONTRIBUTING.md)."""
+
+
+def function_imports(source: str) -> list[tuple[int, str]]:
+    """(line, the statement's seam comment or "") of every import inside a function, by AST: the
+    comment is `# seam: ...` at the end of one of the statement's lines, or on the line above."""
+    lines = ["", *source.splitlines()]  # 1-based, as ast numbers them
+    found: dict[int, str] = {}
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import | ast.ImportFrom) and node.lineno not in found:
+                above = lines[node.lineno - 1].strip()
+                statement = lines[node.lineno : (node.end_lineno or node.lineno) + 1]
+                comments = [line[line.find("# seam:") :] for line in statement if "# seam:" in line]
+                if above.startswith("# seam:"):  # a comment line of its own, not another import's
+                    comments.insert(0, above)
+                found[node.lineno] = comments[0].strip() if comments else ""
+    return sorted(found.items())
+
+
+def test_the_seam_finder_sees_nested_imports_and_their_comments() -> None:
+    """The check itself: an import in a method or a nested function counts; its comment is read
+    from the end of its line or the line above; a top-level import does not count."""
+    source = (
+        "import os\n"
+        "class A:\n"
+        "    def f(self):\n"
+        "        import yaml  # seam: yaml, for writes\n"
+        "        def g():\n"
+        "            # seam: numpy, for big stores\n"
+        "            from numpy import (\n"
+        "                array,\n"
+        "            )\n"
+        "        import json\n"
+        "        import csv  # seam: csv, for exports\n"
+        "        import io\n"
+    )
+    assert function_imports(source) == [
+        (4, "# seam: yaml, for writes"),
+        (7, "# seam: numpy, for big stores"),
+        (10, ""),
+        (11, "# seam: csv, for exports"),
+        (12, ""),
+    ]
+
+
+def test_function_level_imports_are_few_and_each_is_a_named_seam() -> None:
+    """engram's own rule (issue 20): a heavy library is imported at the top of the module that
+    needs it, and that module is deferred at one call site with a `# seam:` comment saying what
+    it defers; our own light modules are imported at the top. CONTRIBUTING.md lists the seams."""
+    seams = {
+        f"{path.relative_to(ROOT)}:{line}": seam
+        for path in MODULES.values()
+        for line, seam in function_imports(path.read_text("utf-8"))
+    }
+    assert {where: seam for where, seam in seams.items() if not seam} == {}
+    assert len(seams) <= MAX_SEAMS, "\n".join(f"{where} {seam}" for where, seam in sorted(seams.items()))

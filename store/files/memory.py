@@ -300,9 +300,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
 
 def _front_yaml() -> ModuleType:
     """The strict YAML side of the format, for a block outside the one-line form and for writes."""
-    from store.files import (
-        front_yaml,  # seam: yaml, only for front matter outside the one-line form, and writes
-    )
+    from store.files import front_yaml  # seam: yaml, for blocks outside the one-line form, and writes
 
     return front_yaml
 
