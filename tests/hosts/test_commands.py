@@ -144,12 +144,11 @@ def test_no_command_file_pre_approves_a_write_for_the_model() -> None:
 
 # --- link / unlink / doctor ----------------------------------------------------------------------
 def test_a_command_of_the_users_own_is_left_alone_and_force_replaces_it_until_unlink(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SPEC §8: what is not engram's is never overwritten or removed without --force; link then
     unlink gives back the original bytes."""
-    monkeypatch.chdir(workspace)
-    theirs = workspace / ".claude" / "commands" / "engram.md"
+    theirs = ws / ".claude" / "commands" / "engram.md"
     theirs.parent.mkdir(parents=True)
     theirs.write_bytes(b"My own /engram: print the engine RAM.\n")
     rc, env = run_json(capsys, "link", "claude")
@@ -166,13 +165,10 @@ def test_a_command_of_the_users_own_is_left_alone_and_force_replaces_it_until_un
     assert sorted(p.name for p in theirs.parent.iterdir()) == ["engram.md"]
 
 
-def test_dry_run_shows_the_command_and_writes_nothing(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(workspace)
+def test_dry_run_shows_the_command_and_writes_nothing(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run(capsys, "link", "gemini", "--dry-run")
     assert rc == 0 and "+++ ./.gemini/commands/engram.toml" in out and "+prompt = '''" in out
-    assert not (workspace / ".gemini").exists()
+    assert not (ws / ".gemini").exists()
 
 
 def steps(envelope: dict) -> list[tuple[str, str, str]]:
@@ -181,13 +177,12 @@ def steps(envelope: dict) -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize("target", HOSTS_WITH_COMMANDS)
 def test_doctor_reports_a_missing_then_a_stale_command_with_the_link_fix(
-    target: str, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    target: str, ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """engram's own codes: host.command_missing / host.command_stale (informational, exit 0),
     each with the fix `engram link <host>`; `engram upgrade` refreshes a stale one."""
-    monkeypatch.chdir(workspace)
     assert run_json(capsys, "link", target)[0] == 0
-    [first, *_] = command_files(target, False, workspace)
+    [first, *_] = command_files(target, False, ws)
     rc, env = run_json(capsys, "doctor")
     assert not [s for s in steps(env) if s[0].startswith("host.command")]
     first.path.write_text(first.text.replace("save-session", "save-sesion"), "utf-8")
@@ -206,9 +201,8 @@ def test_doctor_reports_a_missing_then_a_stale_command_with_the_link_fix(
 
 
 def test_doctor_checks_the_global_command_beside_a_global_entry(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     assert run_json(capsys, "link", "gemini", "--global")[0] == 0
     command = private_home / ".gemini" / "commands" / "engram.toml"
     command.unlink()

@@ -22,9 +22,8 @@ def codes(envelope: dict) -> list[tuple[str, str]]:
 
 # --- doctor ------------------------------------------------------------------------------------
 def test_doctor_flags_gemini_trust_with_the_file_and_the_fix(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     write(
         private_home / ".gemini" / "settings.json",
         f'{{\n  // mine\n  "mcpServers": {{\n    "engram": {{"command": {json.dumps(str(ENGRAM_MCP))}, "args": [], "trust": true}}\n  }}\n}}\n',
@@ -41,9 +40,8 @@ def test_doctor_flags_gemini_trust_with_the_file_and_the_fix(
 
 
 def test_doctor_is_clean_on_a_freshly_linked_setup(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     for argv in (
         ["claude"],
         ["codex", "--global"],
@@ -78,9 +76,8 @@ def test_doctor_is_clean_on_a_freshly_linked_setup(
 
 
 def test_doctor_flags_a_missing_command(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     write(
         private_home / ".cursor" / "mcp.json",
         '{"mcpServers": {"engram": {"command": "/opt/gone/venv/bin/engram-mcp", "args": []}}}\n',
@@ -93,10 +90,9 @@ def test_doctor_flags_a_missing_command(
 
 
 def test_doctor_flags_a_foreign_entry(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
-    write(workspace / ".mcp.json", '{"mcpServers": {"engram": {"command": "uvx", "args": ["engram-mcp"]}}}\n')
+    write(ws / ".mcp.json", '{"mcpServers": {"engram": {"command": "uvx", "args": ["engram-mcp"]}}}\n')
     write(
         private_home / ".codex" / "config.toml",
         '[mcp_servers.engram]\ncommand = "npx"\nargs = ["-y", "other-engram"]\n',
@@ -109,11 +105,10 @@ def test_doctor_flags_a_foreign_entry(
 
 
 def test_doctor_flags_a_claude_entry_without_hook_or_always_load(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     write(
-        workspace / ".mcp.json",
+        ws / ".mcp.json",
         f'{{"mcpServers": {{"engram": {{"command": {json.dumps(str(ENGRAM_MCP))}}}}}}}\n',
     )
     rc, env = run_json(capsys, "doctor")
@@ -123,13 +118,11 @@ def test_doctor_flags_a_claude_entry_without_hook_or_always_load(
 
 # --- upgrade -----------------------------------------------------------------------------------
 def test_upgrade_repins_old_entries_of_ours_and_leaves_the_rest_alone(
-    workspace: Path,
+    ws: Path,
     private_home: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(workspace)
     old = tmp_path / "old-venv" / "bin" / "engram-mcp"
     write(
         old, "#!/opt/old-venv/bin/python3\nimport sys\nfrom engram_mcp.server import main\nsys.exit(main())\n"
@@ -142,7 +135,7 @@ def test_upgrade_repins_old_entries_of_ours_and_leaves_the_rest_alone(
         '"env": {"ENGRAM_LOG": "debug"}},\n  },\n}\n',
     )
     vscode = write(
-        workspace / ".vscode" / "mcp.json",
+        ws / ".vscode" / "mcp.json",
         f'{{\n    "servers": {{\n        "engram": {{"type": "stdio", "command": {json.dumps(str(old))}, "args": []}},\n'
         '        "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]}\n    }\n}\n',
     )

@@ -67,14 +67,12 @@ CODEX_WS = case_named("codex-ws")
 @pytest.mark.parametrize("case", [case_named("codex-global"), CODEX_WS], ids=lambda c: c.id)
 def test_codex_commit_prompts_and_the_read_tools_are_approved(
     case: Case,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Issue 9: in Codex "approve" means approved without asking; the commit tool gets "prompt"."""
-    monkeypatch.chdir(workspace)
-    path, original = place(case, workspace, private_home)
+    path, original = place(case, ws, private_home)
     rc, env = run_json(capsys, "link", *case.argv())
     assert rc == 0, env
     assert env["data"]["results"][0]["action"] == "added"
@@ -89,27 +87,25 @@ def test_codex_commit_prompts_and_the_read_tools_are_approved(
 
 
 def test_codex_workspace_link_says_the_project_must_be_trusted(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SPEC §8: Codex reads .codex/config.toml only in trusted projects; link says so, exactly."""
-    monkeypatch.chdir(workspace)
     rc, out, _ = run(capsys, "link", "codex")
     assert rc == 0
-    assert (workspace / ".codex" / "config.toml").is_file()
+    assert (ws / ".codex" / "config.toml").is_file()
     [step] = [line for line in out.splitlines() if "trust" in line.lower()]
-    assert f'[projects."{workspace}"]' in step and 'trust_level = "trusted"' in step
+    assert f'[projects."{ws}"]' in step and 'trust_level = "trusted"' in step
     assert "~/.codex/config.toml" in step
     # once trusted, nothing is left to do
-    write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
+    write(private_home / ".codex" / "config.toml", f'[projects."{ws}"]\ntrust_level = "trusted"\n')
     rc, out, _ = run(capsys, "link", "codex")
     assert rc == 0 and "trust_level" not in out
 
 
 def test_doctor_accepts_the_prompt_mode_and_flags_approve_and_auto(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 9: doctor reported the safe "prompt" as a problem; approve/auto (and no setting) open the gate."""
-    monkeypatch.chdir(workspace)
     rc, _, _ = run(capsys, "link", "codex", "--global")
     assert rc == 0
     rc, env = run_json(capsys, "doctor")
@@ -144,15 +140,13 @@ def test_doctor_accepts_the_prompt_mode_and_flags_approve_and_auto(
 )
 def test_opencode_link_asks_before_the_commit_tool_and_unlink_removes_exactly_that(
     case_id: str,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Issue 9: `opencode run` committed unasked; with an "ask" rule it asked and wrote nothing."""
-    monkeypatch.chdir(workspace)
     case = case_named(case_id)
-    path, original = place(case, workspace, private_home)
+    path, original = place(case, ws, private_home)
     rc, _, _ = run(capsys, "link", *case.argv())
     assert rc == 0
     created = [p for p in (path.with_suffix(".json"), path.with_suffix(".jsonc")) if p.exists()]
@@ -183,32 +177,29 @@ def test_opencode_link_asks_before_the_commit_tool_and_unlink_removes_exactly_th
 
 
 def test_opencode_link_refuses_a_blanket_allow_string_and_writes_nothing(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """engram's choice: `"permission": "allow"` cannot take a per-tool rule; say how to fix it."""
-    monkeypatch.chdir(workspace)
-    write(workspace / "opencode.json", '{\n  "permission": "allow"\n}\n')
-    before = tree_state(workspace)
+    write(ws / "opencode.json", '{\n  "permission": "allow"\n}\n')
+    before = tree_state(ws)
     rc, out, err = run(capsys, "link", "opencode")
     assert rc == 1
     assert "permission" in err and '"*": "allow"' in err
-    assert tree_state(workspace) == before
+    assert tree_state(ws) == before
 
 
 # --- Gemini ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("case_id", ["gemini-ws", "gemini-global"])
 def test_gemini_link_allows_the_read_and_proposal_tools_by_policy_and_asks_for_the_rest(
     case_id: str,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Issue 19: Gemini 0.61 warns about `tools.allowed` on every run; a policy file allows the read
     and proposal tools (headless Gemini offers them) and asks for engram_commit and shell writes."""
-    monkeypatch.chdir(workspace)
     case = case_named(case_id)
-    path, original = place(case, workspace, private_home)
+    path, original = place(case, ws, private_home)
     assert original is not None
     rc, _, _ = run(capsys, "link", *case.argv())
     assert rc == 0
@@ -238,12 +229,11 @@ def test_gemini_link_allows_the_read_and_proposal_tools_by_policy_and_asks_for_t
 
 
 def test_gemini_relink_takes_out_the_tools_allowed_an_older_link_wrote(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 19: an older link's `tools.allowed` entries (deprecated) go; the user's own stay."""
-    monkeypatch.chdir(workspace)
     original = '{\n  "tools": {\n    "allowed": ["mcp_engram_engram_search"]\n  }\n}\n'
-    path = write(workspace / ".gemini" / "settings.json", original)
+    path = write(ws / ".gemini" / "settings.json", original)
     old = [f"mcp_engram_{t}" for t in READ_TOOLS]
     write(path.with_name("settings.json.bak"), original)
     path.write_text(
@@ -261,9 +251,8 @@ def test_gemini_relink_takes_out_the_tools_allowed_an_older_link_wrote(
 
 
 def test_gemini_unlink_of_one_scope_keeps_the_policy_the_other_scope_needs(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     assert run(capsys, "link", "gemini")[0] == 0
     assert run(capsys, "link", "gemini", "--global")[0] == 0
     assert run(capsys, "unlink", "gemini")[0] == 0
@@ -327,22 +316,20 @@ def _auto_approves_commit(path: Path, text: str) -> str | None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_nothing_link_writes_auto_approves_the_commit_tool(
     case: Case,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """SPEC §4.2: nothing engram writes anywhere auto-approves engram_commit; doctor agrees."""
-    monkeypatch.chdir(workspace)
-    place(case, workspace, private_home)
-    before = tree_state(workspace, private_home, dirs=False)
+    place(case, ws, private_home)
+    before = tree_state(ws, private_home, dirs=False)
     rc, env = run_json(capsys, "link", *case.argv())
     assert rc == 0, env
-    after = tree_state(workspace, private_home, dirs=False)
+    after = tree_state(ws, private_home, dirs=False)
     changed = {k: v for k, v in after.items() if before.get(k) != v and not k.endswith(".bak")}
     assert changed, "link wrote something"
     for rel, data in changed.items():
-        path = (workspace.parent / rel) if not rel.startswith("home/") else private_home.parent / rel
+        path = (ws.parent / rel) if not rel.startswith("home/") else private_home.parent / rel
         assert _auto_approves_commit(path, data.decode()) is None, rel
     rc, doctor = run_json(capsys, "doctor")
     assert gate_open(doctor) == []
@@ -417,14 +404,12 @@ def test_doctor_reports_each_setting_that_lets_the_commit_run_unasked(
     base: str,
     rel: str,
     text: str,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """SPEC §8: host.gate_open with file, setting and fix; exit 1."""
-    monkeypatch.chdir(workspace)
-    place_setting(workspace, private_home, base, rel, text)
+    place_setting(ws, private_home, base, rel, text)
     rc, env = run_json(capsys, "doctor")
     assert rc == 1, env
     findings = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
@@ -438,10 +423,9 @@ def test_doctor_reports_each_setting_that_lets_the_commit_run_unasked(
 
 
 def test_doctor_reads_claude_user_scope_servers_in_claude_json(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 9 / SPEC §8: Claude's user and local scopes live in ~/.claude.json; doctor reads them."""
-    monkeypatch.chdir(workspace)
     write(
         private_home / ".claude.json",
         json.dumps(
@@ -449,7 +433,7 @@ def test_doctor_reads_claude_user_scope_servers_in_claude_json(
                 "mcpServers": {
                     "engram": {"type": "stdio", "command": "/opt/gone/bin/engram-mcp", "args": []}
                 },
-                "projects": {str(workspace): {"mcpServers": {"engram": {"command": str(ENGRAM_MCP)}}}},
+                "projects": {str(ws): {"mcpServers": {"engram": {"command": str(ENGRAM_MCP)}}}},
             }
         ),
     )
@@ -467,9 +451,8 @@ def steps(envelope: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_doctor_reports_a_claude_project_server_not_yet_approved_without_failing(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     rc, out, _ = run(capsys, "link", "claude")
     assert rc == 0
     assert "enabledMcpjsonServers" in out
@@ -480,7 +463,7 @@ def test_doctor_reports_a_claude_project_server_not_yet_approved_without_failing
     assert "enabledMcpjsonServers" in step["fix"]
     write(
         private_home / ".claude.json",
-        json.dumps({"projects": {str(workspace): {"enabledMcpjsonServers": ["engram"]}}}),
+        json.dumps({"projects": {str(ws): {"enabledMcpjsonServers": ["engram"]}}}),
     )
     rc, env = run_json(capsys, "doctor")
     assert rc == 0 and steps(env) == []
@@ -489,25 +472,22 @@ def test_doctor_reports_a_claude_project_server_not_yet_approved_without_failing
 
 
 def test_doctor_reports_an_untrusted_gemini_folder_and_a_trusted_one_is_fine(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     rc, out, _ = run(capsys, "link", "gemini")
     assert rc == 0
     [line] = [line for line in out.splitlines() if "trustedFolders.json" in line]
-    assert str(workspace) in line and "TRUST_FOLDER" in line
+    assert str(ws) in line and "TRUST_FOLDER" in line
     rc, env = run_json(capsys, "doctor")
     assert rc == 0
     assert [(s["code"], s["file"]) for s in steps(env)] == [
         ("host.step_pending", "~/.gemini/trustedFolders.json")
     ]
-    write(
-        private_home / ".gemini" / "trustedFolders.json", json.dumps({str(workspace.parent): "TRUST_FOLDER"})
-    )
+    write(private_home / ".gemini" / "trustedFolders.json", json.dumps({str(ws.parent): "TRUST_FOLDER"}))
     rc, env = run_json(capsys, "doctor")
     assert steps(env) == []
     # folder trust switched off: nothing to do either
-    write(private_home / ".gemini" / "trustedFolders.json", json.dumps({str(workspace): "DO_NOT_TRUST"}))
+    write(private_home / ".gemini" / "trustedFolders.json", json.dumps({str(ws): "DO_NOT_TRUST"}))
     rc, env = run_json(capsys, "doctor")
     assert len(steps(env)) == 1
     write(private_home / ".gemini" / "settings.json", '{"security": {"folderTrust": {"enabled": false}}}')
@@ -516,19 +496,18 @@ def test_doctor_reports_an_untrusted_gemini_folder_and_a_trusted_one_is_fine(
 
 
 def test_doctor_reports_an_untrusted_codex_project(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     rc, _, _ = run(capsys, "link", "codex")
     assert rc == 0
     rc, env = run_json(capsys, "doctor")
     assert rc == 0
     [step] = steps(env)
     assert step["file"] == "~/.codex/config.toml" and "trust_level" in step["fix"]
-    write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "untrusted"\n')
+    write(private_home / ".codex" / "config.toml", f'[projects."{ws}"]\ntrust_level = "untrusted"\n')
     rc, env = run_json(capsys, "doctor")
     assert len(steps(env)) == 1
-    write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
+    write(private_home / ".codex" / "config.toml", f'[projects."{ws}"]\ntrust_level = "trusted"\n')
     rc, env = run_json(capsys, "doctor")
     assert rc == 0
     # trusted: engram's prompt rule is read, and Codex's defaults still run every other command
@@ -536,24 +515,23 @@ def test_doctor_reports_an_untrusted_codex_project(
     assert [s["code"] for s in steps(env)] == ["host.shell_open"]
     write(
         private_home / ".codex" / "config.toml",
-        f'approval_policy = "untrusted"\n[projects."{workspace}"]\ntrust_level = "trusted"\n',
+        f'approval_policy = "untrusted"\n[projects."{ws}"]\ntrust_level = "trusted"\n',
     )
     rc, env = run_json(capsys, "doctor")
     assert rc == 0 and steps(env) == []
 
 
 def test_a_committed_claude_settings_file_does_not_count_as_approval(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """engram's choice: Claude Code ignores approval keys committed in .claude/settings.json of an
     untrusted folder, so doctor does not take them as the human's approval."""
-    monkeypatch.chdir(workspace)
     rc, _, _ = run(capsys, "link", "claude", "--no-hook")
     assert rc == 0
-    write(workspace / ".claude" / "settings.json", '{"enabledMcpjsonServers": ["engram"]}\n')
+    write(ws / ".claude" / "settings.json", '{"enabledMcpjsonServers": ["engram"]}\n')
     rc, env = run_json(capsys, "doctor")
     assert [s["file"].removeprefix("./") for s in steps(env)] == [".mcp.json"]
-    write(workspace / ".claude" / "settings.local.json", '{"enabledMcpjsonServers": ["engram"]}\n')
+    write(ws / ".claude" / "settings.local.json", '{"enabledMcpjsonServers": ["engram"]}\n')
     rc, env = run_json(capsys, "doctor")
     assert steps(env) == []
 
@@ -567,10 +545,9 @@ def test_a_committed_claude_settings_file_does_not_count_as_approval(
     ids=["string-ask", "rule-already-there"],
 )
 def test_opencode_rules_the_user_already_had_survive_link_and_unlink(
-    original: str, workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    original: str, ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
-    path = write(workspace / "opencode.json", original)
+    path = write(ws / "opencode.json", original)
     rc, _, _ = run(capsys, "link", "opencode")
     assert rc == 0
     config = parse_jsonc(path.read_text())
@@ -583,10 +560,9 @@ def test_opencode_rules_the_user_already_had_survive_link_and_unlink(
 
 
 def test_relinking_gemini_drops_trust_true_from_engrams_own_entry(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SPEC §4.2: nothing link writes auto-approves the commit tool, a re-pinned entry included."""
-    monkeypatch.chdir(workspace)
     path = write(
         private_home / ".gemini" / "settings.json",
         f'{{"mcpServers": {{"engram": {{"command": {COMMAND}, "args": [], "timeout": 9000, "trust": true}}}}}}\n',
@@ -602,12 +578,11 @@ def test_relinking_gemini_drops_trust_true_from_engrams_own_entry(
 
 
 def test_opencode_link_puts_its_rule_after_a_glob_that_would_allow_the_commit(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """opencode: the last matching rule wins, so engram's "ask" must come after `engram_*`."""
-    monkeypatch.chdir(workspace)
     path = write(
-        workspace / "opencode.json",
+        ws / "opencode.json",
         '{\n  "permission": {\n    "engram_engram_commit": "allow",\n    "engram_*": "allow"\n  }\n}\n',
     )
     rc, _, _ = run(capsys, "link", "opencode")

@@ -107,14 +107,12 @@ def check_entry(case: Case, data: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_link_twice_then_unlink_restores_the_original_bytes(
     case: Case,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(workspace)
-    path, original = place(case, workspace, private_home)
-    settings = workspace / ".claude" / "settings.json"
+    path, original = place(case, ws, private_home)
+    settings = ws / ".claude" / "settings.json"
     settings_original = None
     if case.target == "claude":
         settings.parent.mkdir(parents=True, exist_ok=True)
@@ -124,20 +122,20 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         path.chmod(0o600)
     untouched_before = {
         k: v
-        for k, v in tree_state(workspace, private_home, dirs=False).items()
+        for k, v in tree_state(ws, private_home, dirs=False).items()
         if case.rel not in k and "settings.json" not in k
     }
 
-    all_before = tree_state(workspace, private_home)
+    all_before = tree_state(ws, private_home)
     rc, env = run_json(capsys, "link", *case.argv())
     assert rc == 0, env
     assert actions(env)[0] == "added"
     linked = path.read_bytes()
-    commands = command_paths(case, workspace, private_home)
+    commands = command_paths(case, ws, private_home)
     for command in commands:
         assert MARK in command.read_text("utf-8"), f"link installs {command} beside the entry"
     assert [r["file"] for r in env["data"]["results"] if r["message"] == "/engram command"] == [
-        display(c, workspace, private_home) for c in commands
+        display(c, ws, private_home) for c in commands
     ]
     data = parse(path, case.fmt)
     check_entry(case, data)
@@ -198,14 +196,12 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         assert settings.read_bytes() == settings_original
     untouched_after = {
         k: v
-        for k, v in tree_state(workspace, private_home, dirs=False).items()
+        for k, v in tree_state(ws, private_home, dirs=False).items()
         if case.rel not in k and "settings.json" not in k
     }
     assert untouched_after == untouched_before
     assert not any(c.exists() for c in commands), "unlink removes the /engram command"
-    leftover = {
-        k for k in tree_state(workspace, private_home) if k not in all_before and not k.endswith(".bak")
-    }
+    leftover = {k for k in tree_state(ws, private_home) if k not in all_before and not k.endswith(".bak")}
     assert leftover == set(), f"unlink leaves no folder the link created: {leftover}"
 
 
@@ -243,13 +239,11 @@ def display(path: Path, workspace: Path, home: Path) -> str:
 @pytest.mark.parametrize("case", [c for c in CASES if c.fixture is None], ids=lambda c: c.id)
 def test_link_creates_one_opencode_file_when_none_exists(
     case: Case,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(workspace)
-    folder = case.path(workspace, private_home).parent
+    folder = case.path(ws, private_home).parent
     rc, _, _ = run(capsys, "link", *case.argv())
     assert rc == 0
     created = [p for p in (folder / "opencode.json", folder / "opencode.jsonc") if p.exists()]
@@ -262,20 +256,18 @@ def test_link_creates_one_opencode_file_when_none_exists(
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_dry_run_prints_the_diff_and_writes_nothing(
     case: Case,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(workspace)
-    place(case, workspace, private_home)
-    before = tree_state(workspace, private_home)
+    place(case, ws, private_home)
+    before = tree_state(ws, private_home)
     rc, out, _ = run(capsys, "link", *case.argv(), "--dry-run")
     assert rc == 0
     assert "+++" in out and "---" in out
     added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert any("engram" in line for line in added), out
-    assert tree_state(workspace, private_home) == before
+    assert tree_state(ws, private_home) == before
 
 
 def _broken(fmt: str) -> str:
@@ -287,40 +279,37 @@ def _broken(fmt: str) -> str:
 @pytest.mark.parametrize("case", FILE_CASES, ids=lambda c: c.id)
 def test_a_file_that_does_not_parse_is_left_untouched_and_named_with_its_line(
     case: Case,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(workspace)
-    path = case.path(workspace, private_home)
+    path = case.path(ws, private_home)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_broken(case.fmt))
-    before = tree_state(workspace, private_home)
+    before = tree_state(ws, private_home)
     rc, out, err = run(capsys, "link", *case.argv())
     assert rc == 1
     assert case.rel in err, err
     assert re.search(r"\bline 3\b", err), err
     assert "Traceback" not in out + err
-    assert tree_state(workspace, private_home) == before
+    assert tree_state(ws, private_home) == before
     rc, out, err = run(capsys, "unlink", *case.argv())
     assert rc == 1 and case.rel in err and re.search(r"\bline 3\b", err), err
-    assert tree_state(workspace, private_home) == before
+    assert tree_state(ws, private_home) == before
 
 
 # --- targets with no file in a scope ---------------------------------------------------------
 def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
-    before = tree_state(workspace, private_home)
+    before = tree_state(ws, private_home)
     rc, out, _ = run(capsys, "link", "claude", "--global")
     assert rc == 0
     match = re.search(r"claude mcp add --scope user engram -- (\S+)", out)
     assert match, out
     assert_our_command(match.group(1).strip('"').rstrip(")"))
     assert not any(word in out.split() for word in BANNED)
-    after = tree_state(workspace, private_home)
+    after = tree_state(ws, private_home)
     command = "home/.claude/commands/engram.md"
     settings = "home/.claude/settings.json"
     assert {k for k in after if k not in before} == {
@@ -334,19 +323,17 @@ def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
     assert "Bash(engram commit *)" in ask and "Bash(engram save-session *)" in ask
     assert not (private_home / ".claude.json").exists()
     rc, _, _ = run(capsys, "unlink", "claude", "--global")
-    assert rc == 0 and tree_state(workspace, private_home) == before
+    assert rc == 0 and tree_state(ws, private_home) == before
 
 
 @pytest.mark.parametrize("target", ["windsurf", "antigravity", "claude-desktop"])
 def test_targets_without_a_workspace_file_are_skipped_with_a_note(
     target: str,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(workspace)
-    before = tree_state(workspace, private_home)
+    before = tree_state(ws, private_home)
     rc, env = run_json(capsys, "link", target)
     assert rc == 0
     [result] = env["data"]["results"]
@@ -354,7 +341,7 @@ def test_targets_without_a_workspace_file_are_skipped_with_a_note(
     assert "--global" in result["message"] or "user" in result["message"]
     rc, out, _ = run(capsys, "unlink", target)
     assert rc == 0 and "skipped" in out
-    assert tree_state(workspace, private_home) == before
+    assert tree_state(ws, private_home) == before
 
 
 # --- foreign `engram` entries ----------------------------------------------------------------
@@ -407,22 +394,20 @@ FOREIGN = [
 @pytest.mark.parametrize("foreign", FOREIGN, ids=lambda f: f.case.id)
 def test_a_foreign_engram_entry_survives_link_and_unlink_and_force_replaces_it(
     foreign: Foreign,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(workspace)
     case = foreign.case
-    path = case.path(workspace, private_home)
+    path = case.path(ws, private_home)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(foreign.text.encode())
-    before = tree_state(workspace, private_home)
+    before = tree_state(ws, private_home)
     for verb in ("link", "unlink"):
         rc, out, err = run(capsys, verb, *case.argv())
         assert rc == 1, (verb, out, err)
         assert case.rel in err and foreign.command in err, err
-        assert tree_state(workspace, private_home) == before, verb
+        assert tree_state(ws, private_home) == before, verb
     rc, out, err = run(capsys, "link", *case.argv(), "--force")
     assert rc == 0, out + err
     data = parse(path, case.fmt)
@@ -433,31 +418,29 @@ def test_a_foreign_engram_entry_survives_link_and_unlink_and_force_replaces_it(
 
 # --- --always-load ---------------------------------------------------------------------------
 def test_no_hook_claude_link_gets_always_load_and_no_hook(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     rc, _, _ = run(capsys, "link", "claude", "--no-hook")
     assert rc == 0
-    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    entry = json.loads((ws / ".mcp.json").read_text())["mcpServers"]["engram"]
     assert entry["args"] == ["--always-load"]
     assert_our_command(entry["command"])
-    settings = json.loads((workspace / ".claude" / "settings.json").read_text())
+    settings = json.loads((ws / ".claude" / "settings.json").read_text())
     assert "hooks" not in settings and "Bash(engram commit *)" in settings["permissions"]["ask"]
 
 
 def test_claude_link_with_the_hook_writes_no_always_load(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     rc, _, _ = run(capsys, "link", "claude")
     assert rc == 0
-    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    entry = json.loads((ws / ".mcp.json").read_text())["mcpServers"]["engram"]
     assert "--always-load" not in entry.get("args", [])
-    assert (workspace / ".claude" / "settings.json").exists()
+    assert (ws / ".claude" / "settings.json").exists()
     # a later --no-hook link does not add it while our hook is installed
     rc, _, _ = run(capsys, "link", "claude", "--no-hook")
     assert rc == 0
-    entry = json.loads((workspace / ".mcp.json").read_text())["mcpServers"]["engram"]
+    entry = json.loads((ws / ".mcp.json").read_text())["mcpServers"]["engram"]
     assert "--always-load" not in entry.get("args", [])
 
 
@@ -467,14 +450,12 @@ def test_claude_link_with_the_hook_writes_no_always_load(
 )
 def test_other_hosts_never_get_always_load(
     case_id: str,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(workspace)
     case = case_named(case_id)
-    path, _ = place(case, workspace, private_home)
+    path, _ = place(case, ws, private_home)
     rc, _, _ = run(capsys, "link", *case.argv(), "--no-hook")
     assert rc == 0
     entry = check_entry(case, parse(path, case.fmt))
@@ -483,23 +464,22 @@ def test_other_hosts_never_get_always_load(
 
 
 def test_claude_link_without_prior_settings_round_trips_and_removes_the_hook_file(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     case = case_named("claude-ws")
-    path, original = place(case, workspace, private_home)
-    before = tree_state(workspace, private_home)
+    path, original = place(case, ws, private_home)
+    before = tree_state(ws, private_home)
     rc, env = run_json(capsys, "link", "claude")
     assert rc == 0 and actions(env) == ["added", "added", "added"]
-    hooks = json.loads((workspace / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"]
+    hooks = json.loads((ws / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"]
     assert [g["matcher"] for g in hooks] == [HOOK_MATCHER]
     assert_our_hook_command(hooks[0]["hooks"][0]["command"])
-    assert (workspace / ".claude" / "commands" / "engram.md").is_file()
+    assert (ws / ".claude" / "commands" / "engram.md").is_file()
     rc, env = run_json(capsys, "link", "claude")
     assert rc == 0 and actions(env) == ["unchanged", "unchanged", "unchanged"]
     rc, env = run_json(capsys, "unlink", "claude")
     assert rc == 0 and actions(env) == ["removed", "removed", "removed"]
     assert path.read_bytes() == original
-    after = tree_state(workspace, private_home)
+    after = tree_state(ws, private_home)
     assert {k: v for k, v in after.items() if not k.endswith(".bak")} == before
-    assert not (workspace / ".claude").exists()
+    assert not (ws / ".claude").exists()

@@ -117,15 +117,13 @@ def test_doctor_reports_each_setting_that_lets_an_agent_run_engrams_cli_unasked(
     base: str,
     rel: str,
     text: str,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Review H1: `engram commit` / `save-session --force` through the agent's shell is a second
     commit door; doctor reports what opens it as host.gate_open with file, setting and fix."""
-    monkeypatch.chdir(workspace)
-    place_setting(workspace, private_home, base, rel, text)
+    place_setting(ws, private_home, base, rel, text)
     rc, env = run_json(capsys, "doctor")
     assert rc == 1, env
     findings = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
@@ -192,30 +190,27 @@ def test_settings_that_still_prompt_before_engrams_cli_are_not_reported(
     base: str,
     rel: str,
     text: str,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """No noise: a rule that still asks before `engram commit` is not a finding."""
-    monkeypatch.chdir(workspace)
-    place_setting(workspace, private_home, base, rel, text)
+    place_setting(ws, private_home, base, rel, text)
     rc, env = run_json(capsys, "doctor")
     assert gate_open(env) == [], env
     assert rc == 0, env
 
 
 def test_opencode_linked_without_a_bash_rule_fails_doctor_until_link_adds_it(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 19: opencode linked as the README said (entry and commit rule) ran `engram commit`
     through bash; doctor knew (host.shell_ungated) but exited 0. Now it exits 1, and link fixes it."""
-    monkeypatch.chdir(workspace)
     config = {
         "mcp": {"engram": {"type": "local", "command": [CMD], "enabled": True}},
         "permission": {"engram_engram_commit": "ask"},
     }
-    write(workspace / "opencode.json", json.dumps(config, indent=2))
+    write(ws / "opencode.json", json.dumps(config, indent=2))
     rc, env = run_json(capsys, "doctor")
     ungated = [f for f in env["data"]["findings"] if f["code"] == "host.shell_ungated"]
     assert rc == 1 and len(ungated) == 1, env
@@ -227,15 +222,14 @@ def test_opencode_linked_without_a_bash_rule_fails_doctor_until_link_adds_it(
 
 
 def test_codex_in_a_trusted_project_on_its_defaults_fails_doctor_until_link_adds_the_rule(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 19: in a project trusted as `engram link codex` asks, Codex's sandbox defaults to
     workspace-write and the model ran `engram commit` unasked; doctor said "OK: nothing to fix"."""
-    monkeypatch.chdir(workspace)
     user = private_home / ".codex" / "config.toml"
-    write(user, f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
+    write(user, f'[projects."{ws}"]\ntrust_level = "trusted"\n')
     write(
-        workspace / ".codex" / "config.toml",
+        ws / ".codex" / "config.toml",
         f'[mcp_servers.engram]\ncommand = "{CMD}"\nargs = []\n\n'
         '[mcp_servers.engram.tools]\nengram_commit = { approval_mode = "prompt" }\n',
     )
@@ -245,24 +239,23 @@ def test_codex_in_a_trusted_project_on_its_defaults_fails_doctor_until_link_adds
     assert "workspace-write" in ungated[0]["message"] and "engram link codex" in ungated[0]["fix"]
     rc, out, err = run(capsys, "link", "codex", "--force")
     assert rc == 0, out + err
-    assert (workspace / ".codex" / "rules" / "engram.rules").is_file()
+    assert (ws / ".codex" / "rules" / "engram.rules").is_file()
     rc, env = run_json(capsys, "doctor")
     assert rc == 0 and env["data"]["findings"] == [], env
 
 
 def test_codex_reads_no_project_config_in_an_untrusted_project_and_neither_does_doctor(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Codex ignores `.codex/` of a project it does not trust: its settings open nothing, and a
     trusted project's `never` with full access is reported."""
-    monkeypatch.chdir(workspace)
     write(
-        workspace / ".codex" / "config.toml",
+        ws / ".codex" / "config.toml",
         'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n',
     )
     rc, env = run_json(capsys, "doctor")
     assert gate_open(env) == [], env
-    write(private_home / ".codex" / "config.toml", f'[projects."{workspace}"]\ntrust_level = "trusted"\n')
+    write(private_home / ".codex" / "config.toml", f'[projects."{ws}"]\ntrust_level = "trusted"\n')
     rc, env = run_json(capsys, "doctor")
     assert rc == 1 and [f[0] for f in gate_open(env)] == ["./.codex/config.toml"], env
 
@@ -282,16 +275,14 @@ def test_doctor_reads_opencode_agents_defined_in_markdown(
     base: str,
     rel: str,
     permission: str,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Review L2: `.opencode/agent/*.md` front matter `permission:` rules are audited."""
-    monkeypatch.chdir(workspace)
-    write(workspace / "opencode.json", '{"permission": {"engram_engram_commit": "ask", "bash": "ask"}}\n')
+    write(ws / "opencode.json", '{"permission": {"engram_engram_commit": "ask", "bash": "ask"}}\n')
     text = f"---\ndescription: an agent\npermission:\n{permission}\n---\nYou review code.\n"
-    write((workspace if base == "ws" else private_home) / rel, text)
+    write((ws if base == "ws" else private_home) / rel, text)
     rc, env = run_json(capsys, "doctor")
     found = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
     assert rc == 1 and len(found) == 1, env
@@ -326,20 +317,18 @@ RENAMED = {
 def test_doctor_audits_engram_registered_under_another_name(
     host: str,
     extra: tuple[str, str] | None,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Review L2: a server named `mem` that runs this engram-mcp is audited under its own name."""
-    monkeypatch.chdir(workspace)
     if host == "codex":
-        write(workspace / ".codex" / "config.toml", f'[mcp_servers.mem]\ncommand = "{CMD}"\n')
+        write(ws / ".codex" / "config.toml", f'[mcp_servers.mem]\ncommand = "{CMD}"\n')
     else:
         rel, data = RENAMED[host]
-        write(workspace / rel, json.dumps(data))
+        write(ws / rel, json.dumps(data))
     if extra is not None:
-        write(workspace / extra[0], extra[1])
+        write(ws / extra[0], extra[1])
     rc, env = run_json(capsys, "doctor")
     found = gate_open(env)
     assert rc == 1 and len(found) == 1, env
@@ -347,13 +336,12 @@ def test_doctor_audits_engram_registered_under_another_name(
 
 
 def test_codex_trusted_project_with_approval_untrusted_is_not_reported(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`approval_policy = "untrusted"` asks before every command that is not known safe."""
-    monkeypatch.chdir(workspace)
     write(
         private_home / ".codex" / "config.toml",
-        f'approval_policy = "untrusted"\n\n[projects."{workspace}"]\ntrust_level = "trusted"\n\n'
+        f'approval_policy = "untrusted"\n\n[projects."{ws}"]\ntrust_level = "trusted"\n\n'
         f'[mcp_servers.engram]\ncommand = "{CMD}"\n\n[mcp_servers.engram.tools.engram_commit]\n'
         'approval_mode = "prompt"\n',
     )

@@ -72,12 +72,11 @@ def _server(pin: str) -> list[str]:
 
 # --- Claude Code -----------------------------------------------------------------------------------
 def test_claude_link_adds_ask_rules_for_every_engram_write_and_unlink_takes_them_away(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     rc, out, err = run(capsys, "link", "claude")
     assert rc == 0, out + err
-    settings = json.loads((workspace / ".claude" / "settings.json").read_text("utf-8"))
+    settings = json.loads((ws / ".claude" / "settings.json").read_text("utf-8"))
     pin = _pin(settings["hooks"]["SessionStart"][0]["hooks"][0]["command"])
     expected = [
         rule
@@ -98,17 +97,16 @@ def test_claude_link_adds_ask_rules_for_every_engram_write_and_unlink_takes_them
     assert rc == 0 and {r["action"] for r in env["data"]["results"]} == {"unchanged"}
     rc, out, err = run(capsys, "unlink", "claude")
     assert rc == 0, out + err
-    assert not (workspace / ".claude").exists()
+    assert not (ws / ".claude").exists()
 
 
 def test_claude_ask_rules_join_the_users_own_and_unlink_gives_back_the_bytes(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     original = (
         '{\n  "permissions": {\n    "allow": ["Bash(git status)"],\n    "ask": ["Bash(rm:*)"]\n  }\n}\n'
     )
-    path = workspace / ".claude" / "settings.json"
+    path = ws / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(original, "utf-8")
     rc, out, err = run(capsys, "link", "claude", "--no-hook")
@@ -122,9 +120,8 @@ def test_claude_ask_rules_join_the_users_own_and_unlink_gives_back_the_bytes(
 
 
 def test_claude_global_link_writes_the_ask_rules_to_the_user_settings(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     rc, out, err = run(capsys, "link", "claude", "--global")
     assert rc == 0, out + err
     ask = json.loads((private_home / ".claude" / "settings.json").read_text("utf-8"))["permissions"]["ask"]
@@ -136,13 +133,12 @@ def test_claude_global_link_writes_the_ask_rules_to_the_user_settings(
 
 # --- opencode --------------------------------------------------------------------------------------
 def test_opencode_link_asks_before_bash_runs_engram_writes(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 19: opencode linked as the README said ran `engram commit` through `bash`."""
-    monkeypatch.chdir(workspace)
     rc, out, err = run(capsys, "link", "opencode")
     assert rc == 0, out + err
-    config = parse_jsonc((workspace / "opencode.json").read_text("utf-8"))
+    config = parse_jsonc((ws / "opencode.json").read_text("utf-8"))
     [command] = config["mcp"]["engram"]["command"]
     pin = str(Path(command).with_name("engram")) if Path(command).is_absolute() else "engram"
     patterns = [
@@ -170,15 +166,14 @@ def test_opencode_link_asks_before_bash_runs_engram_writes(
     ):
         assert opencode_bash_decision(config, evasive) == "ask", evasive
     rc, out, err = run(capsys, "unlink", "opencode")
-    assert rc == 0 and not (workspace / "opencode.json").exists()
+    assert rc == 0 and not (ws / "opencode.json").exists()
 
 
 def test_opencode_bash_allow_becomes_star_allow_with_engrams_rules_and_comes_back(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
     original = '{\n  "permission": {\n    "bash": "allow",\n    "edit": "ask"\n  }\n}\n'
-    path = workspace / "opencode.json"
+    path = ws / "opencode.json"
     path.write_text(original, "utf-8")
     rc, out, err = run(capsys, "link", "opencode")
     assert rc == 0, out + err
@@ -193,11 +188,10 @@ def test_opencode_bash_allow_becomes_star_allow_with_engrams_rules_and_comes_bac
 
 
 def test_opencode_rules_go_after_a_users_pattern_that_would_allow_engram(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """opencode's last matching pattern wins: engram's come after the user's `engram *` allow."""
-    monkeypatch.chdir(workspace)
-    path = workspace / "opencode.json"
+    path = ws / "opencode.json"
     path.write_text('{"permission": {"bash": {"engram commit *": "ask", "engram *": "allow"}}}\n', "utf-8")
     rc, out, err = run(capsys, "link", "opencode")
     assert rc == 0, out + err
@@ -223,20 +217,18 @@ def _codex_rules(text: str) -> list[tuple[list[str], str]]:
 @pytest.mark.parametrize("global_", [False, True], ids=["workspace", "global"])
 def test_codex_link_writes_a_prompt_rule_for_every_engram_command(
     global_: bool,
-    workspace: Path,
+    ws: Path,
     private_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Codex 0.171 reads `rules/*.rules` from each config layer (`~/.codex`, and `.codex` of a
     trusted project); a prefix rule matches argv literally, so engram asks as a whole: with
     `--workspace=DIR` first, no list of sub-commands would match."""
-    monkeypatch.chdir(workspace)
-    before = tree_state(workspace, private_home)
+    before = tree_state(ws, private_home)
     argv = ["link", "codex", *(["--global"] if global_ else [])]
     rc, out, err = run(capsys, *argv)
     assert rc == 0, out + err
-    rules = (private_home / ".codex" if global_ else workspace / ".codex") / "rules" / "engram.rules"
+    rules = (private_home / ".codex" if global_ else ws / ".codex") / "rules" / "engram.rules"
     text = rules.read_text("utf-8")
     assert text.startswith("# engram:shell-rules installed by `engram link codex`")
     parsed = _codex_rules(text)
@@ -250,14 +242,11 @@ def test_codex_link_writes_a_prompt_rule_for_every_engram_command(
     assert rules.read_text("utf-8") == text
     rc, out, err = run(capsys, "unlink", "codex", *(["--global"] if global_ else []))
     assert rc == 0, out + err
-    assert tree_state(workspace, private_home) == before
+    assert tree_state(ws, private_home) == before
 
 
-def test_codex_leaves_a_rules_file_of_the_users_alone(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(workspace)
-    mine = workspace / ".codex" / "rules" / "engram.rules"
+def test_codex_leaves_a_rules_file_of_the_users_alone(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = ws / ".codex" / "rules" / "engram.rules"
     mine.parent.mkdir(parents=True)
     mine.write_text('prefix_rule(pattern = ["engram"], decision = "allow")\n', "utf-8")
     rc, env = run_json(capsys, "link", "codex")
@@ -269,11 +258,10 @@ def test_codex_leaves_a_rules_file_of_the_users_alone(
 
 # --- Gemini CLI ------------------------------------------------------------------------------------
 def test_gemini_policy_file_is_exactly_what_headless_gemini_needs(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Gemini 0.61 loads policies from ~/.gemini/policies/ (workspace policies are switched off):
     allow the read and proposal tools, ask for engram_commit and for shell writes."""
-    monkeypatch.chdir(workspace)
     rc, out, err = run(capsys, "link", "gemini")
     assert rc == 0, out + err
     path = private_home / ".gemini" / "policies" / "engram.toml"
@@ -305,18 +293,17 @@ def test_gemini_policy_file_is_exactly_what_headless_gemini_needs(
             assert gemini_policy_decision(rules, "run_shell_command", f"{spelling} {attempt}") == "ask_user"
         for read in READS:
             assert gemini_policy_decision(rules, "run_shell_command", f"{spelling} {read}") is None
-    settings = parse_jsonc((workspace / ".gemini" / "settings.json").read_text("utf-8"))
+    settings = parse_jsonc((ws / ".gemini" / "settings.json").read_text("utf-8"))
     assert "tools" not in settings, "no deprecated tools.allowed"
 
 
 def test_upgrade_rewrites_a_stale_rules_file_of_engrams_and_leaves_the_users_alone(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The rules name this installation's engram, so `engram upgrade` re-pins them with the entry."""
-    monkeypatch.chdir(workspace)
     assert run(capsys, "link", "codex")[0] == 0
     assert run(capsys, "link", "gemini", "--global")[0] == 0
-    codex = workspace / ".codex" / "rules" / "engram.rules"
+    codex = ws / ".codex" / "rules" / "engram.rules"
     gemini = private_home / ".gemini" / "policies" / "engram.toml"
     fresh = {codex: codex.read_text("utf-8"), gemini: gemini.read_text("utf-8")}
     for path, text in fresh.items():
@@ -337,8 +324,7 @@ def test_upgrade_rewrites_a_stale_rules_file_of_engrams_and_leaves_the_users_alo
 )
 @pytest.mark.parametrize("name", ["opencode.jsonc", "opencode.json"])
 def test_a_cloned_dot_opencode_config_that_opens_the_gate_fails_doctor(
-    workspace: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    ws: Path,
     capsys: pytest.CaptureFixture[str],
     planted: str,
     name: str,
@@ -346,13 +332,12 @@ def test_a_cloned_dot_opencode_config_that_opens_the_gate_fails_doctor(
     """opencode merges `.opencode/opencode.json[c]` after the project's own file: a clone that
     carries one allowing the commit or engram's shell writes overrides what link wrote (a
     review finding: real opencode then ran engram_commit unasked, and doctor said OK)."""
-    monkeypatch.chdir(workspace)
     rc, out, err = run(capsys, "link", "opencode")
     assert rc == 0, out + err
     rc, env = run_json(capsys, "doctor")
     assert rc == 0, env
-    (workspace / ".opencode").mkdir(exist_ok=True)
-    (workspace / ".opencode" / name).write_text(planted, "utf-8")
+    (ws / ".opencode").mkdir(exist_ok=True)
+    (ws / ".opencode" / name).write_text(planted, "utf-8")
     rc, env = run_json(capsys, "doctor")
     assert rc == 1
     assert any(
@@ -362,18 +347,17 @@ def test_a_cloned_dot_opencode_config_that_opens_the_gate_fails_doctor(
 
 
 def test_doctor_says_when_opencode_still_runs_every_other_command_unasked(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A review finding: with link's rules, an agent that hides engram's name (`E=engr;
     ${E}am-mcp`, base64, a script) still wrote memory through opencode's default bash. Only
     opencode asking first closes that; doctor says so, without failing."""
-    monkeypatch.chdir(workspace)
     assert run(capsys, "link", "opencode")[0] == 0
     rc, env = run_json(capsys, "doctor")
     assert rc == 0
     [note] = [s for s in env["data"]["steps"] if s["code"] == "host.shell_open"]
     assert note["file"] == "./opencode.json" and '"*": "ask"' in note["fix"]
-    path = workspace / "opencode.json"
+    path = ws / "opencode.json"
     config = json.loads(path.read_text("utf-8"))
     config["permission"]["bash"] = {"*": "ask", **config["permission"]["bash"]}
     path.write_text(json.dumps(config), "utf-8")

@@ -34,11 +34,10 @@ def _dotfile(home: Path, text: str = ORIGINAL) -> tuple[Path, Path]:
 
 
 def test_link_edits_a_symlinked_global_config_through_its_link(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 19: the link stays, its target gets engram's entry (mode kept), the dotfiles folder
     gets no backup or temp file, link twice changes nothing, unlink restores the target's bytes."""
-    monkeypatch.chdir(workspace)
     target, link = _dotfile(private_home)
     rc, out, err = run(capsys, "link", "cursor", "--global")
     assert rc == 0, out + err
@@ -60,10 +59,9 @@ def test_link_edits_a_symlinked_global_config_through_its_link(
 
 
 def test_a_dangling_link_is_refused_with_a_message_and_left_as_it_is(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 19: a link whose target is missing is named, not replaced by a file."""
-    monkeypatch.chdir(workspace)
     link = private_home / ".cursor" / "mcp.json"
     link.parent.mkdir(parents=True)
     missing = private_home / "dotfiles" / "gone.json"
@@ -79,15 +77,14 @@ def test_a_dangling_link_is_refused_with_a_message_and_left_as_it_is(
 
 
 def test_a_workspace_link_out_of_the_workspace_is_refused(
-    workspace: Path, private_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """engram's choice: a repository's `.cursor/mcp.json -> ~/some/app.json` must not make
     `engram link cursor` write into a file of the user's outside the workspace."""
-    monkeypatch.chdir(workspace)
     victim = private_home / "app" / "settings.json"
     victim.parent.mkdir(parents=True)
     victim.write_text('{"theme": "dark"}\n', "utf-8")
-    link = workspace / ".cursor" / "mcp.json"
+    link = ws / ".cursor" / "mcp.json"
     link.parent.mkdir(parents=True)
     link.symlink_to(victim)
     rc, env = run_json(capsys, "link", "cursor")
@@ -95,17 +92,16 @@ def test_a_workspace_link_out_of_the_workspace_is_refused(
     row = env["data"]["results"][0]
     assert row["action"] == "error" and "outside this workspace" in row["message"]
     assert victim.read_text("utf-8") == '{"theme": "dark"}\n' and link.is_symlink()
-    assert not (workspace / ".cursor" / "commands").exists()
+    assert not (ws / ".cursor" / "commands").exists()
 
 
 def test_a_workspace_link_inside_the_workspace_is_edited_through_it(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(workspace)
-    target = workspace / "config" / "claude-settings.json"
+    target = ws / "config" / "claude-settings.json"
     target.parent.mkdir()
     target.write_text('{\n  "env": {"FOO": "1"}\n}\n', "utf-8")
-    link = workspace / ".claude" / "settings.json"
+    link = ws / ".claude" / "settings.json"
     link.parent.mkdir()
     link.symlink_to(Path("..") / "config" / "claude-settings.json")
     rc, out, err = run(capsys, "link", "claude")
