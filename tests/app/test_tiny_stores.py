@@ -19,7 +19,7 @@ from engram_mcp.cli.main import main
 from engram_mcp.tools.base import Flags
 from store.store import Store
 from tests.support.cli import run_json
-from tests.support.sdk import MODERN, client, propose, run
+from tests.support.sdk import MODERN, client, commit, propose, run
 from tests.support.sdk import data as _data
 from tests.support.tools import run_tool
 
@@ -234,11 +234,7 @@ def test_sdk_commit_then_propose_the_same_memory_is_noop(
         async with client(empty_workspace, MODERN) as session:
             first = await propose(session, [candidate])
             assert first["candidates"][0]["verdict"] == "ADD"
-            committed = _data(
-                await session.call_tool(
-                    "engram_commit", {"approval_token": first["approval_token"], "approve": "all"}
-                )
-            )
+            committed = _data(await commit(session, first["approval_token"]))
             memory_id = committed["written"][0]["id"]
             again = await propose(session, [candidate])
             assert again["candidates"][0]["verdict"] == f"NOOP duplicate of {memory_id}"

@@ -17,7 +17,7 @@ from mcp.types import ElicitRequestParams, ElicitResult, ErrorData
 from protocol.eras import META_CAPABILITIES
 from protocol.errors import INVALID_PARAMS
 from tests.support.samples import NEW
-from tests.support.sdk import client, refusal, run, snapshot, text
+from tests.support.sdk import client, commit, refusal, run, snapshot, text
 from tests.support.sdk import data as _data
 from tests.support.store_helpers import write_memory
 from tests.support.wire import WireSession
@@ -124,7 +124,7 @@ def test_legacy_decline_revokes_token(workspace: Path) -> None:
             assert isinstance(token, str) and token
             assert "written" not in data or data["written"] == []
             assert snapshot(memory) == before
-            committed = await session.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
+            committed = await commit(session, token)
             assert "ENGRAM_DECLINED" in refusal(committed)[0]
             assert "declined in the approval dialog" in text(committed)
         assert snapshot(memory) == before
@@ -145,9 +145,7 @@ def test_legacy_cancel_falls_back_to_token(workspace: Path) -> None:
             assert data.get("declined") is not True
             token = data["approval_token"]
             assert snapshot(memory) == before
-            committed = _data(
-                await session.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
-            )
+            committed = _data(await commit(session, token))
             assert sorted(w["n"] for w in committed["written"]) == [1, 2, 3]
         assert len(set(snapshot(memory)) - set(before)) == 3
 
@@ -453,9 +451,7 @@ def test_legacy_wrong_typed_scope_revokes(workspace: Path) -> None:
             data = _data(result)
             assert data["declined"] is True
             assert "scope" in text(result) and "revoked" in text(result)
-            committed = await session.call_tool(
-                "engram_commit", {"approval_token": data["approval_token"], "approve": "all"}
-            )
+            committed = await commit(session, data["approval_token"])
             assert "ENGRAM_DECLINED" in refusal(committed)[0]
         assert snapshot(memory) == before
 

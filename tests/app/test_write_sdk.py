@@ -24,7 +24,7 @@ from protocol.errors import INVALID_PARAMS
 from store.store import Store
 from tests.support.paths import FIXTURES
 from tests.support.samples import NEW
-from tests.support.sdk import MODERN, client, propose, refusal, run, snapshot, text
+from tests.support.sdk import MODERN, client, commit, propose, refusal, run, snapshot, text
 from tests.support.sdk import data as _data
 
 EXPIRED_NOTE = "stripe-api-upgrade-scratch"
@@ -87,11 +87,7 @@ def test_save_preview_then_commit_subset(workspace: Path, mode: str) -> None:
             assert all(f"{i}.md" not in before for i in ids)
             assert preview["approval_token"] in text(result)
 
-            committed = _data(
-                await session.call_tool(
-                    "engram_commit", {"approval_token": preview["approval_token"], "approve": [1, 3]}
-                )
-            )
+            committed = _data(await commit(session, preview["approval_token"], [1, 3]))
             assert sorted(w["id"] for w in committed["written"]) == sorted([ids[0], ids[2]])
             assert sorted(w["n"] for w in committed["written"]) == [1, 3]
             assert committed["deferred"] == []
@@ -117,11 +113,9 @@ def test_commit_same_token_twice_is_refused(workspace: Path, mode: str) -> None:
         async with client(workspace, mode) as session:
             await session.list_tools()
             token = (await propose(session, NEW))["approval_token"]
-            _data(await session.call_tool("engram_commit", {"approval_token": token, "approve": [2]}))
+            _data(await commit(session, token, [2]))
             before = snapshot(memory)
-            codes, _ = refusal(
-                await session.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
-            )
+            codes, _ = refusal(await commit(session, token))
             assert "ENGRAM_TOKEN_USED" in codes
             assert snapshot(memory) == before
 
@@ -137,20 +131,16 @@ def test_commit_out_of_range_number_is_refused(workspace: Path, mode: str) -> No
             await session.list_tools()
             token = (await propose(session, NEW))["approval_token"]
             before = snapshot(memory)
-            codes, message = refusal(
-                await session.call_tool("engram_commit", {"approval_token": token, "approve": [99]})
-            )
+            codes, message = refusal(await commit(session, token, [99]))
             assert "ENGRAM_VALIDATION" in codes
             assert "99" in message or "approve" in message
             assert snapshot(memory) == before
-            codes, message = refusal(
-                await session.call_tool("engram_commit", {"approval_token": token, "approve": [2, 4]})
-            )
+            codes, message = refusal(await commit(session, token, [2, 4]))
             assert "ENGRAM_VALIDATION" in codes
             assert "4" in message
             assert snapshot(memory) == before
             # The refusals did not spend the token.
-            _data(await session.call_tool("engram_commit", {"approval_token": token, "approve": [1]}))
+            _data(await commit(session, token, [1]))
 
     run(body)
 
@@ -170,9 +160,7 @@ def test_commit_after_pending_file_edit_is_integrity_error(workspace: Path, mode
             records[0]["candidates"][0]["title"] = "An edited title nobody approved"
             pending_path.write_text(json.dumps(pending, indent=2), encoding="utf-8")
             before = snapshot(memory)
-            codes, _ = refusal(
-                await session.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
-            )
+            codes, _ = refusal(await commit(session, token))
             assert "ENGRAM_INTEGRITY" in codes
             assert snapshot(memory) == before
 
@@ -190,9 +178,7 @@ def test_commit_token_from_other_workspace_is_refused(workspace: Path, tmp_path:
         before_a, before_b = snapshot(_memory(workspace)), snapshot(_memory(other))
         async with client(other, mode) as session:
             await session.list_tools()
-            codes, _ = refusal(
-                await session.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
-            )
+            codes, _ = refusal(await commit(session, token))
             assert "ENGRAM_TOKEN_WORKSPACE" in codes
         assert snapshot(_memory(other)) == before_b
         assert snapshot(_memory(workspace)) == before_a
@@ -212,9 +198,7 @@ def test_commit_expired_token_is_refused(workspace: Path, mode: str) -> None:
         later = {"ENGRAM_NOW": str(int(time.time() + 31 * 60))}
         async with client(workspace, mode, env=later) as session:
             await session.list_tools()
-            codes, _ = refusal(
-                await session.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
-            )
+            codes, _ = refusal(await commit(session, token))
             assert "ENGRAM_TOKEN_EXPIRED" in codes
         assert snapshot(memory) == before
 
@@ -312,11 +296,7 @@ def test_commit_supersede_and_update(workspace: Path, mode: str) -> None:
                 "UPDATE money-is-integer-cents",
             ]
             new_id = rows[0]["id"]
-            committed = _data(
-                await session.call_tool(
-                    "engram_commit", {"approval_token": preview["approval_token"], "approve": "all"}
-                )
-            )
+            committed = _data(await commit(session, preview["approval_token"]))
             assert committed["deferred"] == []
             assert sorted(w["id"] for w in committed["written"]) == sorted([new_id, "money-is-integer-cents"])
 
@@ -384,9 +364,7 @@ def test_note_secret_is_redacted_and_committed(workspace: Path, mode: str) -> No
             token = data.get("approval_token")
             assert isinstance(token, str) and token
             assert snapshot(working) == before, "a note was written before approval"
-            committed = _data(
-                await session.call_tool("engram_commit", {"approval_token": token, "approve": "all"})
-            )
+            committed = _data(await commit(session, token))
             assert len(committed["written"]) == 1
         added = set(snapshot(working)) - set(before)
         assert len(added) == 1

@@ -158,6 +158,11 @@ async def propose(session: Client, candidates: list[dict[str, Any]]) -> dict[str
     return preview
 
 
+async def commit(session: Client, token: str, approve: str | list[int] = "all") -> CallToolResult:
+    """`engram_commit` of `token` with `approve` ("all", or the candidates' numbers); its result."""
+    return await session.call_tool("engram_commit", {"approval_token": token, "approve": approve})
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file directly in `folder`, by name (empty when it does not exist)."""
     if not folder.is_dir():
