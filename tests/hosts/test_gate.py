@@ -30,6 +30,7 @@ from tests.support.host_configs import (
     case_named,
     front_matter,
     gate_open,
+    one_open_gate,
     parse_jsonc,
     place,
     place_setting,
@@ -410,14 +411,7 @@ def test_doctor_reports_each_setting_that_lets_the_commit_run_unasked(
 ) -> None:
     """SPEC §8: host.gate_open with file, setting and fix; exit 1."""
     place_setting(ws, private_home, base, rel, text)
-    rc, env = run_json(capsys, "doctor")
-    assert rc == 1, env
-    findings = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
-    assert len(findings) == 1, findings
-    [finding] = findings
-    shown = rel if base == "ws" else f"~/{rel}"
-    assert finding["file"].removeprefix("./") == shown
-    assert finding["setting"] and finding["fix"]
+    one_open_gate(capsys, base, rel)
     rc, out, err = run(capsys, "doctor")
     assert rc == 1 and "host.gate_open" in out + err and "Fix:" in out + err
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.cli import run, run_json
 from tests.support.files import write
-from tests.support.host_configs import gate_open, place_setting
+from tests.support.host_configs import gate_open, one_open_gate, place_setting
 from tests.support.paths import ENGRAM_MCP
 
 CMD = str(ENGRAM_MCP)
@@ -124,14 +124,7 @@ def test_doctor_reports_each_setting_that_lets_an_agent_run_engrams_cli_unasked(
     """Review H1: `engram commit` / `save-session --force` through the agent's shell is a second
     commit door; doctor reports what opens it as host.gate_open with file, setting and fix."""
     place_setting(ws, private_home, base, rel, text)
-    rc, env = run_json(capsys, "doctor")
-    assert rc == 1, env
-    findings = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
-    assert len(findings) == 1, findings
-    [finding] = findings
-    shown = rel if base == "ws" else f"~/{rel}"
-    assert finding["file"].removeprefix("./") == shown
-    assert finding["setting"] and finding["fix"]
+    finding = one_open_gate(capsys, base, rel)
     assert "engram" in finding["message"]
     rc, out, err = run(capsys, "doctor")
     assert rc == 1 and "Fix:" in out + err

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from tests.support.cli import run_json
 from tests.support.files import write
 from tests.support.paths import ENGRAM_MCP, FIXTURES
 
@@ -275,3 +277,17 @@ def place_setting(workspace: Path, home: Path, base: str, rel: str, text: str) -
 
 def gate_open(envelope: dict[str, Any]) -> list[tuple[str, str]]:
     return [(f["file"], f["message"]) for f in envelope["data"]["findings"] if f["code"] == "host.gate_open"]
+
+
+def one_open_gate(capsys: pytest.CaptureFixture[str], base: str, rel: str) -> dict[str, Any]:
+    """`engram doctor` exits 1 with exactly one host.gate_open finding, for the file planted at
+    `base` ("ws" or "home") / `rel`, with the setting and the fix named; that finding."""
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 1, env
+    findings = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
+    assert len(findings) == 1, findings
+    [finding] = findings
+    shown = rel if base == "ws" else f"~/{rel}"
+    assert finding["file"].removeprefix("./") == shown
+    assert finding["setting"] and finding["fix"]
+    return finding
