@@ -180,11 +180,6 @@ def test_no_two_product_modules_share_a_name() -> None:
 
 ERROR_TREES = ("engram_mcp/errors.py", "engram_mcp/hosts/errors.py", "protocol/errors.py", "store/errors.py")
 """Where the product's exception classes live: one tree per component, each drawn in its docstring."""
-EXCEPTIONS_PENDING = {
-    "store/search/bm25.py": {"Untrusted", "CorruptIndex"},
-    "store/search/vectors.py": {"ModelUnavailable"},
-}
-"""TEMPORARY: the sealed-file codec's rejection type replaces these; remove this table with them."""
 _BUILTIN_EXCEPTIONS = frozenset(
     name
     for name, value in vars(builtins).items()
@@ -243,7 +238,7 @@ def test_every_exception_class_is_in_an_error_tree() -> None:
     """engram's own rule: a reader finds every error of a component in its `errors.py`, drawn
     in that file's docstring, and none is defined twice."""
     outside = {
-        file: found - EXCEPTIONS_PENDING.get(file, set())
+        file: found
         for file, found in _product_exceptions().items()
         if file not in ERROR_TREES
     }

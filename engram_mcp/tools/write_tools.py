@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from engram_mcp.schemas import SCOPES, memory_id, obj, text
 from engram_mcp.tools.base import Declared, Flags, Start, flow_handler
-from engram_mcp.transcripts.sessions import HOSTS
+from engram_mcp.transcripts import HOSTS
 from protocol.spec import Tool
 from store.files.ids import ID_PATTERN
 from store.files.memory import DURABLE_TYPES

@@ -21,17 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp import transcripts
-from engram_mcp.transcripts import INSTEAD, gemini, opencode
+from engram_mcp.transcripts import HOSTS, INSTEAD, gemini, opencode
 from engram_mcp.transcripts import claude_codex as formats
 from engram_mcp.transcripts.bounded import Skips, shown
 from store.errors import NotFound
 from store.safety.untrusted import line
 from store.write.mining import mine
 
-HOSTS: Final = transcripts.HOSTS
-"""(tools/write_tools.py still imports it from here, which loads every session reader when the
-tools are listed: it should import it from engram_mcp.transcripts, and this alias go.)"""
 MAX_TEXT: Final = 8 << 20
 """Characters of the human's text kept from all sessions together."""
 SHOWN_SESSIONS: Final = 5
