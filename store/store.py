@@ -119,6 +119,9 @@ class Store:
         self._vectors: VectorIndex | None = None
         """Made on first use: the server's handshake never imports the vector module."""
         self._vectors_env = {"ENGRAM_VECTORS": env.get("ENGRAM_VECTORS", "")}
+        self._vectors_warming = False
+        """True while `warm` has yet to load the vector model and embeddings: a search meanwhile
+        answers from BM25 alone (and says so in its backends) instead of waiting for them."""
         self._by_key: tuple[tuple[Any, ...], dict[Key, Memory]] = ((), {})
         self.usage = Usage(self.project, enabled=not read_only, key=self.key, notice=self.notice)
         self._view_lock = threading.Lock()
@@ -220,19 +223,24 @@ class Store:
     def warm(self) -> None:
         """Read the indexes in now, so the first request does not wait for them; a large
         store also loads BM25's numpy kernels, which its searches then use (store.bm25). The
-        collector is paused meanwhile and what warming made is frozen: it (about ten objects per
-        memory) lives as long as the store, and collecting it as it was made, then again at the
-        first search, cost ~100 ms of a 10,000-memory start."""
+        vector model and embeddings come last, and searches until they are in answer from BM25
+        alone (backends `bm25`): a server's first search never waits ~200 ms for a model; the
+        ones after fuse both signals. The collector is paused meanwhile and what warming made
+        is frozen: it (about ten objects per memory) lives as long as the store, and collecting
+        it as it was made, then again at the first search, cost ~100 ms of a 10,000-memory
+        start."""
         collecting = gc.isenabled()
         gc.disable()
+        self._vectors_warming = True
         try:
             view = self.view()
             self._search.warm()
-            if self._vectors_on():
-                self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
             if len(view.durable) + len(view.notes) > NUMPY_STORE:
                 self._search.load_kernels()
+            if self._vectors_on():
+                self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
         finally:
+            self._vectors_warming = False
             gc.freeze()  # and never walk them later (a collection right after would, at once)
             if collecting:
                 gc.enable()
@@ -340,10 +348,11 @@ class Store:
         self, query: str, hits: list[Hit], view: View, top: int | None, wanted: Callable[[Memory], bool]
     ) -> tuple[list[Hit], list[str]]:
         """The BM25 hits that search may return (`wanted`), fused with the vector signal when it
-        is on (store.fusion); the backends used. Both signals are standardised over wanted
-        memories only: a superseded or filtered-out memory never shapes the scale."""
+        is on and `warm` is not still loading it (store.fusion); the backends used. Both
+        signals are standardised over wanted memories only: a superseded or filtered-out memory
+        never shapes the scale."""
         hits = [h for h in hits if wanted(h.memory)]
-        if not self._vectors_on():
+        if self._vectors_warming or not self._vectors_on():  # warming: the model is not in yet
             return hits, ["bm25"]
         config = self.config()
         bm25 = {key_of(h.memory): h.score for h in hits}

@@ -17,9 +17,10 @@ unreadable, when its tag does not match, or when the model changes.
 
 Loading is lazy: this module imports numpy, tokenizers and safetensors at its top, and the
 Store imports it only when the signal is on and first used (a server does that on its warm-up
-thread, after the handshake); `store.search.vector_extra` tells whether it can run. A search waits for
-the model and the embeddings rather than answering from BM25 alone meanwhile, so the same
-store and query always give the same ranking.
+thread, after the handshake); `store.search.vector_extra` tells whether it can run. While that
+thread is still loading the model and embeddings, a search answers from BM25 alone and its
+backends say so (store.store.Store.warm); once they are in, every search fuses both signals. A
+process without a warm-up (the CLI, a test's Store) loads them at its first search and waits.
 """
 
 from __future__ import annotations
