@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
+from itertools import chain, repeat
 from typing import Any, Final
 
 import snowballstemmer
@@ -56,7 +57,13 @@ STOP_WORDS: Final = frozenset(
         "with",
     ]
 )
-_TOKEN: Final = re.compile(r"\w(?:[\w./\-]*\w)?")
+_TOKEN: Final = re.compile(r"\w++(?:[./\-]++\w++)*+")
+r"""A raw token: word characters, joined by runs of `.`, `/` or `-` (never at an edge). Written
+with possessive quantifiers so the engine never backtracks: the earlier `\w(?:[\w./\-]*\w)?`
+gave the same tokens but stepped back over the last character of every one (about a fifth of a
+fresh build's tokenizing)."""
+_ASCII_TOKEN: Final = re.compile(r"[0-9A-Za-z_]++(?:[./\-]++[0-9A-Za-z_]++)*+")
+r"""`_TOKEN` for ASCII text, where `\w` is exactly this class and a plain class is faster."""
 _SEPARATORS: Final = re.compile(r"[/._\-]+")
 _CAMEL: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _DIGITS: Final = re.compile(r"[0-9]+")
@@ -73,10 +80,12 @@ TOKEN_CACHE: Final = 1 << 16
 
 def tokenize(text: str) -> list[str]:
     """Tokens in order of appearance; a compound adds its parts right after itself."""
-    out: list[str] = []
-    for raw in _TOKEN.findall(text):
-        out.extend(_raw_tokens(raw))
-    return out
+    return list(chain.from_iterable(map(_raw_tokens, raw_tokens(text))))
+
+
+def raw_tokens(text: str) -> list[str]:
+    """The raw tokens of `text` in order, as written (`_TOKEN`)."""
+    return (_ASCII_TOKEN if text.isascii() else _TOKEN).findall(text)
 
 
 @lru_cache(maxsize=TOKEN_CACHE)
@@ -115,10 +124,7 @@ def terms(text: str, *, query: bool = False) -> list[str]:
     parts are (`InvoiceService` → `invoice invoic service servic`), so a query for `invoices`
     reaches it; in a query (`query=True`) they are not: an identifier asked for is matched as
     written, and `tide/commands` does not reach every memory that says `command`."""
-    out: list[str] = []
-    for raw in _TOKEN.findall(text):
-        out.extend(_raw_terms(raw, query))
-    return out
+    return list(chain.from_iterable(map(_raw_terms, raw_tokens(text), repeat(query))))
 
 
 @lru_cache(maxsize=TOKEN_CACHE)
@@ -158,8 +164,7 @@ def identifiers(text: str) -> list[str]:
     words (`rank-bm25` and `X-Request-ID` do, `well-known` does not). Digits are masked so a changed
     number is the same identifier with a new value, not another identifier."""
     found: list[str] = []
-    for match in _TOKEN.finditer(text):
-        raw = match.group()
+    for raw in raw_tokens(text):
         pieces = [piece for piece in _SEPARATORS.split(raw) if piece]
         parts = [p for piece in pieces for p in _split_case(piece)]
         if len(parts) < 2 or not any(p.isalpha() and len(p) > 1 for p in parts):
