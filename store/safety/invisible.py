@@ -46,8 +46,15 @@ def _visible(ch: str) -> bool:
 
 
 def first_invisible(text: str) -> str | None:
-    """The first character of `text` a human would not see, or None (module docstring)."""
-    for i, ch in enumerate(text):
+    """The first character of `text` a human would not see, or None (module docstring).
+
+    No ASCII character is a format character or a filler, so only the non-ASCII ones are
+    looked at, and ASCII text (most fields) is answered without a loop: this runs on every
+    field of every memory a fresh build parses."""
+    if text.isascii():
+        return None
+    for match in _NON_ASCII.finditer(text):
+        ch, i = match.group(), match.start()
         if is_invisible(ch) and not _joining(text, i):
             return ch
     return None
@@ -62,6 +69,8 @@ def without_invisible(text: str) -> str:
     """`text` less every character `first_invisible` would refuse: for mined session lines,
     which are the human's own transcript (a stray zero-width space from a paste must not refuse
     the whole save-session), never for what an agent proposes."""
+    if text.isascii():
+        return text
     return "".join(ch for i, ch in enumerate(text) if not is_invisible(ch) or _joining(text, i))
 
 
