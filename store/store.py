@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 NUMPY_STORE: Final = 2000
 """Memories above which a server's warm-up imports numpy: its queries touch enough postings
 that numpy's arithmetic beats plain Python (store.bm25)."""
+FIRST_ANSWER_WAIT: Final = 0.5
+"""Seconds a server's warm-up waits for its first search to answer before loading the rest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,9 @@ class Store:
         self._vectors: VectorIndex | None = None
         """Made on first use: the server's handshake never imports the vector module."""
         self._vectors_env = {"ENGRAM_VECTORS": env.get("ENGRAM_VECTORS", "")}
+        self._answered = threading.Event()
+        """Set once a search has answered: `warm` loads what the first search can do without
+        (numpy's kernels, the vector model) after it, not while it competes for the GIL."""
         self._vectors_warming = False
         """True while `warm` has yet to load the vector model and embeddings: a search meanwhile
         answers from BM25 alone (and says so in its backends) instead of waiting for them."""
@@ -235,6 +240,7 @@ class Store:
         try:
             view = self.view()
             self._search.warm()
+            self._answered.wait(FIRST_ANSWER_WAIT)
             if len(view.durable) + len(view.notes) > NUMPY_STORE:
                 self._search.load_kernels()
             if self._vectors_on():
@@ -441,6 +447,7 @@ class Store:
             )
             for h in chosen
         ]
+        self._answered.set()
         return SearchResult(entries, tuple(backends), self._vector_diagnostics())
 
     def _vector_diagnostics(self) -> tuple[tuple[str, str], ...]:
