@@ -11,26 +11,35 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from protocol.spec import ToolResult
-from store.errors import StoreError
+from store.errors import Next, StoreError, Words
 
 CONTRACT_VERSION: Final = 1
 
+Hint = Next
+"""What the reader can do next, as a value (store.errors.Next: the store names steps too, and
+knows no tool). Each surface words it (a `Wording`): the tools name the tool call
+(engram_mcp.ops.wording), the CLI the command (engram_mcp.cli.common)."""
 
-@dataclass(frozen=True, slots=True)
-class Hint:
-    """What the reader can do next, as a value: a `kind` and its arguments. Each surface words it
-    (a `Wording`): the tools name the tool call, the CLI the command. Kinds: `token` (the
-    approval token and its expiry), `commit` (how to commit that token after the human approves)."""
-
-    kind: str
-    args: tuple[tuple[str, str], ...] = ()
-
-    def arg(self, name: str) -> str:
-        return dict(self.args)[name]
-
-
-Wording = Callable[[Hint], str]
+Wording = Words
 """A surface's words for a hint."""
+
+HINT_KINDS: Final = {
+    "token": ("token", "expires"),
+    "commit": ("token",),
+    "fetch_body": (),
+    "list_ids": (),
+    "find_ids": (),
+    "search_or_save": (),
+    "route_task": (),
+    "save_instead": (),
+    "approve": (),
+    "approve_forms": (),
+}
+"""Every hint kind with its arguments: `token` (the approval token and its expiry), `commit`
+(how to commit it after the human approves), `fetch_body` (how to get a card's body),
+`list_ids` and `find_ids` (where every id is listed; how to find one), `search_or_save` (after
+an empty load), `route_task` (after an empty search), `save_instead` (save-session found no
+line), `approve` (the argument naming candidate numbers) and `approve_forms` (what it takes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +71,19 @@ def failure(code: str, message: str, *, written: bool | None = None) -> Outcome:
     return Outcome(ok=False, text=f"{code}: {message}", diagnostics=((code, message),))
 
 
-def store_failure(exc: StoreError, *, writing: bool) -> Outcome:
-    """The one StoreError → Outcome adapter. A write's error says nothing was written, unless
-    the write had begun changing files (`exc.changed`: its journal completes it)."""
-    return failure(exc.code, exc.message, written=False if writing and not exc.changed else None)
+def store_failure(exc: StoreError, *, writing: bool, words: Wording) -> Outcome:
+    """The one StoreError → Outcome adapter, its next steps in the surface's `words`. A write's
+    error says nothing was written, unless the write had begun changing files (`exc.changed`:
+    its journal completes it)."""
+    return failure(exc.code, exc.text(words), written=False if writing and not exc.changed else None)
 
 
-def guarded(run: Callable[[], Outcome], *, writing: bool) -> Outcome:
+def guarded(run: Callable[[], Outcome], *, writing: bool, words: Wording) -> Outcome:
     """`run()`, with the store's expected errors as error outcomes (`store_failure`)."""
     try:
         return run()
     except StoreError as exc:
-        return store_failure(exc, writing=writing)
+        return store_failure(exc, writing=writing, words=words)
 
 
 def protocol_tool_error(code: str, message: str) -> ToolResult:

@@ -19,6 +19,9 @@
   - UnsafePath        ENGRAM_UNSAFE_PATH a link (or non-regular file) under `.engram/` leads outside its scope
   - NoWorkspace       ENGRAM_NO_WORKSPACE a write outside an initialised workspace or a git root; nothing created
 
+* Next (a value): a next step an error or a result names without naming how (no tool, no
+  command): `StoreError.said` holds its text in pieces, a surface words each Next in them.
+
 * Problem (a value, not an exception): a file engram could not use, reported by reads and verify.
 
 * NotRegular (an OSError, not a StoreError): a path that is a FIFO, device, socket, folder or
@@ -38,12 +41,36 @@ application says which (engram_mcp.outcome.store_failure).
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from store.safety import untrusted
 
 MESSAGE_LIMIT = 2000
 """Characters of an error message or a diagnostic, after escaping."""
+
+
+@dataclass(frozen=True, slots=True)
+class Next:
+    """What the reader can do next (or the argument to fix), as a value: a `kind` and its
+    arguments. The store knows no tool and no command, so it names the step and each surface
+    words it: the tools in engram_mcp.ops.wording, the CLI in engram_mcp.cli.common (the kinds
+    are listed in engram_mcp.outcome.HINT_KINDS)."""
+
+    kind: str
+    args: tuple[tuple[str, str], ...] = ()
+
+    def arg(self, name: str) -> str:
+        return dict(self.args)[name]
+
+
+Words = Callable[[Next], str]
+"""A surface's words for a Next."""
+
+
+def worded(said: tuple[str | Next, ...], words: Words) -> str:
+    """Text in pieces with each Next in a surface's words."""
+    return "".join(piece if isinstance(piece, str) else words(piece) for piece in said)
 
 
 class StoreError(Exception):
@@ -53,10 +80,20 @@ class StoreError(Exception):
     """Set by store.transaction when the error interrupted a write after its journal began
     changing files (the journal completes it at the next write or start)."""
 
-    def __init__(self, message: str) -> None:
-        message = untrusted.line(message, MESSAGE_LIMIT)  # it may quote a clone's file
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str, *said: str | Next) -> None:
+        """`said`: more of the message, where a Next is a step the surface words (`text`)."""
+        self.said: tuple[str | Next, ...] = tuple(  # it may quote a clone's file
+            untrusted.line(piece, MESSAGE_LIMIT) if isinstance(piece, str) else piece
+            for piece in (message, *said)
+        )
+        bare = worded(self.said, lambda step: "")
+        self.message = bare.strip(" :;,") if len(self.said) > 1 else bare
+        """The message without its next steps (what a log shows)."""
+        super().__init__(self.message)
+
+    def text(self, words: Words) -> str:
+        """The whole message in a surface's words."""
+        return untrusted.line(worded(self.said, words), MESSAGE_LIMIT)
 
 
 class InvalidId(StoreError):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from store.code import staleness
 from store.code.validity import current
 from store.config import CHECKED_NAME, CheckedConfigs, Config, load_config
-from store.errors import NotFound, Problem, UnsafePath
+from store.errors import Next, NotFound, Problem, UnsafePath, Words
 from store.files.fsutil import clean_stale_temps
 from store.files.ids import check_id
 from store.files.memory import Memory
@@ -32,7 +32,7 @@ from store.files.workspace import (
     user_dir,
 )
 from store.read.catalog import Catalog, Snapshot, memory_key
-from store.read.load import LoadResult, Selected, single, tiered
+from store.read.load import LoadResult, Selected, agent_words, single, tiered
 from store.read.route import RoutePlan, RoutePool, route, task_classes
 from store.read.usage import Usage
 from store.read.variants import variant_text
@@ -300,7 +300,7 @@ class Store:
         view = view or self.view()
         found = view.durable.get(wanted) or view.notes.get(wanted)
         if found is None:
-            raise NotFound(f"no memory with id {wanted!r}: search with engram_search to find ids")
+            raise NotFound(f"no memory with id {wanted!r}: ", Next("find_ids"))
         return found
 
     def fetch(self, memory_id: object) -> Memory:
@@ -482,9 +482,13 @@ class Store:
         full: bool = False,
         objective: str | None = None,
         include_stale: bool = False,
+        words: Words = agent_words,
+        counted: Words | None = None,
     ) -> tuple[LoadResult, str]:
         """(result, task class). `memory_id` loads that body only and counts as a fetch.
-        A stale memory (store.staleness) is a card with its reason unless `include_stale`."""
+        A stale memory (store.staleness) is a card with its reason unless `include_stale`;
+        the next steps the answer names are in the caller's `words`, counted against the
+        budget in `counted` (store.read.load.tiered)."""
         config = self.config()
         objective = (objective if objective is not None else self.objective).strip()
         if memory_id is not None:
@@ -525,6 +529,8 @@ class Store:
             note_cards=notes,
             mark=mark,
             show_stale=include_stale,
+            words=words,
+            counted=counted,
         ), plan.task_class
 
     def marks(self, memories: Iterable[Memory]) -> dict[str, tuple[staleness.Mark, ...]]:

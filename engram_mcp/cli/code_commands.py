@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from engram_mcp import importers
+from engram_mcp.cli.common import cli_wording
 from engram_mcp.ops.previews import token_outcome
 from engram_mcp.outcome import Outcome, failure
 from store.code.history import history
@@ -165,8 +166,7 @@ def _import(args: argparse.Namespace, store: Store) -> Outcome:
     head = f"Imported from {found.where}: {len(entries)} candidate(s). Nothing is written until you commit.\n"
     if found.note:
         head += found.note + "\n"
-    outcome = token_outcome(preview, prefix=head)
-    return Outcome(True, outcome.text + "\nApprove with `engram commit TOKEN [--approve 1,3]`.", outcome.data)
+    return token_outcome(preview, prefix=head, hint=cli_wording)  # the command to commit it, not the tool
 
 
 def register(command: Callable[..., argparse.ArgumentParser], sub: Any) -> None:

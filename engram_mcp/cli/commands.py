@@ -30,12 +30,12 @@ import orjson
 
 from engram_mcp import __version__, agent_shell
 from engram_mcp.cli import code_commands, host_commands, memory_commands
-from engram_mcp.cli.common import CLI_COMMIT_HINT, checked, human, memory_id_arg
+from engram_mcp.cli.common import checked, cli_wording, memory_id_arg
 from engram_mcp.errors import Fixable, Terminated, UsageError
 from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops, write_ops
 from engram_mcp.ops.previews import report_outcome, token_outcome
-from engram_mcp.outcome import Outcome, failure, guarded, store_failure
+from engram_mcp.outcome import Hint, Outcome, failure, guarded, store_failure
 from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.tools.write_tools import NOTE_INPUT
 from engram_mcp.transcripts import host_problem
@@ -97,7 +97,7 @@ def _search(args: argparse.Namespace, store: Store) -> Outcome:
         {"query": args.query, "limit": args.limit, "types": args.type or None, "scope": args.scope},
         {"query": "QUERY", "limit": "--limit", "types": "--type", "scope": "--scope"},
     )
-    return read_ops.search(store, arguments)
+    return read_ops.search(store, arguments, cli_wording)
 
 
 def _route(args: argparse.Namespace, store: Store) -> Outcome:
@@ -125,7 +125,7 @@ def _load(args: argparse.Namespace, store: Store) -> Outcome:
             "objective": "--objective",
         },
     )
-    return read_ops.load(store, arguments)
+    return read_ops.load(store, arguments, cli_wording)
 
 
 def _read_text(source: str, flag: str = "--text") -> str:
@@ -170,7 +170,7 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
     entries, redactions = proposals.draft(store, raw)
     if not args.force:
         outcome = token_outcome(
-            proposals.store_proposal(store, entries, redactions, "save_session"), hint=CLI_COMMIT_HINT
+            proposals.store_proposal(store, entries, redactions, "save_session"), hint=cli_wording
         )
         return Outcome(True, (note + "\n" if note else "") + outcome.text, outcome.data)
     adds = [e for e in entries if e.verdict.kind == "ADD"]
@@ -182,9 +182,7 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
     if not rest:
         return outcome
     deferred = proposals.store_proposal(store, rest, redactions, "save_session")
-    review = token_outcome(
-        deferred, prefix="Deferred for review (related or duplicate):\n", hint=CLI_COMMIT_HINT
-    )
+    review = token_outcome(deferred, prefix="Deferred for review (related or duplicate):\n", hint=cli_wording)
     data = {**outcome.data, "review": review.data}
     return Outcome(True, outcome.text + "\n\n" + review.text, data)
 
@@ -192,7 +190,7 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
 def _commit(args: argparse.Namespace, store: Store) -> Outcome:
     approve = commits.parse_approve(args.approve)
     if approve != "all" and not isinstance(approve, list):
-        raise UsageError(f'--approve takes "all" or candidate numbers like 1,3, not {args.approve[:40]!r}')
+        raise UsageError(f"{cli_wording(Hint('approve_forms'))}, not {args.approve[:40]!r}")
     return write_ops.commit(store, args.token, approve)
 
 
@@ -210,7 +208,7 @@ def _note(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def _promote(args: argparse.Namespace, store: Store) -> Outcome:
-    return token_outcome(proposals.promote(store, args.id, args.type), hint=CLI_COMMIT_HINT)
+    return token_outcome(proposals.promote(store, args.id, args.type), hint=cli_wording)
 
 
 def _gc(args: argparse.Namespace, store: Store) -> Outcome:
@@ -388,18 +386,18 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         transaction.recover(store)
         store.clean_temps()
-        outcome = guarded(lambda: args.run(args, store), writing=args.writing)
+        outcome = guarded(lambda: args.run(args, store), writing=args.writing, words=cli_wording)
     except UsageError as exc:
-        print(f"engram {args.command}: {human(str(exc))}", file=sys.stderr)
+        print(f"engram {args.command}: {exc}", file=sys.stderr)
         return 2
     except Fixable as exc:
         outcome = failure(exc.code, exc.message)
     except StoreError as exc:  # e.g. the workspace lock is busy at start-up recovery
-        outcome = store_failure(exc, writing=True)
+        outcome = store_failure(exc, writing=True, words=cli_wording)
     except OSError as exc:  # a write the file system refused outside the lock (init, say)
         if exc.errno not in UNWRITABLE_ERRNOS:
             raise
-        outcome = store_failure(unwritable("the workspace", exc), writing=True)
+        outcome = store_failure(unwritable("the workspace", exc), writing=True, words=cli_wording)
     finally:
         store.close()
     return _emit(args, outcome)
@@ -417,9 +415,9 @@ def _agent_commit(shell: Sequence[str]) -> str:
 
 
 def _emit(args: argparse.Namespace, outcome: Outcome) -> int:
-    """Print the outcome (text, or the envelope with --json) in CLI wording; the exit code."""
-    text = human(outcome.text)
-    diagnostics = tuple((code, human(message)) for code, message in outcome.diagnostics)
+    """Print the outcome (text, or the envelope with --json), worded for the CLI where it was
+    made; the exit code."""
+    text, diagnostics = outcome.text, outcome.diagnostics
     passed = outcome.ok and outcome.data.get("ok") is not False
     if args.json:
         shown = Outcome(outcome.ok, text, outcome.data, diagnostics)

@@ -1,10 +1,10 @@
 """What every `engram` command shares: the y/N question, argument checks, and CLI wording.
 
-The operations under `engram_mcp/` and `store/` speak to agents ("call engram_commit with this
-approval_token"); the CLI speaks to the human at a terminal, naming commands and flags. A next
-step an operation names as a value (engram_mcp.outcome.Hint) is worded here (`cli_wording`);
-the phrases still written into text by the store are translated on the way out, in one table
-(`WORDING`). A test runs every command and finds no tool or argument name in what it prints.
+The tools speak to agents ("call engram_commit with this approval_token"); the CLI speaks to
+the human at a terminal, naming commands and flags. Every next step an operation or the store
+names is a value (engram_mcp.outcome.Hint, the store's Next), worded here (`cli_wording`) and
+for the tools in engram_mcp.ops.wording. A test runs every command and finds no tool or
+argument name in what it prints.
 """
 
 from __future__ import annotations
@@ -15,14 +15,25 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from engram_mcp.errors import Fixable, UsageError
-from engram_mcp.outcome import Hint, Wording
+from engram_mcp.outcome import Hint
 from protocol.validation import compile_validator
 from store.files.ids import ID_RULE, is_valid_id
 
+_FIXED: Final = {
+    "fetch_body": "print a body with `engram load --id ID`",
+    "list_ids": "`engram list` shows every id",
+    "find_ids": "`engram list` shows the ids",
+    "search_or_save": "Search with `engram search WORDS`, or add knowledge with `engram add`.",
+    "route_task": "or `engram route TASK` for a task description",
+    "save_instead": "add one with `engram add`",
+    "approve": "--approve",
+    "approve_forms": '--approve takes "all" or candidate numbers like 1,3',
+}
+
 
 def cli_wording(hint: Hint) -> str:
-    """The CLI's words for a hint (engram_mcp.outcome.Hint; the tools' are in
-    engram_mcp.ops.previews): the command to run, where the tools name the tool call."""
+    """The CLI's words for a hint (engram_mcp.outcome.HINT_KINDS; the tools' are in
+    engram_mcp.ops.wording): the command or flag, where the tools name the tool call."""
     if hint.kind == "token":
         return f"approval token: {hint.arg('token')} (expires {hint.arg('expires')})"
     if hint.kind == "commit":
@@ -31,37 +42,9 @@ def cli_wording(hint: Hint) -> str:
             f"Nothing is saved until you commit: `engram commit {token}` saves every candidate, "
             f"`engram commit {token} --approve 1,3` only those numbers."
         )
+    if hint.kind in _FIXED:
+        return _FIXED[hint.kind]
     raise ValueError(f"no CLI wording for the hint {hint.kind!r}")
-
-
-CLI_COMMIT_HINT: Final[Wording] = cli_wording
-"""How the CLI's previews end: the wording `token_outcome` takes (the name its callers import)."""
-
-WORDING: Final = (
-    ("approval_token: ", "approval token: "),
-    ('fetch a body with engram_load {"id": "<id>"}', "print a body with `engram load --id ID`"),
-    (
-        "Search with engram_search, or propose knowledge with engram_save.",
-        "Search with `engram search WORDS`, or add knowledge with `engram add`.",
-    ),
-    ("or engram_route for a task description", "or `engram route TASK` for a task description"),
-    ("search with engram_search to find ids", "`engram list` shows the ids"),
-    ("engram://index lists every id", "`engram list` shows every id"),
-    ("; call engram_save with candidates instead", "; add one with `engram add`"),
-    ("approve names ", "--approve names "),
-    (
-        'approve takes "all", an array of candidate numbers like [1, 3], or a string like "1,3"',
-        '--approve takes "all" or candidate numbers like 1,3',
-    ),
-)
-"""(the tools' phrase, the CLI's) — every agent-facing phrase a CLI command can print."""
-
-
-def human(text: str) -> str:
-    """`text` in CLI wording: commands and flags instead of tool and argument names."""
-    for tool_words, cli_words in WORDING:
-        text = text.replace(tool_words, cli_words)
-    return text
 
 
 def confirm(question: str, *, yes: bool, action: str) -> bool:

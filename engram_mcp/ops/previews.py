@@ -17,6 +17,7 @@ from engram_mcp.ops.changes import (
     within,
 )
 from engram_mcp.ops.shown import Shown, code_line, code_row, shown
+from engram_mcp.ops.wording import tool_wording
 from engram_mcp.outcome import Hint, Outcome, Wording
 from store.files.memory import iso
 from store.safety import untrusted
@@ -24,20 +25,6 @@ from store.write.approvals import MAX_PROPOSALS
 from store.write.commits import CommitReport
 from store.write.proposal_entry import ProposalEntry
 from store.write.proposals import Before, Preview
-
-COMMIT_HINT: Final = (
-    "Show these candidates to the human. Call engram_commit with this approval_token and "
-    'approve: "all" or the approved numbers only after the human explicitly approves.'
-)
-
-
-def tool_wording(hint: Hint) -> str:
-    """The tools' words for a hint (engram_mcp.cli.common has the CLI's)."""
-    if hint.kind == "token":
-        return f"approval_token: {hint.arg('token')} (expires {hint.arg('expires')})"
-    if hint.kind == "commit":
-        return COMMIT_HINT
-    raise ValueError(f"no tool wording for the hint {hint.kind!r}")
 
 
 def token_hints(preview: Preview) -> tuple[Hint, Hint]:

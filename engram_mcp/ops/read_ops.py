@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from engram_mcp import marks
-from engram_mcp.outcome import Outcome
+from engram_mcp.ops.wording import tool_wording
+from engram_mcp.outcome import Hint, Outcome, Wording
 from store.code.staleness import key
 from store.read import arrivals
 from store.store import Store
@@ -43,7 +44,8 @@ def store_diagnostics(
     return tuple(found)
 
 
-def search(store: Store, args: dict[str, Any]) -> Outcome:
+def search(store: Store, args: dict[str, Any], words: Wording = tool_wording) -> Outcome:
+    """Search's answer; after no match, the next step in the surface's `words`."""
     query = args["query"]
     result = store.find(
         query,
@@ -71,7 +73,7 @@ def search(store: Store, args: dict[str, Any]) -> Outcome:
         lines.append(f"{n}. [{e.type}] {e.title} ({e.id}) score {e.score:g}, {e.scope}{flagged[n - 1]}")
         lines.append(f"   {e.snippet}")
     if not rows:
-        lines.append("No match. Try other words, or engram_route for a task description.")
+        lines.append(f"No match. Try other words, {words(Hint('route_task'))}.")
     data = {"entries": rows, "backends_used": list(result.backends)}
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store) + result.diagnostics)
 
@@ -102,7 +104,9 @@ def route(store: Store, args: dict[str, Any]) -> Outcome:
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store))
 
 
-def load(store: Store, args: dict[str, Any]) -> Outcome:
+def load(store: Store, args: dict[str, Any], words: Wording = tool_wording) -> Outcome:
+    """The tiered load; the next steps it names in the surface's `words`, counted against the
+    budget in the tools' (every surface shows the same memories, and the same `tokens`)."""
     result, task_class = store.load(
         args.get("query", ""),
         memory_id=args.get("id"),
@@ -111,6 +115,8 @@ def load(store: Store, args: dict[str, Any]) -> Outcome:
         full=args.get("full", False),
         objective=args.get("objective"),
         include_stale=args.get("include_stale", False),
+        words=words,
+        counted=tool_wording,
     )
     data: dict[str, Any] = {
         "task_class": task_class,

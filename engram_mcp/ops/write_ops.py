@@ -14,7 +14,8 @@ from typing import Any, Final
 from engram_mcp.ops.dialog import chosen_entries, dialog, note_message, shown_key
 from engram_mcp.ops.previews import preview_rows, report_outcome, token_outcome
 from engram_mcp.ops.shown import shown
-from engram_mcp.outcome import Outcome, failure
+from engram_mcp.ops.wording import tool_wording
+from engram_mcp.outcome import Hint, Outcome, failure
 from engram_mcp.transcripts.sessions import session_candidates
 from protocol.spec import Elicit, ElicitAnswer
 from store.files.memory import iso
@@ -58,7 +59,7 @@ def save_session(store: Store, args: dict[str, Any]) -> Flow | Outcome:
     if not raw:
         return failure(
             "ENGRAM_VALIDATION",
-            NO_KNOWLEDGE + (f"; {note}" if note else "") + "; call engram_save with candidates instead",
+            NO_KNOWLEDGE + (f"; {note}" if note else "") + f"; {tool_wording(Hint('save_instead'))}",
             written=False,
         )
     entries, redactions = proposals.draft(store, raw)

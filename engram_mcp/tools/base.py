@@ -8,6 +8,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engram_mcp.ops.wording import tool_wording
 from engram_mcp.outcome import Outcome, guarded, store_failure
 from engram_mcp.schemas import ENVELOPE
 from protocol.spec import CallContext, Elicit, ElicitAnswer, Tool, ToolHandler, ToolResult, ToolReturn
@@ -62,7 +63,7 @@ def handler(run: Callable[[dict[str, Any]], Outcome]) -> Callable[[dict[str, Any
     """Adapt a read operation to the protocol's tool handler shape."""
 
     def handle(arguments: dict[str, Any], context: CallContext) -> ToolResult:
-        return guarded(lambda: run(arguments), writing=False).tool_result()
+        return guarded(lambda: run(arguments), writing=False, words=tool_wording).tool_result()
 
     return handle
 
@@ -77,7 +78,7 @@ def flow_handler(start: Start) -> Callable[[dict[str, Any], CallContext], ToolRe
         try:
             begun = start(arguments)
         except StoreError as exc:
-            return store_failure(exc, writing=True).tool_result()
+            return store_failure(exc, writing=True, words=tool_wording).tool_result()
         if isinstance(begun, Outcome):
             return begun.tool_result()
         return _adapt(begun)
@@ -95,4 +96,4 @@ def _adapt(flow: Flow) -> Generator[Elicit, ElicitAnswer, ToolResult]:
         outcome: Outcome = stop.value
         return outcome.tool_result()
     except StoreError as exc:
-        return store_failure(exc, writing=True).tool_result()
+        return store_failure(exc, writing=True, words=tool_wording).tool_result()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from store.code.staleness import Mark, describe, is_stale, marks_data
+from store.errors import Next, Words
 from store.files.memory import Memory
 from store.safety import untrusted
 
@@ -23,7 +24,22 @@ CARD_SHARE: Final = 0.15
 """In tiered mode bodies stop short of this share of the budget, so the cards tier has room."""
 FOOTER_RESERVE: Final = 24
 """Tokens kept free while filling, for the closing line about omitted ids."""
-_CARDS_HEADING: Final = 'Cards (fetch a body with engram_load {"id": "<id>"}):'
+FETCH_BODY: Final = Next("fetch_body")
+LIST_IDS: Final = Next("list_ids")
+SEARCH_OR_SAVE: Final = Next("search_or_save")
+"""The next steps a load names (the cards' heading, the omitted ids' tail, an empty answer):
+the caller's `words` say them, since the store knows no tool and no command."""
+
+
+def agent_words(step: Next) -> str:
+    """The words of a load whose caller passes none: today only the session hook, whose text
+    an agent reads. It goes once engram_mcp/hook.py passes engram_mcp.ops.wording.tool_wording
+    (tests/store/test_no_surface_names.py allows this one function until then)."""
+    return {
+        "fetch_body": 'fetch a body with engram_load {"id": "<id>"}',
+        "list_ids": "engram://index lists every id",
+        "search_or_save": "Search with engram_search, or propose knowledge with engram_save.",
+    }[step.kind]
 
 
 def count_tokens(text: str) -> int:
@@ -98,14 +114,20 @@ def tiered(
     note_cards: Sequence[Memory] = (),
     mark: Callable[[Memory], tuple[Mark, ...]] | None = None,
     show_stale: bool = False,
+    words: Words,
+    counted: Words | None = None,
 ) -> LoadResult:
-    """Bodies while they fit, then cards while they fit, then omitted — in load order.
+    """Bodies while they fit, then cards while they fit, then omitted — in load order; the
+    next steps in `words`. The budget and `tokens` count them in `counted` (default `words`):
+    a surface that words them differently still shows the memories the tools would.
 
     `mark` gives a memory's store.staleness marks; it is asked only for the memories the
     answer reaches (an omitted one costs nothing). A `stale` memory is a card with its reason,
     unless `show_stale`; other marks are shown above the body."""
     result = LoadResult(text="", selected_keys=[s.memory.id for s in selected])
     result.reasons = {s.memory.id: s.reason for s in selected}
+    counted = counted or words
+    heading = f"Cards ({counted(FETCH_BODY)}):"
     header = f"engram: {title}. {_NOTICE}\n"
     used = count_tokens(header) + 16  # room for the counts line
     bodies: list[str] = []
@@ -122,7 +144,7 @@ def tiered(
             result.marks[memory.id] = marks_data(marks)
         if marks and is_stale(marks) and not show_stale:  # a card with the reason
             line = f"{memory.card} — {describe(marks)}"
-            cost = count_tokens(line + "\n") + (0 if cards else count_tokens(_CARDS_HEADING + "\n"))
+            cost = count_tokens(line + "\n") + (0 if cards else count_tokens(heading + "\n"))
             if used + cost <= budget - FOOTER_RESERVE:
                 cards.append(line)
                 result.card_ids.append(memory.id)
@@ -140,7 +162,7 @@ def tiered(
                 continue
             mode = "cards" if disclosure == "tiered" else "omit"
         if mode == "cards":
-            cost = count_tokens(memory.card + "\n") + (0 if cards else count_tokens(_CARDS_HEADING + "\n"))
+            cost = count_tokens(memory.card + "\n") + (0 if cards else count_tokens(heading + "\n"))
             if used + cost <= budget - FOOTER_RESERVE:
                 cards.append(memory.card)
                 result.card_ids.append(memory.id)
@@ -153,53 +175,64 @@ def tiered(
     result.card_ids.extend(n.id for n in notes)
     result.memories.extend(_row(n, "card", count_tokens(n.card + "\n")) for n in notes)
     result.selected_keys.extend(n.id for n in notes)
-    prefix = _render(header, bodies, cards, notes, result, empty=not selected and not notes)
-    result.text = prefix + _omitted_line(result.omitted_ids, budget - count_tokens(prefix))
-    result.tokens = count_tokens(result.text)
+    empty = not selected and not notes
+
+    def said(words: Words) -> str:
+        heading, none = f"Cards ({words(FETCH_BODY)}):", words(SEARCH_OR_SAVE) if empty else ""
+        return _render(header, heading, bodies, cards, notes, result, empty=none)
+
+    prefix = said(counted)
+    shown = _omitted_shown(result.omitted_ids, budget - count_tokens(prefix), counted(LIST_IDS))
+    result.tokens = count_tokens(prefix + _omitted_line(result.omitted_ids, shown, counted(LIST_IDS)))
+    result.text = said(words) + _omitted_line(result.omitted_ids, shown, words(LIST_IDS))
     return result
 
 
-def _omitted_line(omitted: Sequence[str], room: int) -> str:
-    """The omitted ids that fit in `room` tokens, then how many more there are."""
+_OMITTED: Final = "Omitted by the budget (fetch by id): "
+
+
+def _omitted_shown(omitted: Sequence[str], room: int, listed: str) -> int:
+    """How many of the omitted ids the closing line names within `room` tokens."""
+    for n in range(len(omitted)):
+        if count_tokens(_omitted_line(omitted, n + 1, listed)) > room:
+            return n
+    return len(omitted)
+
+
+def _omitted_line(omitted: Sequence[str], shown: int, listed: str) -> str:
+    """The closing line: the first `shown` omitted ids, then how many more there are."""
     if not omitted:
         return ""
-    lead = "Omitted by the budget (fetch by id): "
-    shown: list[str] = []
-    for n, memory_id in enumerate(omitted):
-        rest = len(omitted) - n - 1
-        tail = f" … and {rest} more (engram://index lists every id)" if rest else ""
-        if count_tokens(lead + ", ".join([*shown, memory_id]) + tail + "\n") > room:
-            break
-        shown.append(memory_id)
-    rest = len(omitted) - len(shown)
-    tail = f" … and {rest} more (engram://index lists every id)" if rest else ""
-    return lead + ", ".join(shown) + tail + "\n"
+    rest = len(omitted) - shown
+    tail = f" … and {rest} more ({listed})" if rest else ""
+    return _OMITTED + ", ".join(omitted[:shown]) + tail + "\n"
 
 
 def _render(
     header: str,
+    heading: str,
     bodies: list[str],
     cards: list[str],
     notes: Sequence[Memory],
     result: LoadResult,
     *,
-    empty: bool,
+    empty: str,
 ) -> str:
     counts = f"{len(bodies)} bodies, {len(cards)} cards, {len(result.omitted_ids)} omitted"
     if notes:
         counts += f", {len(notes)} working notes"
     parts = [header, counts + ".\n\n", *bodies]
     if cards:
-        parts.append(_CARDS_HEADING + "\n" + "\n".join(cards) + "\n\n")
+        parts.append(heading + "\n" + "\n".join(cards) + "\n\n")
     if notes:
         parts.append("Working notes for this objective:\n" + "\n".join(n.card for n in notes) + "\n\n")
     if empty:
-        parts.append("No memory matched. Search with engram_search, or propose knowledge with engram_save.\n")
+        parts.append(f"No memory matched. {empty}\n")
     return "".join(parts).rstrip("\n") + "\n"
 
 
 def single(memory: Memory, text: str | None = None, marks: Sequence[Mark] = ()) -> LoadResult:
-    """Exactly one memory's body, budget ignored (`engram_load {"id": …}`), with its marks."""
+    """Exactly one memory's body, budget ignored (a load by id), with its marks."""
     rendered = f"engram: memory {memory.id}. {_NOTICE}\n\n" + quote_body(memory, text, marks)
     return LoadResult(
         text=rendered,

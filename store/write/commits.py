@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from store.errors import InvalidCandidate, InvalidSelection, StoreError
+from store.errors import InvalidCandidate, InvalidSelection, Next, StoreError
 from store.files.ids import check_id
 from store.files.memory import Memory, iso
 from store.write import transaction
@@ -33,9 +33,10 @@ class CommitReport:
     deferred: list[dict[str, Any]] = field(default_factory=list)
 
 
-APPROVE_FORMS: Final = (
-    'approve takes "all", an array of candidate numbers like [1, 3], or a string like "1,3"'
-)
+APPROVE: Final = Next("approve")
+"""The argument naming the candidates to write: each surface names it (a tool argument, a flag)."""
+APPROVE_FORMS: Final = Next("approve_forms")
+"""What that argument takes, in each surface's words."""
 
 
 def parse_approve(approve: object) -> object:
@@ -56,11 +57,13 @@ def selection(entries: Sequence[ProposalEntry], approve: object) -> list[Proposa
         return list(entries)
     numbers = approve if isinstance(approve, list) else None
     if not numbers or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
-        raise InvalidSelection(f"{APPROVE_FORMS}, not {str(approve)[:40]!r}")
+        raise InvalidSelection("", APPROVE_FORMS, f", not {str(approve)[:40]!r}")
     bad = sorted({n for n in numbers if not 1 <= n <= len(entries)})
     if bad:
         raise InvalidSelection(
-            f"approve names {', '.join(map(str, bad))}, but this proposal has candidates 1 to {len(entries)}"
+            "",
+            APPROVE,
+            f" names {', '.join(map(str, bad))}, but this proposal has candidates 1 to {len(entries)}",
         )
     wanted = set(numbers)
     return [e for e in entries if e.n in wanted]
