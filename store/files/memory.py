@@ -13,6 +13,7 @@ import hashlib
 import re
 import sys
 import threading
+import time
 from collections import OrderedDict
 from datetime import UTC, datetime
 from types import ModuleType
@@ -38,6 +39,17 @@ MAX_TITLE: Final = 200
 _FULL_LIMIT: Final = 2048
 _full_cache: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
 _full_lock = threading.Lock()
+_UNREAD_CHARS: Final = 16 * 1024 * 1024
+"""Characters of just-parsed bodies held until their first read. A fresh build parses every
+file and then tokenises every body: with only the LRU above, all but the last 2,048 were read
+from disk a second time. A held body leaves at its first read (into the LRU), so a build holds
+them only between parse and index; the oldest go first past this bound."""
+_UNREAD_QUIET: Final = 5.0
+"""Seconds without a parse after which bodies still unread are dropped at the next read that
+finds none held (their memory's index entry was already current): steady memory stays as it was."""
+_unread: dict[tuple[str, str], str] = {}
+_unread_chars = 0
+_last_hold = 0.0
 
 RECORD_FIELDS: Final = (
     "type",
@@ -104,7 +116,7 @@ class Memory:
         self._full = full if path is None else None
         if path is not None and full is not None:
             _remember((path, hash, "meta"), full[0])
-            _remember((path, hash, "body"), full[1])
+            _hold((path, hash), full[1])
 
     @classmethod
     def from_parsed(
@@ -214,7 +226,9 @@ class Memory:
         if self._full is not None:
             return self._full[1]
         assert self.path is not None
-        found = _recall((self.path, self.hash, "body"))
+        found = _take((self.path, self.hash))
+        if found is None:
+            found = _recall((self.path, self.hash, "body"))
         if found is None:
             text = self._read()
             found = body_of(text) if text is not None else ""
@@ -255,6 +269,33 @@ def _remember(key: tuple[str, str, str], value: Any) -> None:
         _full_cache.move_to_end(key)
         while len(_full_cache) > _FULL_LIMIT:
             _full_cache.popitem(last=False)
+
+
+def _hold(key: tuple[str, str], body: str) -> None:
+    global _unread_chars, _last_hold
+    with _full_lock:
+        if key in _unread:
+            return
+        _unread[key] = body
+        _unread_chars += len(body)
+        _last_hold = time.monotonic()
+        while _unread_chars > _UNREAD_CHARS:
+            _unread_chars -= len(_unread.pop(next(iter(_unread))))
+
+
+def _take(key: tuple[str, str]) -> str | None:
+    """A held body, moved into the LRU; None when none is held (module notes at `_UNREAD_CHARS`)."""
+    global _unread_chars
+    with _full_lock:
+        found = _unread.pop(key, None)
+        if found is not None:
+            _unread_chars -= len(found)
+        elif _unread and time.monotonic() - _last_hold > _UNREAD_QUIET:
+            _unread.clear()
+            _unread_chars = 0
+    if found is not None:
+        _remember((*key, "body"), found)
+    return found
 
 
 def _texts(value: Any) -> list[str]:
@@ -336,7 +377,8 @@ def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: str 
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise CorruptMemory("the file is not valid UTF-8") from None
-    if _CONFLICT_START.search(text) and _CONFLICT_END.search(text):  # issue 13: never half-read
+    # issue 13: never half-read (the plain `in` first: a regex search over every file is slower)
+    if "<<<<<<<" in text and _CONFLICT_START.search(text) and _CONFLICT_END.search(text):
         raise Conflict(CONFLICT_FIX)
     meta, body = split_front_matter(text)
     _check_meta(meta, file_id, tier)
