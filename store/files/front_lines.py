@@ -49,24 +49,37 @@ _NOT_SIMPLE: Final = object()
 def simple(block: str) -> dict[str, Any] | None:
     """The block read as the one-line-per-key form, or None when it is not in that form."""
     meta: dict[str, Any] = {}
-    for line in block.split("\n")[:-1] if block.endswith("\n") else block.split("\n"):
-        match = _LINE.fullmatch(line)
-        if match is None:
+    lines = block.split("\n")
+    if block.endswith("\n"):
+        lines.pop()
+    for found in map(_line, lines):
+        if found is None:
             return None
-        key, value = match.groups()
-        if key in meta or _scalar(key, flow=False) != key:
+        key, value, many = found
+        if key in meta:
             return None
-        if value[0] == "[" and value[-1] == "]":
-            inner = value[1:-1]
-            items = [_scalar(item, flow=True) for item in inner.split(", ")] if inner else []
-            if any(item is _NOT_SIMPLE for item in items):
-                return None
-            meta[key] = items
-        elif (scalar := _scalar(value, flow=False)) is _NOT_SIMPLE:
-            return None
-        else:
-            meta[key] = scalar
+        meta[key] = list(value) if many else value  # a list of its own: callers may change it
     return meta
+
+
+@lru_cache(maxsize=4096)  # `type: fact`, `status: active`, `always: false`, tags, dates recur
+def _line(line: str) -> tuple[str, Any, bool] | None:
+    """One line's (key, value, whether the value is a list, kept as a tuple here), or None when
+    the line is outside the form."""
+    match = _LINE.fullmatch(line)
+    if match is None:
+        return None
+    key, value = match.groups()
+    if _scalar(key, flow=False) != key:
+        return None
+    if value[0] == "[" and value[-1] == "]":
+        inner = value[1:-1]
+        items = tuple(_scalar(item, flow=True) for item in inner.split(", ")) if inner else ()
+        if any(item is _NOT_SIMPLE for item in items):
+            return None
+        return key, items, True
+    scalar = _scalar(value, flow=False)
+    return None if scalar is _NOT_SIMPLE else (key, scalar, False)
 
 
 @lru_cache(maxsize=4096)  # types, statuses, tags and dates recur from file to file
