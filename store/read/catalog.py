@@ -107,7 +107,7 @@ class Catalog:
         self._tiers = [(tier, getattr(scope, attr)) for tier, attr in TIERS]
         """(tier, folder): the same Path objects throughout, so `is` can compare them."""
         self._entries: dict[str, _Entry] = {}
-        self._folder_of: dict[str, Path] = {}
+        """By path; an entry's folder is its tier's (no second table of 100,000 paths)."""
         self._folders: dict[Path, int] = {}
         self._folder_problems: dict[Path, list[Problem]] = {}
         self._last_sweep = 0.0
@@ -149,7 +149,7 @@ class Catalog:
             for path in swept:  # changed in place: notified, or found by the background sweep
                 entry = self._entries.get(path)
                 if entry is not None:
-                    changed |= self._update(path, self._folder_of[path], entry.tier, entry.inode)
+                    changed |= self._update(path, entry.tier, entry.inode)
             for tier, folder in self._tiers:
                 changed |= self._refresh_folder(folder, tier, sweep)
             if len(self._entries) > SMALL_STORE:
@@ -251,7 +251,7 @@ class Catalog:
         except OSError:
             stamp = -2
         if self._folders.get(folder) == stamp:
-            return self._sweep(folder, tier) if sweep else False
+            return self._sweep(tier) if sweep else False
         self._folders[folder] = stamp
         changed = False
         seen: set[str] = set()
@@ -266,9 +266,9 @@ class Catalog:
             seen.add(path)
             cached = self._entries.get(path)
             if sweep or cached is None or cached.inode != inode:
-                changed |= self._update(path, folder, tier, inode)
+                changed |= self._update(path, tier, inode)
         progress.finish()
-        for gone in [p for p, f in self._folder_of.items() if f is folder and p not in seen]:
+        for gone in [p for p, e in self._entries.items() if e.tier == tier and p not in seen]:
             self._forget(gone)
             changed = True
         if problems != self._folder_problems.get(folder, []):
@@ -276,10 +276,10 @@ class Catalog:
             changed = True
         return changed
 
-    def _sweep(self, folder: Path, tier: str) -> bool:
+    def _sweep(self, tier: str) -> bool:
         """Same names as last time: stat each known file to catch edits made in place."""
         changed = False
-        for path in [p for p, f in self._folder_of.items() if f is folder]:
+        for path in [p for p, e in self._entries.items() if e.tier == tier]:
             entry = self._entries[path]
             try:
                 stat = os.stat(path, follow_symlinks=False)
@@ -288,7 +288,7 @@ class Catalog:
                 changed = True
                 continue
             if (stat.st_mtime_ns, stat.st_size) != (entry.mtime_ns, entry.size):
-                changed |= self._update(path, folder, tier, stat.st_ino)
+                changed |= self._update(path, tier, stat.st_ino)
         return changed
 
     def _scan(self, folder: Path) -> list[tuple[str, int, Problem | None]]:
@@ -336,7 +336,8 @@ class Catalog:
                 found.append((entry.path, entry.inode(), None))
         return found
 
-    def _update(self, path: str, folder: Path, tier: str, inode: int) -> bool:
+    def _update(self, path: str, tier: str, inode: int) -> bool:
+        """Take in one file (run for every file when a process starts: kept lean)."""
         try:
             stat = os.stat(path, follow_symlinks=False)
         except FileNotFoundError:
@@ -344,21 +345,19 @@ class Catalog:
                 self._forget(path)
                 return True
             return False
+        mtime_ns, size = stat.st_mtime_ns, stat.st_size
         cached = self._entries.get(path)
-        if cached is not None and (cached.mtime_ns, cached.size) == (stat.st_mtime_ns, stat.st_size):
+        if cached is not None and cached.mtime_ns == mtime_ns and cached.size == size:
             cached.inode = inode
             return False
-        name = os.path.basename(path)[:-3]
+        name = path[path.rfind(os.sep) + 1 : -3]  # the folder's listing joined it with os.sep
         key = f"{tier}/{name}"
         memory: Memory | None = None
         problem: Problem | None = None
         stored = self._stored.pop(key, None)
         if stored is not None and "r" not in stored:
             stored = None  # a seal without a record (a file engram knew, gone or not yet indexed)
-        if stored is not None and (stored.get("mtime_ns"), stored.get("size")) == (
-            stat.st_mtime_ns,
-            stat.st_size,
-        ):
+        if stored is not None and stored.get("mtime_ns") == mtime_ns and stored.get("size") == size:
             try:
                 memory = Memory.from_record(name, self.scope.scope, tier, path, stored["r"])
             except (KeyError, TypeError, ValueError, IndexError):
@@ -387,11 +386,10 @@ class Catalog:
                         "ENGRAM_CORRUPT", self._shown(path), f"cannot be parsed ({type(exc).__name__})"
                     )
         previous = cached.memory if cached is not None else None
-        self._entries[path] = _Entry(stat.st_mtime_ns, stat.st_size, inode, memory, problem, tier)
-        self._folder_of[path] = folder
         if memory is not None and previous is not None and memory.hash == previous.hash:
-            self._entries[path].memory = previous  # touched, not changed
-            return False
+            self._entries[path] = _Entry(mtime_ns, size, inode, previous, problem, tier)
+            return False  # touched, not changed
+        self._entries[path] = _Entry(mtime_ns, size, inode, memory, problem, tier)
         if stored is None or memory is None or memory.hash != stored["r"][0]:
             self._dirty = True  # index.json no longer describes this file
         self._changes[key] = memory
@@ -402,7 +400,6 @@ class Catalog:
 
     def _forget(self, path: str) -> None:
         entry = self._entries.pop(path)
-        self._folder_of.pop(path, None)
         self._dirty = True
         if entry.memory is not None:
             self._changes[memory_key(entry.memory)] = None
@@ -431,7 +428,7 @@ class Catalog:
                             self._forget(str(path))
                             changed = True
                         continue
-                    changed |= self._update(str(path), folder, tier, inode)
+                    changed |= self._update(str(path), tier, inode)
             for number in touched:
                 folder = self._tiers[number][1]
                 if folder in self._folders:

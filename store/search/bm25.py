@@ -380,7 +380,8 @@ def load(data: Any) -> InvertedIndex:
     size = int.from_bytes(bytes(data[at : at + 8]), "little")
     header = orjson.loads(bytes(data[at + 8 : at + 8 + size]))
     at += 8 + size
-    keys = [tuple(sys.intern(part) for part in k) if isinstance(k, list) else k for k in header["keys"]]
+    intern = sys.intern
+    keys = [tuple(map(intern, k)) if isinstance(k, list) else k for k in header["keys"]]
     vocab = header["vocab"]
     index = InvertedIndex()
     index._keys = keys
