@@ -116,7 +116,7 @@ def _add(args: argparse.Namespace, store: Store) -> Outcome:
     entries, redactions = proposals.draft(store, [candidate])
     rows = preview_rows(entries)
     if not args.yes and sys.stdin.isatty():
-        print(preview_text(entries, redactions, proposals.targets(store, entries)), file=sys.stderr)
+        print(preview_text(entries, redactions, proposals.drafted(entries)), file=sys.stderr)
     if not confirm("Save this memory?", yes=args.yes, action="save it"):
         data = {"candidates": rows, "redactions": redactions, "written": [], "deferred": []}
         return Outcome(True, "Nothing was saved.", data)

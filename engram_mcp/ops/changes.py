@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from store.safety import untrusted
-from store.write.proposal_entry import ProposalEntry
-from store.write.proposals import Before
+from store.write.proposal_entry import Before, ProposalEntry
 
 DIFF_LINES: Final = 600
 """Lines of each body the diff compares; the rest is named, not compared. difflib's matcher is

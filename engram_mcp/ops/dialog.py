@@ -35,8 +35,7 @@ from engram_mcp.ops.changes import (
 from engram_mcp.ops.shown import Shown, code_line, shown, written_fields
 from store.safety import untrusted
 from store.write.notes import NoteDraft
-from store.write.proposal_entry import ProposalEntry
-from store.write.proposals import Before
+from store.write.proposal_entry import Before, ProposalEntry
 
 
 def shown_key(name: str, shown: Any) -> str:

@@ -23,8 +23,8 @@ from store.files.memory import iso
 from store.safety import untrusted
 from store.write.approvals import MAX_PROPOSALS
 from store.write.commits import CommitReport
-from store.write.proposal_entry import ProposalEntry
-from store.write.proposals import Before, Preview
+from store.write.proposal_entry import Before, ProposalEntry
+from store.write.proposals import Preview
 
 
 def token_hints(preview: Preview) -> tuple[Hint, Hint]:

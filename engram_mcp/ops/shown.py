@@ -18,8 +18,7 @@ from typing import Any, Final
 
 from engram_mcp.ops.changes import Change, change
 from store.safety import untrusted
-from store.write.proposal_entry import ProposalEntry
-from store.write.proposals import Before
+from store.write.proposal_entry import Before, ProposalEntry
 
 CODE_FIELDS: Final = ("refs", "valid_until", "review_after")
 

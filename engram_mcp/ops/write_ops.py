@@ -75,7 +75,7 @@ def note(store: Store, args: dict[str, Any]) -> Flow:
 
 def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, origin: str) -> Flow:
     """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer."""
-    message, schema = dialog(shown(entries, redactions, proposals.targets(store, entries)))
+    message, schema = dialog(shown(entries, redactions, proposals.drafted(entries)))
     answer = yield Elicit(key=shown_key("approval", [schema, message]), message=message, schema=schema)
     if answer.action == "accept":
         try:

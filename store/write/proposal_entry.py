@@ -8,12 +8,37 @@ The record is the same for the store (store.proposals, store.commits), the tools
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from store.write.code_fields import code_values
 from store.write.notes import NoteDraft
 from store.write.verdicts import Similar, Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Before:
+    """The memory an UPDATE rewrites or a SUPERSEDE retires, as the store holds it now: what
+    the preview and the dialog diff the candidate against (SPEC §4.1, §4.3). Its text came
+    from a memory file, so it is untrusted."""
+
+    id: str
+    title: str
+    body: str
+    tags: tuple[str, ...]
+    paths: tuple[str, ...]
+    changed: bool
+    """Its file is no longer the one the verdict was pinned to: the commit will defer it."""
+    refs: tuple[str, ...] = ()
+    valid_until: str = ""
+    review_after: str = ""
+    always: bool = False
+    unresolved: tuple[str, ...] = ()
+    """The candidate's refs that do not resolve in the working tree now (store.staleness):
+    written, they mark the memory stale."""
+    seen: tuple[Any, ...] = ()
+    """The key of the store's view it was read in (store.Store.view): while the store's view
+    has that key, it is still what the store holds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +71,9 @@ class ProposalEntry:
     """The working note a promotion removes once the memory is written."""
     note_draft: NoteDraft | None = None
     """A note's single entry (token path): the note to write."""
+    before: Before | None = field(default=None, compare=False, repr=False)
+    """The memory an UPDATE or SUPERSEDE changes, as the draft read it (store.proposals.draft):
+    shown, never stored (`record` leaves it out; the commit reads the memory again)."""
 
     def similar_rows(self) -> list[dict[str, Any]]:
         return [

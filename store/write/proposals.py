@@ -10,7 +10,7 @@ human is asked.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from store.code import staleness
@@ -22,33 +22,11 @@ from store.write import transaction
 from store.write.approvals import TOKEN_TTL_SECONDS, Pending, mint
 from store.write.candidates import make_candidates
 from store.write.code_fields import shown_code_fields, with_code_meta, with_refs
-from store.write.proposal_entry import ProposalEntry
+from store.write.proposal_entry import Before, ProposalEntry
 from store.write.verdicts import Candidate, Known, Verdict, decide
 
 if TYPE_CHECKING:
     from store.store import Store, View
-
-
-@dataclass(frozen=True, slots=True)
-class Before:
-    """The memory an UPDATE rewrites or a SUPERSEDE retires, as the store holds it now: what
-    the preview and the dialog diff the candidate against (SPEC §4.1, §4.3). Its text came
-    from a memory file, so it is untrusted."""
-
-    id: str
-    title: str
-    body: str
-    tags: tuple[str, ...]
-    paths: tuple[str, ...]
-    changed: bool
-    """Its file is no longer the one the verdict was pinned to: the commit will defer it."""
-    refs: tuple[str, ...] = ()
-    valid_until: str = ""
-    review_after: str = ""
-    always: bool = False
-    unresolved: tuple[str, ...] = ()
-    """The candidate's refs that do not resolve in the working tree now (store.staleness):
-    written, they mark the memory stale."""
 
 
 @dataclass(slots=True)
@@ -71,7 +49,8 @@ def targets(store: Store, entries: Sequence[ProposalEntry], view: View | None = 
     wanted = [e for e in entries if e.verdict.kind in ("UPDATE", "SUPERSEDE")]
     if not wanted:
         return {}
-    scoped = known(view or store.view())
+    view = view or store.view()
+    scoped = known(view)
     check = staleness.checker(store.workspace)
     found: dict[int, Before] = {}
     for e in wanted:
@@ -89,8 +68,27 @@ def targets(store: Store, entries: Sequence[ProposalEntry], view: View | None = 
                 review_after=memory.review_after,
                 always=memory.always,
                 unresolved=tuple(check.unresolved(_refs(e))) if e.scope == "project" else (),
+                seen=view.key,
             )
     return found
+
+
+def drafted(entries: Sequence[ProposalEntry]) -> dict[int, Before]:
+    """The targets `draft` read with the entries (each entry's `before`), by candidate number."""
+    return {e.n: e.before for e in entries if e.before is not None}
+
+
+def current(store: Store, entries: Sequence[ProposalEntry]) -> dict[int, Before]:
+    """The targets as the store holds them now: the drafted ones while the store's view is the
+    one they were read in, else read again (a memory changed since the draft)."""
+    if not any(e.verdict.kind in ("UPDATE", "SUPERSEDE") for e in entries):
+        return {}
+    view = store.view()
+    found = drafted(entries)
+    fresh = all(e.n in found for e in entries if e.verdict.kind in ("UPDATE", "SUPERSEDE"))
+    if fresh and all(b.seen == view.key for b in found.values()):
+        return found
+    return targets(store, entries, view)
 
 
 def _refs(entry: ProposalEntry) -> list[str]:
@@ -137,7 +135,9 @@ def verdicts(store: Store, candidates: Sequence[Candidate], view: View | None = 
 def draft(
     store: Store, raw: Sequence[dict[str, Any]], notes: Sequence[str | None] = ()
 ) -> tuple[list[ProposalEntry], int]:
-    """The numbered preview entries of a proposal, computed without writing anything."""
+    """The numbered preview entries of a proposal, computed without writing anything; each
+    UPDATE's and SUPERSEDE's `before` is read in the same view, for the next step to show
+    (`drafted`) and store (`store_proposal`) without reading it again."""
     candidates, redactions = make_candidates(raw)
     candidates = with_refs(store.workspace, candidates)  # store.code_fields: extracted at proposal time
     view = store.view(recent_ok=True)
@@ -172,13 +172,15 @@ def draft(
                 note=notes[n - 1],
             )
         )
-    return entries, redactions
+    found_targets = targets(store, entries, view)  # what the preview, the dialog and the store show
+    return [replace(e, before=found_targets.get(e.n)) for e in entries], redactions
 
 
 def store_proposal(
     store: Store, entries: Sequence[ProposalEntry], redactions: int, origin: str, status: str = "pending"
 ) -> Preview:
-    """Record a proposal (pending, or already `declined`) and return it with its one-time token."""
+    """Record a proposal (pending, or already `declined`) and return it with its one-time token
+    and its targets: the drafted ones, unless the store changed since (`current`, under the lock)."""
     now = store.now()
     token = mint(store.workspace)
     record: dict[str, Any] = {
@@ -193,9 +195,8 @@ def store_proposal(
         pending = Pending.read(store.project.pending_path, store.key)
         pending.add(token, record)
         transaction.apply(store, [(store.project.pending_path, pending.render(now))])
-    return Preview(
-        token, record["expires"], list(entries), redactions, pending.dropped, targets(store, entries)
-    )
+        before = current(store, entries)
+    return Preview(token, record["expires"], list(entries), redactions, pending.dropped, before)
 
 
 def promote(store: Store, note_id: object, kind: str | None = None) -> Preview:
