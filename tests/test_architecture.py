@@ -237,11 +237,7 @@ def _product_exceptions() -> dict[str, set[str]]:
 def test_every_exception_class_is_in_an_error_tree() -> None:
     """engram's own rule: a reader finds every error of a component in its `errors.py`, drawn
     in that file's docstring, and none is defined twice."""
-    outside = {
-        file: found
-        for file, found in _product_exceptions().items()
-        if file not in ERROR_TREES
-    }
+    outside = {file: found for file, found in _product_exceptions().items() if file not in ERROR_TREES}
     assert {file: found for file, found in outside.items() if found} == {}
 
 

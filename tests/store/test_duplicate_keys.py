@@ -25,7 +25,9 @@ def hidden_always(title: str = "Deploy checklist") -> str:
     )
 
 
-@pytest.mark.parametrize("title", ["Deploy checklist", "R&D deploy checklist"], ids=["one-line-title", "ampersand-title"])
+@pytest.mark.parametrize(
+    "title", ["Deploy checklist", "R&D deploy checklist"], ids=["one-line-title", "ampersand-title"]
+)
 def test_a_repeated_key_is_refused_naming_the_key_and_its_lines(title: str) -> None:
     """Whatever the title holds (an `&` once sent the block to another loader), one refusal."""
     with pytest.raises(CorruptMemory) as info:
