@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from store.files.git import run_git
+from store.files.git import repository, run_git
 
 MAX_REFS: Final = 20
 MAX_REF_LENGTH: Final = 300
@@ -158,10 +158,41 @@ _CODE_WORD: Final = re.compile(r"\b([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Za-z][A-Z
 _IDENT: Final = re.compile(r"[A-Za-z_$][\w$]*")
 
 
+_LISTED: dict[str, tuple[tuple[object, ...], tuple[str, ...]]] = {}
+"""Workspace → (the stamp of its repository's index file, what `git ls-files` listed then)."""
+
+
 def tracked_files(workspace: Path) -> list[str] | None:
-    """Workspace-relative paths of the files git tracks here; None where git is not there."""
+    """Workspace-relative paths of the files git tracks here; None where git is not there.
+
+    `ls-files --cached` lists the index and nothing else, and git replaces the index file
+    (a new inode) whenever it changes it, so the listing is kept while the index file's
+    stat is the same: a proposal no longer starts a git process (about 3 ms of every commit)."""
+    where = os.path.abspath(workspace)
+    stamp = _index_stamp(workspace)
+    held = _LISTED.get(where)
+    if stamp is not None and held is not None and held[0] == stamp:
+        return list(held[1])
     out = run_git(workspace, "ls-files", "-z", "--cached")
-    return None if out is None else [p for p in out.split("\0") if p]
+    if out is None:
+        return None
+    found = [p for p in out.split("\0") if p]
+    if stamp is not None and _index_stamp(workspace) == stamp:  # not changed while git read it
+        _LISTED[where] = (stamp, tuple(found))
+    return found
+
+
+def _index_stamp(workspace: Path) -> tuple[object, ...] | None:
+    """The repository's index file as stat sees it; None when there is none to watch (no
+    repository, or a `.git` file of a worktree or submodule, whose index lies elsewhere)."""
+    found = repository(workspace)
+    if found is None or not os.path.isdir(found[0]):
+        return None
+    try:
+        info = os.stat(found[0] / "index")
+    except OSError:
+        return None
+    return (str(found[0]), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def workspace_files(workspace: Path) -> list[str]:
