@@ -50,9 +50,24 @@ def expired(memories: Iterable[Memory], today: str) -> list[Memory]:
     )
 
 
+_last_expired: tuple[tuple[Any, ...], str, frozenset[str]] | None = None
+"""The snapshots last asked about (the view's own tuple), the day, and their expired ids."""
+
+
 def expired_ids(snapshots: Iterable[Any], today: str) -> set[str]:
-    """The ids of expired durable memories in catalog snapshots (they stay taken)."""
-    return {m.id for m in expired((m for s in snapshots for m in s.memories), today)}
+    """The ids of expired durable memories in catalog snapshots (they stay taken).
+
+    Every proposal and every commit asks with the view's snapshots: while the view is the same
+    (its tuple, unchanged snapshots of immutable memories) and so is the day, the answer is
+    too, and is not recomputed over every memory (about 1 ms at 1,000 memories, 10 at 10,000)."""
+    global _last_expired
+    asked = snapshots if isinstance(snapshots, tuple) else tuple(snapshots)
+    held = _last_expired
+    if held is not None and held[0] is asked and held[1] == today:
+        return set(held[2])
+    found = {m.id for m in expired((m for s in asked for m in s.memories), today)}
+    _last_expired = (asked, today, frozenset(found))
+    return found
 
 
 def review_due(review_after: str, today: str) -> str:
