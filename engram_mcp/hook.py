@@ -26,6 +26,7 @@ from typing import IO, Final
 
 import orjson
 
+from engram_mcp.ops.wording import tool_wording
 from store.files.git import run_git
 from store.files.workspace import find_workspace
 from store.safety import untrusted
@@ -89,7 +90,7 @@ def session_start(
         store = Store(find_workspace(start, workspace_arg), read_only=True, background=False)
         objective = os.environ.get("ENGRAM_SESSION_OBJECTIVE", "")
         task, source = ("", "") if objective.strip() else git_objective(store.workspace)
-        result, _ = store.load(task or objective, objective=objective)
+        result, _ = store.load(task or objective, objective=objective, words=tool_wording)
         problems = store.config().diagnostics + tuple(
             (p.code, f"{p.file}: {p.message}") for p in store.view().problems[:3]
         )

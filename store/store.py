@@ -32,7 +32,7 @@ from store.files.workspace import (
     user_dir,
 )
 from store.read.catalog import Catalog, Snapshot, memory_key
-from store.read.load import LoadResult, Selected, agent_words, single, tiered
+from store.read.load import LoadResult, Selected, plain_words, single, tiered
 from store.read.route import RoutePlan, RoutePool, route, task_classes
 from store.read.usage import Usage
 from store.read.variants import variant_text
@@ -482,7 +482,7 @@ class Store:
         full: bool = False,
         objective: str | None = None,
         include_stale: bool = False,
-        words: Words = agent_words,
+        words: Words = plain_words,
         counted: Words | None = None,
     ) -> tuple[LoadResult, str]:
         """(result, task class). `memory_id` loads that body only and counts as a fetch.

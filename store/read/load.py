@@ -31,14 +31,13 @@ SEARCH_OR_SAVE: Final = Next("search_or_save")
 the caller's `words` say them, since the store knows no tool and no command."""
 
 
-def agent_words(step: Next) -> str:
-    """The words of a load whose caller passes none: today only the session hook, whose text
-    an agent reads. It goes once engram_mcp/hook.py passes engram_mcp.ops.wording.tool_wording
-    (tests/store/test_no_surface_names.py allows this one function until then)."""
+def plain_words(step: Next) -> str:
+    """The words of a load whose caller passes none (the store's own tests): plain, naming no
+    tool and no command. Every surface passes its own (engram_mcp.ops.wording, cli/common)."""
     return {
-        "fetch_body": 'fetch a body with engram_load {"id": "<id>"}',
-        "list_ids": "engram://index lists every id",
-        "search_or_save": "Search with engram_search, or propose knowledge with engram_save.",
+        "fetch_body": "fetch a body by its id",
+        "list_ids": "the index lists every id",
+        "search_or_save": "No memory matched.",
     }[step.kind]
 
 
