@@ -159,11 +159,12 @@ def _application(options: dict[str, object], cwd: Path) -> Application:
 
 
 def _warm(store: Store) -> None:
-    try:
-        store.clean_temps()
-        store.warm()
-    except Exception:  # a broken store is reported by the request that needs it
-        log.debug("warm-up failed", exc_info=True)
+    # the index first, then the temp files' listing: a first search waits on the one, not the other
+    for step in (store.warm, store.clean_temps):
+        try:
+            step()
+        except Exception:  # a broken store is reported by the request that needs it
+            log.debug("warm-up failed", exc_info=True)
     gc.freeze()  # the store's long-lived objects: later collections no longer walk them
 
 
