@@ -108,6 +108,8 @@ class Catalog:
         """(tier, folder): the same Path objects throughout, so `is` can compare them."""
         self._entries: dict[str, _Entry] = {}
         """By path; an entry's folder is its tier's (no second table of 100,000 paths)."""
+        self._counts = {tier: 0 for tier, _ in TIERS}
+        """Entries per tier: a listing that saw as many of them as there are lost none."""
         self._folders: dict[Path, int] = {}
         self._folder_problems: dict[Path, list[Problem]] = {}
         self._last_sweep = 0.0
@@ -254,23 +256,28 @@ class Catalog:
             return self._sweep(tier) if sweep else False
         self._folders[folder] = stamp
         changed = False
-        seen: set[str] = set()
+        seen: list[str] = []
         problems: list[Problem] = []
-        found = self._scan(folder)
+        known = self._counts[tier]
+        found, unchanged = self._scan(folder, skip=not sweep)
+        listed = len(unchanged)  # known files listed again
         progress = Progress(f"reading {self.scope.display(folder)}", len(found))
         for done, (path, inode, problem) in enumerate(found, 1):
             progress.step(done)
             if problem is not None:
                 problems.append(problem)
                 continue
-            seen.add(path)
+            seen.append(path)
             cached = self._entries.get(path)
+            listed += cached is not None
             if sweep or cached is None or cached.inode != inode:
                 changed |= self._update(path, tier, inode)
         progress.finish()
-        for gone in [p for p, e in self._entries.items() if e.tier == tier and p not in seen]:
-            self._forget(gone)
-            changed = True
+        if listed != known:  # some known file was not listed: find which (else none is gone)
+            present = {*unchanged, *seen}
+            for gone in [p for p, e in self._entries.items() if e.tier == tier and p not in present]:
+                self._forget(gone)
+                changed = True
         if problems != self._folder_problems.get(folder, []):
             self._folder_problems[folder] = problems
             changed = True
@@ -291,25 +298,34 @@ class Catalog:
                 changed |= self._update(path, tier, stat.st_ino)
         return changed
 
-    def _scan(self, folder: Path) -> list[tuple[str, int, Problem | None]]:
+    def _scan(self, folder: Path, *, skip: bool) -> tuple[list[tuple[str, int, Problem | None]], list[str]]:
+        """(files to look at, or the problem with each; the known files left out). With
+        `skip`, a known file listed with the inode it had is left out: a relisting of 100,000
+        files after one rename then hands on only what changed."""
         reason = unsafe(self.scope, folder)
         if reason is not None:  # a link leading outside the scope: nothing in it is read
-            return [(str(folder), 0, Problem("ENGRAM_UNSAFE_PATH", self.scope.display(folder), reason))]
+            return [(str(folder), 0, Problem("ENGRAM_UNSAFE_PATH", self.scope.display(folder), reason))], []
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
-            return []
+            return [], []
         except (NotADirectoryError, PermissionError) as exc:
             reason = "is not a folder" if isinstance(exc, NotADirectoryError) else "cannot be read"
             problem = Problem(
                 "ENGRAM_CORRUPT", self.scope.display(folder), f"{reason}; nothing in it is loaded"
             )
-            return [(str(folder), 0, problem)]
+            return [(str(folder), 0, problem)], []
         found: list[tuple[str, int, Problem | None]] = []
+        unchanged: list[str] = []
         known = self._entries
         for entry in entries:
-            if entry.path in known and not entry.is_symlink():  # checked when first seen
-                found.append((entry.path, entry.inode(), None))
+            path = entry.path
+            cached = known.get(path)
+            if cached is not None and not entry.is_symlink():  # checked when first seen
+                if skip and cached.inode == entry.inode():
+                    unchanged.append(path)
+                else:
+                    found.append((path, entry.inode(), None))
                 continue
             name = entry.name
             if not name.endswith(".md") or name.startswith("."):
@@ -334,7 +350,7 @@ class Catalog:
                 )
             elif entry.is_file(follow_symlinks=False):
                 found.append((entry.path, entry.inode(), None))
-        return found
+        return found, unchanged
 
     def _update(self, path: str, tier: str, inode: int) -> bool:
         """Take in one file (run for every file when a process starts: kept lean)."""
@@ -389,6 +405,8 @@ class Catalog:
         if memory is not None and previous is not None and memory.hash == previous.hash:
             self._entries[path] = _Entry(mtime_ns, size, inode, previous, problem, tier)
             return False  # touched, not changed
+        if cached is None:
+            self._counts[tier] += 1
         self._entries[path] = _Entry(mtime_ns, size, inode, memory, problem, tier)
         if stored is None or memory is None or memory.hash != stored["r"][0]:
             self._dirty = True  # index.json no longer describes this file
@@ -400,12 +418,13 @@ class Catalog:
 
     def _forget(self, path: str) -> None:
         entry = self._entries.pop(path)
+        self._counts[entry.tier] -= 1
         self._dirty = True
         if entry.memory is not None:
             self._changes[memory_key(entry.memory)] = None
 
     def _build(self) -> Snapshot:
-        memories = tuple(e.memory for e in self._entries.values() if e.memory is not None)
+        memories = tuple([e.memory for e in self._entries.values() if e.memory is not None])
         problems = [p for found in self._folder_problems.values() for p in found]
         problems += [e.problem for e in self._entries.values() if e.problem is not None]
         return Snapshot(memories, tuple(problems), self._version)
