@@ -222,7 +222,7 @@ class Store:
                         )
                 self._search.update(updates)
             problems = tuple(p for s in snapshots for p in s.problems)
-            self._view = View({**user[0], **project[0]}, {**user[1], **project[1]}, problems, snapshots, key)
+            self._view = View(merged[0], merged[1], problems, snapshots, key)  # fresh dicts, never changed
             return self._view
 
     def warm(self) -> None:
