@@ -80,7 +80,7 @@ def commit(store: Store, token: str, approve: object) -> CommitReport:
         if record.get("origin") == "note":
             report, writes = _plan_note(store, chosen[0])
         else:
-            report, writes = _plan(store, chosen, now)
+            report, writes = _plan(store, chosen, now, judged=record.get("judged"))
         pending.set_status(hashed, "used")
         writes.append((store.project.pending_path, pending.render(now)))
         transaction.apply(store, writes)  # journal first: a kill at any instant is rolled forward and sealed
@@ -97,11 +97,13 @@ def apply_entries(store: Store, entries: Sequence[ProposalEntry]) -> CommitRepor
 
 
 def _plan(
-    store: Store, entries: Sequence[ProposalEntry], now: float
+    store: Store, entries: Sequence[ProposalEntry], now: float, *, judged: object = None
 ) -> tuple[CommitReport, list[transaction.Write]]:
     """The writes of approved entries, each re-checked against the store as it is now (in the
     candidate's own scope), rendered and parsed back; a changed verdict or a changed set of
-    shown fields defers the candidate, a file engram could not load back refuses the commit."""
+    shown fields defers the candidate, a file engram could not load back refuses the commit.
+    `judged`: the stamp of the view the proposal's verdicts came from (transaction.view_stamp);
+    while the view still has it, those verdicts are the ones judging again would give."""
     report = CommitReport()
     writes: list[transaction.Write] = []
     try:
@@ -112,7 +114,10 @@ def _plan(
         ) from None
     view = store.view(recent_ok=True)  # the write lock's sweep just ran
     try:
-        fresh = verdicts(store, candidates, view)
+        if judged is not None and judged == transaction.view_stamp(store, view):
+            fresh: list[Verdict] = [e.verdict for e in entries]  # nothing changed since the proposal
+        else:
+            fresh = verdicts(store, candidates, view)
     except StoreError as exc:
         for e in entries:
             report.deferred.append(

@@ -24,6 +24,7 @@ import contextlib
 import logging
 import os
 import re
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -38,7 +39,7 @@ from store.files.lock import workspace_lock
 from store.files.workspace import check_scope, ensure_gitignore, init_scope, write_refusal
 
 if TYPE_CHECKING:
-    from store.store import Store
+    from store.store import Store, View
 
 log = logging.getLogger("engram.store")
 
@@ -77,6 +78,22 @@ def write_lock(
         if memories:
             store.view(sweep=True)  # take in every change made before the lock was ours
         yield
+
+
+_STORE_TAGS: weakref.WeakKeyDictionary[Store, str] = weakref.WeakKeyDictionary()
+
+
+def view_stamp(store: Store, view: View) -> list[Any]:
+    """What verdicts are judged against, as JSON a proposal record can carry (`judged`): this
+    Store object (a random tag: catalog versions count per process, from 0), its view's key
+    (catalog versions and the day) and the dedup thresholds. A commit that finds its view with
+    the same stamp takes the proposal's verdicts instead of judging again (store.write.commits);
+    any other process, store, change or day has another stamp."""
+    tag = _STORE_TAGS.get(store)
+    if tag is None:
+        tag = _STORE_TAGS.setdefault(store, os.urandom(8).hex())
+    config = store.config()
+    return [tag, *view.key, config.dedup_duplicate, config.dedup_related]
 
 
 def check_workspace(store: Store) -> None:
