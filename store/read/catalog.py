@@ -52,6 +52,9 @@ SWEEP_SECONDS: Final = 2.0
 SWEEP_SHARE: Final = 0.005
 """The most of one core background sweeps may take: a sweep that took d seconds is followed by
 a pause of at least d / SWEEP_SHARE."""
+WATCH_AFTER: Final = 0.5
+"""Seconds the sweeper lets pass before it asks for change notification: importing watchdog and
+starting its threads (~30 ms) would otherwise compete with a server's first search."""
 WATCHED_SWEEP_SECONDS: Final = 300.0
 """The pause between sweeps while change notification watches every memory folder (a sweep
 then only catches what a notification could miss, such as an overflowed event queue)."""
@@ -175,10 +178,18 @@ class Catalog:
             self._sweeper.start()
 
     def sweep_forever(self, wait: Callable[[float], bool] | None = None) -> None:
-        """Watch the memory folders where the platform can, and sweep between pauses (see
+        """Watch the memory folders where the platform can (after `WATCH_AFTER`, then one sweep
+        for what was edited before the watch began), and sweep between pauses (see
         `sweep_pause`) until `close`. `wait(seconds)` returns True to stop (tests inject it)."""
         wait = wait or self._closed.wait
         took = 0.0  # the first refresh has just stat'ed every file
+        if self._watch:
+            if wait(WATCH_AFTER):
+                return
+            if self._watch_folders():  # watched from now on: catch what was edited before
+                began = self._clock()
+                self.note_edited(self._stat_all())
+                took = self._clock() - began
         while True:
             if wait(sweep_pause(took, watched=self._watch_folders())):
                 return
