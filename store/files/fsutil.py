@@ -53,7 +53,7 @@ def _temp_beside(path: Path) -> tuple[int, str]:
             continue
 
 
-def open_regular(path: Path, *, follow: bool = False, flags: int = os.O_RDONLY) -> int:
+def open_regular(path: Path | str, *, follow: bool = False, flags: int = os.O_RDONLY) -> int:
     """A descriptor of a regular file, never blocking and (unless `follow`) never through a link.
 
     O_NONBLOCK makes opening a FIFO return at once (a plain open would wait for a writer forever),
@@ -62,6 +62,11 @@ def open_regular(path: Path, *, follow: bool = False, flags: int = os.O_RDONLY) 
     keep as a link (`$ENGRAM_HOME/config.json` in a dotfiles repository): the link is followed,
     but its target must still be a regular file. `flags` adds write flags (an append).
     FileNotFoundError when absent; NotRegular for a link, folder, FIFO, device or socket."""
+    return _open_checked(path, follow, flags)[0]
+
+
+def _open_checked(path: Path | str, follow: bool, flags: int) -> tuple[int, os.stat_result]:
+    """`open_regular`'s descriptor and what fstat said of it."""
     nofollow = 0 if follow else os.O_NOFOLLOW
     try:
         fd = os.open(path, flags | os.O_NONBLOCK | nofollow | os.O_CLOEXEC, 0o644)
@@ -75,23 +80,39 @@ def open_regular(path: Path, *, follow: bool = False, flags: int = os.O_RDONLY) 
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise NotRegular(errno.EINVAL, "is not a regular file")
-    return fd
+    return fd, info
 
 
-def read_regular(path: Path, limit: int | None = None, *, follow: bool = False) -> bytes:
-    """The bytes of a regular file (see `open_regular`); NotRegular beyond `limit` bytes too."""
-    fd = open_regular(path, follow=follow)
-    with os.fdopen(fd, "rb") as handle:
-        if limit is None:
-            return handle.read()
-        size = os.fstat(fd).st_size
-        if size > limit:
+def read_regular(path: Path | str, limit: int | None = None, *, follow: bool = False) -> bytes:
+    """The bytes of a regular file (see `open_regular`); NotRegular beyond `limit` bytes too.
+
+    Read straight from the descriptor (no file object: a fresh build reads every memory)."""
+    fd, info = _open_checked(path, follow, os.O_RDONLY)
+    try:
+        if limit is not None and info.st_size > limit:
             raise NotRegular(errno.EFBIG, f"is larger than {limit} bytes")
-        # read(n) allocates n bytes up front: ask for what the file holds (one more shows growth)
-        data = handle.read(size + 1)
-    if len(data) > limit:
+        # ask for what the file holds and one more byte (growth shows; EOF in one call)
+        data = _read(fd, info.st_size + 1, None if limit is None else info.st_size + 1)
+    finally:
+        os.close(fd)
+    if limit is not None and len(data) > limit:
         raise NotRegular(errno.EFBIG, f"is larger than {limit} bytes")
     return data
+
+
+def _read(fd: int, first: int, most: int | None) -> bytes:
+    """Up to `most` bytes from `fd` (None: to the end), asking for `first` at once."""
+    parts: list[bytes] = []
+    got = 0
+    want = first
+    while most is None or got < most:
+        chunk = os.read(fd, want if most is None else min(want, most - got))
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+        want = 1 << 16
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def fsync_dir(folder: Path) -> None:
