@@ -417,13 +417,21 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
         raise CorruptMemory(f"status must be one of: {', '.join(STATUSES)}")
     for key in ("tags", "paths", "roles", "supersedes", "refs"):
         value = meta.get(key)
-        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        if value is None:
+            continue
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise CorruptMemory(f"{key} must be a list of strings")
-        # A bad ref is kept and named by the staleness check; every other list is of names.
-        bad = next((v for v in value or () if key != "refs" and untrusted.control_character(v)), None)
+        if key == "refs" or not value:  # a bad ref is kept and named by the staleness check
+            continue
+        # Every other list is of names. One look at them all, space-joined, first: a character
+        # refused in one name is refused there too (a joiner at a name's edge meets the space).
+        joined = " ".join(value)
+        bad = None
+        if untrusted.control_character(joined):
+            bad = next((v for v in value if untrusted.control_character(v)), None)
         if bad is not None:
             raise CorruptMemory(f"{key} {untrusted.line(bad, 60)} holds a control character or line break")
-        hidden = next((v for v in value or () if key != "refs" and first_invisible(v)), None)
+        hidden = next((v for v in value if first_invisible(v)), None) if first_invisible(joined) else None
         if hidden is not None:
             raise CorruptMemory(f"{key} {untrusted.line(hidden, 60)} holds a character a reader cannot see")
     if "always" in meta and not isinstance(meta["always"], bool):
