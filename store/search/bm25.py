@@ -322,8 +322,11 @@ class _Blob:
         self.data = memoryview(data)
         self.documents = len(terms)
         self.vocabulary = len(post)
-        self.post_at = list(itertools.accumulate(post, initial=0))
-        self.terms_at = list(itertools.accumulate(terms, initial=0))
+        try:  # machine integers: a 100,000-memory index's offsets in 1 MB, not 7
+            self.post_at = array("q", itertools.accumulate(post, initial=0))
+            self.terms_at = array("q", itertools.accumulate(terms, initial=0))
+        except OverflowError as exc:
+            raise ValueError("search index sizes do not add up") from exc
         self.docs_base = start
         self.tfs_base = start + 4 * self.post_at[-1]
         self.terms_base = self.tfs_base + 4 * self.post_at[-1]
