@@ -17,6 +17,7 @@ import itertools
 import math
 import sys
 from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Hashable, Iterable
 from pathlib import Path
@@ -122,8 +123,13 @@ class InvertedIndex:
                 self._post_tfs.append(array("I"))
             self._df[tid] += 1
             docs, tfs = self._postings(tid)
-            docs.append(slot)
-            tfs.append(tf)
+            if docs and docs[-1] > slot:  # a freed slot reused: its postings stay in slot order
+                at = bisect_left(docs, slot)
+                docs.insert(at, slot)
+                tfs.insert(at, tf)
+            else:
+                docs.append(slot)
+                tfs.append(tf)
             terms.append(tid)
         self._doc_terms[slot] = terms
         self._slot[key] = slot
@@ -136,7 +142,9 @@ class InvertedIndex:
         terms = self._terms_of(slot)
         for tid in terms:
             docs, tfs = self._postings(tid)
-            at = docs.index(slot)
+            at = bisect_left(docs, slot)  # postings are in slot order (`add` keeps them so)
+            if at == len(docs) or docs[at] != slot:  # an index saved before it did
+                at = docs.index(slot)
             docs.pop(at)
             tfs.pop(at)
             self._df[tid] -= 1
