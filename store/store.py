@@ -185,12 +185,9 @@ class Store:
             key = (*(s.version for s in snapshots), today)
             if self._view is not None and self._view.key == key:
                 return self._view
-            changes = {
-                (catalog.scope.scope, *name.split("/", 1)): memory
-                for catalog in self._catalogs
-                for name, memory in catalog.drain_changes().items()
-            }
-            if self._view is None or len(changes) > 5000 or self._view.key[-1] != today:
+            drained = [(catalog.scope.scope, catalog.drain_changes()) for catalog in self._catalogs]
+            if self._view is None or sum(len(d) for _, d in drained) > 5000 or self._view.key[-1] != today:
+                del drained  # rebuilt from the snapshots: the changes (100,000 at a start) go first
                 self._by_scope = {}
                 for catalog, snapshot in zip(self._catalogs, snapshots, strict=True):
                     durable = {
@@ -202,6 +199,11 @@ class Store:
                 merged = ({**user[0], **project[0]}, {**user[1], **project[1]})
                 self._search.sync([*merged[0].values(), *merged[1].values()])
             else:
+                changes = {
+                    (scope, *name.split("/", 1)): memory
+                    for scope, part in drained
+                    for name, memory in part.items()
+                }
                 for (scope, tier, memory_id), memory in changes.items():
                     durable, notes = self._by_scope[scope]
                     target = durable if tier == "durable" else notes
