@@ -47,7 +47,7 @@ them only between parse and index; the oldest go first past this bound."""
 _UNREAD_QUIET: Final = 5.0
 """Seconds without a parse after which bodies still unread are dropped at the next read that
 finds none held (their memory's index entry was already current): steady memory stays as it was."""
-_unread: dict[tuple[str, str], str] = {}
+_unread: OrderedDict[tuple[str, str], str] = OrderedDict()  # the oldest leave first, in O(1)
 _unread_chars = 0
 _last_hold = 0.0
 
@@ -114,8 +114,7 @@ class Memory:
         self.refs, self.updated, self.review_after = refs, updated, review_after
         self.superseded_by = superseded_by
         self._full = full if path is None else None
-        if path is not None and full is not None:
-            _remember((path, hash, "meta"), full[0])
+        if path is not None and full is not None:  # the front matter is in the slots; meta is rare
             _hold((path, hash), full[1])
 
     @classmethod
@@ -280,7 +279,7 @@ def _hold(key: tuple[str, str], body: str) -> None:
         _unread_chars += len(body)
         _last_hold = time.monotonic()
         while _unread_chars > _UNREAD_CHARS:
-            _unread_chars -= len(_unread.pop(next(iter(_unread))))
+            _unread_chars -= len(_unread.popitem(last=False)[1])
 
 
 def _take(key: tuple[str, str]) -> str | None:
