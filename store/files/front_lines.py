@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import repeat
 from typing import Any, Final
 
 _LINE: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,99}): (\S(?:.*\S)?)")  # YAML keys end by 1,024
@@ -70,20 +71,20 @@ def _line(line: str) -> tuple[str, Any, bool] | None:
     if match is None:
         return None
     key, value = match.groups()
-    if _scalar(key, flow=False) != key:
+    if _scalar(key, False) != key:
         return None
     if value[0] == "[" and value[-1] == "]":
         inner = value[1:-1]
-        items = tuple(_scalar(item, flow=True) for item in inner.split(", ")) if inner else ()
+        items = tuple(map(_scalar, inner.split(", "), repeat(True))) if inner else ()
         if any(item is _NOT_SIMPLE for item in items):
             return None
         return key, items, True
-    scalar = _scalar(value, flow=False)
+    scalar = _scalar(value, False)
     return None if scalar is _NOT_SIMPLE else (key, scalar, False)
 
 
 @lru_cache(maxsize=4096)  # types, statuses, tags and dates recur from file to file
-def _scalar(text: str, *, flow: bool) -> Any:
+def _scalar(text: str, flow: bool) -> Any:
     """A plain or quoted scalar's value as YAML types it; _NOT_SIMPLE for anything this form
     leaves to YAML (a quoted scalar holding its own quote or a backslash, for one)."""
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":

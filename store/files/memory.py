@@ -327,9 +327,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         else:
             raise CorruptMemory("the front matter is not closed by a '---' line")
     block = text[4 : end + 1]
-    if len(block.encode()) > MAX_FRONT_MATTER_BYTES:
+    # (a character is at most 4 bytes: a short block needs no encoding to be measured)
+    if len(block) > MAX_FRONT_MATTER_BYTES // 4 and len(block.encode()) > MAX_FRONT_MATTER_BYTES:
         raise CorruptMemory(f"the front matter exceeds {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    meta = front_lines.simple(block) if block.strip() else {}
+    meta = front_lines.simple(block) if block and not block.isspace() else {}
     if meta is None:
         meta = _front_yaml().parse_block(block)
     if not isinstance(meta, dict):
