@@ -32,6 +32,7 @@ def _propose_judged(store: Store, title: str = TITLE, body: str = BODY) -> str:
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     judged: list[int] = []
+
     def counting(*args: object, **kwargs: object) -> object:
         judged.append(1)
         return proposals.verdicts(*args, **kwargs)  # type: ignore[arg-type]

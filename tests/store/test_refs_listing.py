@@ -18,6 +18,7 @@ from tests.support.proposals import candidate, fixed, propose
 
 def _counting_git(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     calls: list[tuple[str, ...]] = []
+
     def counting(cwd: Path, *args: str, timeout: float = 10.0) -> str | None:
         calls.append(args)
         return run_git(cwd, *args, timeout=timeout)
