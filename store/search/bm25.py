@@ -39,14 +39,27 @@ UNLOADED_POSTINGS: Final = 65536
 20,000 postings in 6.5 ms, against 50–100 ms for importing numpy): a 10,000-memory server's
 first search and the session hook never wait for it (the server's warm-up loads it after), and
 longer texts (a verdict's candidate, a 100,000-memory store's queries) load it once."""
+PLAIN_FIRST: Final = 4
+"""How many mid-size queries (over SMALL_POSTINGS) a process answers in plain Python before it
+loads the kernels: enough for a first search, or the session hook's route and load, never to
+wait for numpy; a process that goes on asking (a server, a run of proposals, whose verdicts
+each search for similar memories) then pays the import once instead of ~5 ms a query."""
 _arrays: ModuleType | None = None
 """The numpy kernels (store.search.bm25_arrays), once a query has loaded them."""
+_plain_left = PLAIN_FIRST
 
 
 def _plain(postings: int) -> bool:
     """Whether a query touching this many postings is worked out in plain Python: by its size,
-    and whether the numpy kernels are loaded already (then mid-size queries use them too)."""
-    return postings <= SMALL_POSTINGS or (postings <= UNLOADED_POSTINGS and _arrays is None)
+    whether the numpy kernels are loaded already (then mid-size queries use them too), and how
+    many mid-size queries this process answered without them (PLAIN_FIRST)."""
+    global _plain_left
+    if postings <= SMALL_POSTINGS:
+        return True
+    if _arrays is not None or postings > UNLOADED_POSTINGS or _plain_left <= 0:
+        return False
+    _plain_left -= 1  # a race between threads costs at most one plain query more
+    return True
 
 
 def load_kernels() -> ModuleType:
