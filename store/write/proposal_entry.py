@@ -74,6 +74,10 @@ class ProposalEntry:
     before: Before | None = field(default=None, compare=False, repr=False)
     """The memory an UPDATE or SUPERSEDE changes, as the draft read it (store.proposals.draft):
     shown, never stored (`record` leaves it out; the commit reads the memory again)."""
+    judged: list[Any] | None = field(default=None, compare=False, repr=False)
+    """The stamp of the view its verdict was judged in (store.write.transaction.view_stamp):
+    stored once per proposal, as the record's `judged`, so a commit in the same view takes the
+    verdicts instead of judging again (store.write.commits)."""
 
     def similar_rows(self) -> list[dict[str, Any]]:
         return [

@@ -173,7 +173,8 @@ def draft(
             )
         )
     found_targets = targets(store, entries, view)  # what the preview, the dialog and the store show
-    return [replace(e, before=found_targets.get(e.n)) for e in entries], redactions
+    judged = transaction.view_stamp(store, view)
+    return [replace(e, before=found_targets.get(e.n), judged=judged) for e in entries], redactions
 
 
 def store_proposal(
@@ -191,6 +192,9 @@ def store_proposal(
         "redactions": redactions,
         "candidates": [e.record() for e in entries],
     }
+    stamps = [e.judged for e in entries]
+    if stamps and stamps[0] is not None and all(s == stamps[0] for s in stamps):
+        record["judged"] = stamps[0]  # one view judged them all (draft)
     with transaction.write_lock(store, memories=False):
         pending = Pending.read(store.project.pending_path, store.key)
         pending.add(token, record)

@@ -16,18 +16,28 @@ from tests.support.proposals import BODY, TITLE, candidate, fixed
 
 
 def _propose_judged(store: Store, title: str = TITLE, body: str = BODY) -> str:
-    """A `save` proposal whose record carries the stamp of the view its verdicts came from."""
+    """A `save` proposal: its record carries the stamp of the view its verdicts came from."""
     entries, redactions = proposals.draft(store, [candidate(title, body)])
     stamp = transaction.view_stamp(store, store.view(recent_ok=True))
     token = proposals.store_proposal(store, entries, redactions, "save").token
+    assert _record(store, token)["judged"] == stamp
+    return token
+
+
+def _record(store: Store, token: str) -> dict[str, object]:
+    record: dict[str, object] = Pending.read(store.project.pending_path, store.key).records[token_hash(token)]
+    return record
+
+
+def _unstamped(store: Store, token: str) -> None:
+    """The record as an engram before stamps wrote it: no `judged`, tag intact."""
     with transaction.write_lock(store, memories=False):
         pending = Pending.read(store.project.pending_path, store.key)
         hashed = token_hash(token)
         record = pending.records[hashed]
-        record["judged"] = stamp
+        del record["judged"]
         record["tag"] = integrity_tag(pending.key(), hashed, record)
         transaction.apply(store, [(store.project.pending_path, pending.render(store.now()))])
-    return token
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -72,5 +82,6 @@ def test_another_store_or_no_stamp_judges_again(workspace: Path, monkeypatch: py
     plain = proposals.store_proposal(
         first, *proposals.draft(first, [candidate("Quux widgets rest on Sundays", BODY[:60])]), "save"
     )
+    _unstamped(first, plain.token)
     commits.commit(first, plain.token, "all")
     assert judged == [1, 1]
