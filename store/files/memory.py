@@ -188,8 +188,8 @@ class Memory:
         memory.roles = tuple([intern(str(v)) for v in roles])
         memory.always, memory.has_variants = always, variants
         memory.objective, memory.valid_until = intern(str(objective)), intern(str(valid_until))
-        memory.refs = tuple([str(v) for v in refs])
-        memory.updated, memory.review_after = str(updated), str(review_after)
+        memory.refs = tuple([intern(str(v)) for v in refs])  # files and dates repeat across memories
+        memory.updated, memory.review_after = intern(str(updated)), intern(str(review_after))
         memory.superseded_by = intern(str(superseded_by))
         memory._full = None
         return memory
