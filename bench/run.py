@@ -178,7 +178,8 @@ def idle_cpu_percent(workspace: Path, seconds: float) -> float:
     session = Session(workspace)
     session.request("initialize", INIT)
     session.call("engram_search", {"query": FIRST_QUERY})
-    time.sleep(1.0)  # the warm-up thread has finished
+    vectors_in(session, FIRST_QUERY)  # the warm-up has loaded the model (searches answer BM25 till then)
+    time.sleep(2.0)  # and the sweeper's one catch-up sweep after change notification began is done
     began, cpu = time.perf_counter(), session.cpu_seconds()
     time.sleep(seconds)
     used = session.cpu_seconds() - cpu
@@ -424,6 +425,10 @@ def _at_most(bound: float) -> Check:
     return lambda value, figures, report: value <= bound
 
 
+def _below(bound: float) -> Check:
+    return lambda value, figures, report: value < bound
+
+
 def _at_least(bound: float) -> Check:
     return lambda value, figures, report: value >= bound
 
@@ -526,7 +531,7 @@ TARGETS: list[tuple[str, str, str, tuple[int, ...] | None, Check | None, str]] =
         _at_most(250),
         "≤ 250 at 100k",
     ),
-    ("idle_cpu_percent", "% core", "idle server, CPU", (100000,), _at_most(1), "< 1 at 100k"),
+    ("idle_cpu_percent", "% core", "idle server, CPU", (100000,), _below(1), "< 1 at 100k"),
     ("hook_session_start", "ms", "`engram hook session-start`", (1000,), _at_most(250), "≤ 250 at 1k"),
     ("commits_per_second", "/s", "commits per second, one process", (1000,), _at_least(60), "≥ 60 at 1k"),
 ]
