@@ -12,9 +12,6 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-import threading
-import time
-from collections import OrderedDict
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any, Final
@@ -24,6 +21,7 @@ import orjson
 from store.errors import Conflict, CorruptMemory
 from store.files import front_lines
 from store.files.ids import is_valid_id
+from store.files.text_cache import TEXTS
 from store.safety import untrusted
 from store.safety.invisible import describe, first_invisible
 
@@ -35,21 +33,6 @@ MAX_FILE_BYTES: Final = 1024 * 1024
 MAX_FRONT_MATTER_BYTES: Final = 64 * 1024
 MAX_TITLE: Final = 200
 
-
-_FULL_LIMIT: Final = 2048
-_full_cache: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
-_full_lock = threading.Lock()
-_UNREAD_CHARS: Final = 16 * 1024 * 1024
-"""Characters of just-parsed bodies held until their first read. A fresh build parses every
-file and then tokenises every body: with only the LRU above, all but the last 2,048 were read
-from disk a second time. A held body leaves at its first read (into the LRU), so a build holds
-them only between parse and index; the oldest go first past this bound."""
-_UNREAD_QUIET: Final = 5.0
-"""Seconds without a parse after which bodies still unread are dropped at the next read that
-finds none held (their memory's index entry was already current): steady memory stays as it was."""
-_unread: OrderedDict[tuple[str, str], str] = OrderedDict()  # the oldest leave first, in O(1)
-_unread_chars = 0
-_last_hold = 0.0
 
 RECORD_FIELDS: Final = (
     "type",
@@ -115,7 +98,7 @@ class Memory:
         self.superseded_by = superseded_by
         self._full = full if path is None else None
         if path is not None and full is not None:  # the front matter is in the slots; meta is rare
-            _hold((path, hash), full[1])
+            TEXTS.hold((path, hash), full[1])
 
     @classmethod
     def from_parsed(
@@ -207,7 +190,7 @@ class Memory:
         if self._full is not None:
             return self._full[0]
         assert self.path is not None
-        found = _recall((self.path, self.hash, "meta"))
+        found = TEXTS.recall((self.path, self.hash, "meta"))
         if found is None:
             text = self._read()
             try:
@@ -216,7 +199,7 @@ class Memory:
                 found = None
             if found is None:  # changed or gone since it was indexed; the next refresh tells
                 return {"id": self.id, "type": self.type, "title": self.title}
-            _remember((self.path, self.hash, "meta"), found)
+            TEXTS.remember((self.path, self.hash, "meta"), found)
         assert isinstance(found, dict)
         return found
 
@@ -225,13 +208,13 @@ class Memory:
         if self._full is not None:
             return self._full[1]
         assert self.path is not None
-        found = _take((self.path, self.hash))
+        found = TEXTS.take((self.path, self.hash))
         if found is None:
-            found = _recall((self.path, self.hash, "body"))
+            found = TEXTS.recall((self.path, self.hash, "body"))
         if found is None:
             text = self._read()
             found = body_of(text) if text is not None else ""
-            _remember((self.path, self.hash, "body"), found)
+            TEXTS.remember((self.path, self.hash, "body"), found)
         assert isinstance(found, str)
         return found
 
@@ -252,49 +235,6 @@ class Memory:
 
     def __repr__(self) -> str:
         return f"Memory({self.scope}/{self.tier}/{self.id})"
-
-
-def _recall(key: tuple[str, str, str]) -> Any:
-    with _full_lock:
-        found = _full_cache.get(key)
-        if found is not None:
-            _full_cache.move_to_end(key)
-        return found
-
-
-def _remember(key: tuple[str, str, str], value: Any) -> None:
-    with _full_lock:
-        _full_cache[key] = value
-        _full_cache.move_to_end(key)
-        while len(_full_cache) > _FULL_LIMIT:
-            _full_cache.popitem(last=False)
-
-
-def _hold(key: tuple[str, str], body: str) -> None:
-    global _unread_chars, _last_hold
-    with _full_lock:
-        if key in _unread:
-            return
-        _unread[key] = body
-        _unread_chars += len(body)
-        _last_hold = time.monotonic()
-        while _unread_chars > _UNREAD_CHARS:
-            _unread_chars -= len(_unread.popitem(last=False)[1])
-
-
-def _take(key: tuple[str, str]) -> str | None:
-    """A held body, moved into the LRU; None when none is held (module notes at `_UNREAD_CHARS`)."""
-    global _unread_chars
-    with _full_lock:
-        found = _unread.pop(key, None)
-        if found is not None:
-            _unread_chars -= len(found)
-        elif _unread and time.monotonic() - _last_hold > _UNREAD_QUIET:
-            _unread.clear()
-            _unread_chars = 0
-    if found is not None:
-        _remember((*key, "body"), found)
-    return found
 
 
 def _texts(value: Any) -> list[str]:

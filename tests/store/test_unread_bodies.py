@@ -9,19 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from store.files import memory as memory_module
 from store.files.memory import Memory, parse_memory
+from store.files.text_cache import TEXTS
 
 
 @pytest.fixture(autouse=True)
 def _empty_caches(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(memory_module, "_FULL_LIMIT", 4)
-    memory_module._unread.clear()
-    monkeypatch.setattr(memory_module, "_unread_chars", 0)
-    memory_module._full_cache.clear()
+    monkeypatch.setattr(TEXTS, "limit", 4)
+    TEXTS.clear()
     yield
-    memory_module._unread.clear()
-    memory_module._full_cache.clear()
+    TEXTS.clear()
 
 
 def _parsed(folder: Path, count: int) -> list[Memory]:
@@ -54,17 +51,17 @@ def test_a_build_reads_each_body_from_the_parse_not_from_disk_again(
     reads = _counting_reads(monkeypatch)
     assert [m.body for m in memories] == [f"The body of fact {n}.\n" for n in range(50)]
     assert reads == []
-    assert memory_module._unread == {} and memory_module._unread_chars == 0
+    assert TEXTS.unread == {} and TEXTS.unread_chars == 0
     assert [m.body for m in memories[:10]] == [f"The body of fact {n}.\n" for n in range(10)]
     assert len(reads) == 10  # afterwards only the LRU (4 here) keeps bodies: not all resident
 
 
 def test_held_bodies_are_bounded_oldest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     size = len("The body of fact 0000.\n")
-    monkeypatch.setattr(memory_module, "_UNREAD_CHARS", 10 * size)
+    monkeypatch.setattr(TEXTS, "unread_limit", 10 * size)
     memories = _parsed(tmp_path, 30)
-    assert memory_module._unread_chars <= 10 * size
-    assert {key[0] for key in memory_module._unread} == {m.path for m in memories[-10:]}
+    assert TEXTS.unread_chars <= 10 * size
+    assert {key[0] for key in TEXTS.unread} == {m.path for m in memories[-10:]}
     reads = _counting_reads(monkeypatch)
     assert memories[0].body == "The body of fact 0.\n" and reads == ["fact-0000"]
 
@@ -73,14 +70,12 @@ def test_bodies_left_unread_are_dropped_once_parsing_is_quiet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memories = _parsed(tmp_path, 5)
-    assert len(memory_module._unread) == 5
+    assert len(TEXTS.unread) == 5
     assert memories[0].body.startswith("The body")  # a build still under way keeps the rest
-    assert len(memory_module._unread) == 4
+    assert len(TEXTS.unread) == 4
     assert memories[0].body.startswith("The body")  # from the LRU: nothing dropped, parsing is recent
-    assert len(memory_module._unread) == 4
-    monkeypatch.setattr(
-        memory_module, "_last_hold", memory_module._last_hold - memory_module._UNREAD_QUIET - 1
-    )
+    assert len(TEXTS.unread) == 4
+    monkeypatch.setattr(TEXTS, "_last_hold", TEXTS._last_hold - TEXTS.quiet - 1)
     assert memories[0].body.startswith("The body")
-    assert memory_module._unread == {} and memory_module._unread_chars == 0
+    assert TEXTS.unread == {} and TEXTS.unread_chars == 0
     assert memories[3].body == "The body of fact 3.\n"  # from disk, still right
