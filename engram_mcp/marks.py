@@ -1,4 +1,4 @@
-"""Staleness and review marks on read results (store.staleness), for the read operations.
+"""Staleness and review marks on read results (store.code.staleness), for the read operations.
 
 A mark is reported only where there is one: a result without marks looks as it always did.
 Text: `— stale: store/search/bm25.py renamed or deleted` after the line; structured data: `marks`,

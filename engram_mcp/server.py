@@ -128,7 +128,7 @@ class Application:
         """The loaded spec's start-up step: read the store's indexes on a background thread
         while the client sends its next request. Requests that get there first simply wait on
         the store's own locks. Nothing heavy is imported up front: a small store's valid calls
-        need neither jsonschema (see protocol.validation) nor numpy (store.bm25), and each is
+        need neither jsonschema (see protocol.validation) nor numpy (store.search.bm25), and each is
         imported by its package name first wherever it is needed, which is safe from any thread."""
         assert self.store is not None
         warm = threading.Thread(target=_warm, args=(self.store,), name="engram-warm", daemon=True)

@@ -292,7 +292,7 @@ def load_config(user_path: Path, project_path: Path, checked: CheckedConfigs | N
 def _vector_model(user: dict[str, Any], project: dict[str, Any]) -> tuple[str, list[str]]:
     """`search.vector_model`, honoured from the user's config only: a workspace's config travels
     through git, and a clone may not name a path outside its scope (SPEC §2). `~` is expanded;
-    whether the folder holds a usable model is checked when it is loaded (store.vectors)."""
+    whether the folder holds a usable model is checked when it is loaded (store.search.vectors)."""
     problems: list[str] = []
     if isinstance(project.get("search"), dict) and "vector_model" in project["search"]:
         problems.append(

@@ -25,7 +25,7 @@
 * Problem (a value, not an exception): a file engram could not use, reported by reads and verify.
 
 * NotRegular (an OSError, not a StoreError): a path that is a FIFO, device, socket, folder or
-  link, met by the file readers (store.fsutil); callers turn it into a Problem or an UnsafePath.
+  link, met by the file readers (store.files.fsutil); callers turn it into a Problem or an UnsafePath.
 
 * Derived data refused (not StoreErrors: the caller rebuilds, the user sees at most a notice):
   - Untrusted         a sealed file (store.files.sealed) without a valid tag of this user's engram;
@@ -77,7 +77,7 @@ class StoreError(Exception):
     code: str = "ENGRAM_ERROR"
     """The stable ENGRAM_* code: a class attribute, set per instance only by TokenRefused."""
     changed: bool = False
-    """Set by store.transaction when the error interrupted a write after its journal began
+    """Set by store.write.transaction when the error interrupted a write after its journal began
     changing files (the journal completes it at the next write or start)."""
 
     def __init__(self, message: str, *said: str | Next) -> None:

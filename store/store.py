@@ -1,6 +1,6 @@
 """The store's read path as one object: both scopes, config, search, route, load, status.
 
-Writes go through store.transaction; verify and accept are store.review's."""
+Writes go through store.write.transaction; verify and accept are store.review's."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 NUMPY_STORE: Final = 2000
 """Memories above which a server's warm-up imports numpy: its queries touch enough postings
-that numpy's arithmetic beats plain Python (store.bm25)."""
+that numpy's arithmetic beats plain Python (store.search.bm25)."""
 FIRST_ANSWER_WAIT: Final = 0.5
 """Seconds a server's warm-up waits for its first search to answer before loading the rest."""
 
@@ -136,7 +136,7 @@ class Store:
         self._pool: tuple[tuple[Any, ...], RoutePool] = ((), RoutePool.of(()))
         self.agent_shell = False
         """Set by the CLI when it runs in an agent's shell (SPEC §7): what it writes is sealed as
-        made there (store.index_file.SHELL_MARK), and verify lists it for the human's review."""
+        made there (store.read.index_file.SHELL_MARK), and verify lists it for the human's review."""
         self.recovered = 0
         """Files rewritten by `transaction.recover` from an interrupted commit's journal (verify
         reports it)."""
@@ -207,7 +207,7 @@ class Store:
                 for (scope, tier, memory_id), memory in changes.items():
                     durable, notes = self._by_scope[scope]
                     target = durable if tier == "durable" else notes
-                    if memory is None or not current(memory, today):  # store.validity
+                    if memory is None or not current(memory, today):  # store.code.validity
                         target.pop(memory_id, None)
                     else:
                         target[memory_id] = memory
@@ -229,7 +229,7 @@ class Store:
 
     def warm(self) -> None:
         """Read the indexes in now, so the first request does not wait for them; a large
-        store also loads BM25's numpy kernels, which its searches then use (store.bm25). The
+        store also loads BM25's numpy kernels, which its searches then use (store.search.bm25). The
         vector model and embeddings come last, and searches until they are in answer from BM25
         alone (backends `bm25`): a server's first search never waits ~200 ms for a model; the
         ones after fuse both signals. The collector is paused meanwhile and what warming made
@@ -356,7 +356,7 @@ class Store:
         self, query: str, hits: list[Hit], view: View, top: int | None, wanted: Callable[[Memory], bool]
     ) -> tuple[list[Hit], list[str]]:
         """The BM25 hits that search may return (`wanted`), fused with the vector signal when it
-        is on and `warm` is not still loading it (store.fusion); the backends used. Both
+        is on and `warm` is not still loading it (store.search.fusion); the backends used. Both
         signals are standardised over wanted memories only: a superseded or filtered-out memory
         never shapes the scale."""
         hits = [h for h in hits if wanted(h.memory)]
@@ -488,7 +488,7 @@ class Store:
         counted: Words | None = None,
     ) -> tuple[LoadResult, str]:
         """(result, task class). `memory_id` loads that body only and counts as a fetch.
-        A stale memory (store.staleness) is a card with its reason unless `include_stale`;
+        A stale memory (store.code.staleness) is a card with its reason unless `include_stale`;
         the next steps the answer names are in the caller's `words`, counted against the
         budget in `counted` (store.read.load.tiered)."""
         config = self.config()
@@ -519,7 +519,7 @@ class Store:
                 )
             budget, disclosure = config.full_cap_tokens, "bodies"
         budget = budget or config.budget_tokens
-        mark = self.marker(s.memory for s in selected[:64])  # store.staleness, asked only for what shows
+        mark = self.marker(s.memory for s in selected[:64])  # store.code.staleness, asked only for what shows
         wanted = " ".join(objective.lower().split())
         notes = [n for n in view.notes.values() if wanted and " ".join(n.objective.lower().split()) == wanted]
         title = f"task class {plan.task_class}, budget {budget} tokens"
@@ -536,11 +536,11 @@ class Store:
         ), plan.task_class
 
     def marks(self, memories: Iterable[Memory]) -> dict[str, tuple[staleness.Mark, ...]]:
-        """store.staleness marks of these memories now, by display key (those with any)."""
+        """store.code.staleness marks of these memories now, by display key (those with any)."""
         return staleness.checker(self.workspace).many(memories, self._today().isoformat())
 
     def marker(self, likely: Iterable[Memory] = ()) -> Callable[[Memory], tuple[staleness.Mark, ...]]:
-        """A memory's store.staleness marks now, one look per cited file per call of the
+        """A memory's store.code.staleness marks now, one look per cited file per call of the
         returned function's life (git asked once for the `likely` ones)."""
         return staleness.checker(self.workspace).marker(likely, self._today().isoformat())
 

@@ -39,7 +39,7 @@ Register = Callable[..., argparse.ArgumentParser]
 
 SHOW_LIMIT: Final = 200_000
 """Characters of a file `engram show` prints. It prints the file as written, like `cat`, but
-with control characters other than line breaks and tabs escaped (store.untrusted.block), and
+with control characters other than line breaks and tabs escaped (store.safety.untrusted.block), and
 its `--json` front matter escaped value by value; `export --json` gives exact values."""
 _ADD_FLAGS: Final = {
     "type": "TYPE",

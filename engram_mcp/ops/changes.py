@@ -9,7 +9,7 @@ before pushing" and replaced its tags, and an agent's UPDATE kept a memory's old
 when something goes.
 
 Both sides are untrusted (the old one is a memory file a clone can write): every line is
-escaped by store.untrusted and quoted after a gutter engram writes (`- | `, `+ | `, `  | `),
+escaped by store.safety.untrusted and quoted after a gutter engram writes (`- | `, `+ | `, `  | `),
 so no line of either body can start a line of engram's own, a forged closing fence included.
 
 The attack review: an UPDATE with the same title, body and tags plus `valid_until` and a ref
@@ -42,7 +42,7 @@ _ESCAPE_GROWTH: Final = 6
 
 
 def quoted(text: str) -> list[str]:
-    """`text`'s lines, every control or invisible character escaped (store.untrusted.block)."""
+    """`text`'s lines, every control or invisible character escaped (store.safety.untrusted.block)."""
     return untrusted.block(text, _ESCAPE_GROWTH * len(text) + 1).split("\n")
 
 
@@ -73,7 +73,7 @@ class Change:
     values: tuple[tuple[str, str, str], ...]
     """(field, old, new) of `valid_until`, `review_after` and `always` when they change."""
     unresolved: tuple[str, ...]
-    """Refs the change adds that do not resolve in the working tree (store.staleness)."""
+    """Refs the change adds that do not resolve in the working tree (store.code.staleness)."""
     body: tuple[tuple[str, str], ...]
     """The body as a full line diff: (`-`, `+` or ` `, escaped line); a long line replaced one to
     one is preceded by its changed part (`@` the line saying where, `-~` and `+~` the parts)."""

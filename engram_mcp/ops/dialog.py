@@ -5,7 +5,7 @@ engram_mcp.ops.write_ops'.
 The message shows each candidate's type and body and, for an UPDATE or SUPERSEDE, a short
 diff against the memory it changes (SPEC §4.3; issue 19: a dialog of titles alone let an
 UPDATE under a memory's old title write a `curl … | sh` body). Every quoted line sits behind a
-gutter engram writes (`| `, `- | `, `+ | `), escaped by store.untrusted, so a body cannot
+gutter engram writes (`| `, `- | `, `+ | `), escaped by store.safety.untrusted, so a body cannot
 forge a line of the message. The message is bounded (MESSAGE_LIMIT): a lone candidate has all
 of it, several get an equal share each for their head lines, body and diff, and what is cut is
 named. The head shows every field the file will hold (type, scope, always, tags, paths, roles,

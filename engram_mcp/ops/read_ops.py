@@ -91,7 +91,7 @@ def route(store: Store, args: dict[str, Any]) -> Outcome:
         }
         for e in plan.entries
     ]
-    found = store.marks(e.memory for e in plan.entries)  # store.staleness
+    found = store.marks(e.memory for e in plan.entries)  # store.code.staleness
     flagged = [
         marks.annotate(r, found.get(key(e.memory), ())) for r, e in zip(rows, plan.entries, strict=True)
     ]
@@ -127,7 +127,7 @@ def load(store: Store, args: dict[str, Any], words: Wording = tool_wording) -> O
         "tokens": result.tokens,
         "memories": result.memories,
     }
-    if result.marks:  # store.staleness
+    if result.marks:  # store.code.staleness
         data["marks"] = result.marks
     text = result.text
     if args.get("explain"):
@@ -143,7 +143,7 @@ def verify(store: Store) -> Outcome:
     lines = [
         f"engram verify: {report['checked']} memory files checked, {report['pending']} pending proposals."
     ]
-    pulled = from_git(store, report)  # store.gitsync: arrived through a pull, listed once
+    pulled = from_git(store, report)  # store.read.arrivals: arrived through a pull, listed once
     if pulled["new"] or pulled["changed"]:
         report["from_git"] = pulled
         lines.append(

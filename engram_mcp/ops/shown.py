@@ -72,7 +72,7 @@ def code_row(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def code_line(fields: Mapping[str, Any], shown: int | None = None) -> str | None:
     """`   refs: a, b · valid until … · review after …`, or None; each value escaped
-    (store.untrusted), and only the first `shown` refs named when given (the rest counted)."""
+    (store.safety.untrusted), and only the first `shown` refs named when given (the rest counted)."""
     parts = []
     if refs := [str(r) for r in fields.get("refs") or ()]:
         few = refs if shown is None else refs[:shown]

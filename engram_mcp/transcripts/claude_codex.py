@@ -27,7 +27,7 @@ Looked up in the hosts' own code (Claude Code 2.1, Codex 0.171, Gemini CLI 0.61,
   wrote it: file contents, shell runs, compaction notes).
 
 This module holds the records, the one test of typed text every host shares (`typed`) and the
-Claude Code and Codex readers; `session_gemini` and `session_opencode` hold the other two.
+Claude Code and Codex readers; `gemini` and `opencode` hold the other two.
 """
 
 from __future__ import annotations

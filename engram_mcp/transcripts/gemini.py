@@ -1,4 +1,4 @@
-"""Gemini CLI's sessions of a workspace (see session_formats for where and what): the chat
+"""Gemini CLI's sessions of a workspace (see claude_codex for where and what): the chat
 files replayed as Gemini CLI replays them, and what was typed at its prompt (`logs.json`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""opencode's sessions of a workspace, from its SQLite store (see session_formats for the tables),
+"""opencode's sessions of a workspace, from its SQLite store (see claude_codex for the tables),
 read as hostile input.
 
 The database is opened read-only by URI (`mode=ro`): nothing is created or changed, a locked

@@ -3,14 +3,14 @@
 `recent_sessions` reads the newest sessions of one host (`host`, what `/engram ss -f` passes
 with `--host`) or, for the human at a terminal, of every host engram can read, newest first:
 Claude Code, Codex, Gemini CLI and opencode (where each keeps them, and how the human's text
-is told from the host's and the model's: `session_formats`). Only what the human typed is
+is told from the host's and the model's: `claude_codex`). Only what the human typed is
 kept: never compact summaries, sub-agent prompts, tool results, command output, injected
-context or assistant text. Every file is hostile input (`session_files`): bounded, never
+context or assistant text. Every file is hostile input (`bounded`): bounded, never
 through a link out of the host's folder; unreadable lines are skipped and counted.
 
 The summary says which host and which session file each read came from and, when there was
 none, every folder engram looked in and what to do instead; paths are shown under `~/` and
-through `store.untrusted.line`.
+through `store.safety.untrusted.line`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A memory may cite code in its front matter, `refs: [store/search/bm25.py, store/search/bm25.py#InvertedIndex,
 "tests/**/*.py"]`: a workspace-relative path, a path and a symbol defined in it, or a glob
 (`*`, `?`, `**`). `paths:` keeps its routing meaning; `refs:` is what staleness checks
-(store.staleness). A reference is never absolute and never climbs out with `..`: it comes
+(store.code.staleness). A reference is never absolute and never climbs out with `..`: it comes
 from a file that may have arrived through git, so it names nothing outside the workspace.
 
 The definition check is language-agnostic and simple on purpose: NAME is defined in a file

@@ -2,14 +2,14 @@
 
 A reference is broken when its file is gone (`store/search/bm25.py renamed or deleted`), when the
 symbol it names is no longer defined there (`InvertedIndex no longer defined in
-store/search/bm25.py`; the definition check is store.refs.defined_names), when no file matches its
+store/search/bm25.py`; the definition check is store.code.refs.defined_names), when no file matches its
 glob, or when it could name something outside the workspace, written so (`..`, absolute) or
 through a symbolic link (`leads outside the workspace`). A memory with a broken reference is
-`stale`, with every reason, each escaped (store.untrusted): a ref is the clone's text. Softer marks, which keep the body in a load:
+`stale`, with every reason, each escaped (store.safety.untrusted): a ref is the clone's text. Softer marks, which keep the body in a load:
 
 * `review` — where git is available, a cited file whose commits since the memory's `updated`
   (or `created`) changed at least half of its lines (and at least REVIEW_MIN_LINES lines);
-  and a memory whose `review_after` date has passed (store.validity).
+  and a memory whose `review_after` date has passed (store.code.validity).
 
 A path is resolved one component at a time, each link's target checked before anything past
 it is looked at: a committed link `r -> /` makes `r/home/me/.aws/credentials` "outside the
@@ -206,7 +206,7 @@ class Checker:
     def problem(self, ref: Ref, read: _Read | None = None) -> str:
         """Why `ref` no longer resolves in the working tree ("" when it does, or when this
         read's budget is spent before it could be told: never a false stale mark). Every part
-        of a reason that came from the memory is escaped (store.untrusted)."""
+        of a reason that came from the memory is escaped (store.safety.untrusted)."""
         read = _Read() if read is None else read
         if not ref.path:
             return f"{untrusted.line(ref.text, 80)} is not a path inside the workspace"

@@ -4,7 +4,7 @@
 quoted, typed as YAML 1.1 types a plain scalar (PyYAML's implicit resolvers, less timestamps:
 dates stay strings). Anything outside this form (escapes, block lists, comments, a repeated
 key, a number that is not a plain integer…) returns None and goes to the strict YAML loader
-(store.front_yaml), so the result is always what YAML gives; a test compares the two on
+(store.files.front_yaml), so the result is always what YAML gives; a test compares the two on
 generated blocks. A fresh 10,000-memory store spent a third of its index build constructing
 these from YAML nodes, and a store whose files are all in this form never imports YAML.
 """

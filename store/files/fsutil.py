@@ -1,6 +1,6 @@
 """Single files, safely: the one atomic write (temp file in the same folder, fsync, rename),
 reads that never block on a FIFO nor follow a link, and the sweep of a killed writer's temp
-files. Multi-file writes are store.transaction's."""
+files. Multi-file writes are store.write.transaction's."""
 
 from __future__ import annotations
 

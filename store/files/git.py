@@ -15,7 +15,7 @@ A second belt, for a `.git/config` that is itself hostile (a repository unpacked
 archive): `safe.bareRepository=explicit`, no fsmonitor, no hooks, no signature checks, no
 external diff or text conversion, no pager, no prompt, no transport (a promisor remote's
 `uploadpack` would run on a missing blob), and no command that reads the working tree through
-a filter (store.gitsync hashes files itself instead of `git diff`). No option list can cover every key that
+a filter (store.read.arrivals hashes files itself instead of `git diff`). No option list can cover every key that
 runs a program; naming the repository is the defence, the options only narrow the rest.
 
 Each call also has no optional locks (a read never blocks the human's own git) and a timeout;
@@ -51,7 +51,7 @@ _KEPT_GIT_VARIABLES: Final = frozenset(("GIT_CONFIG_NOSYSTEM",))
 
 def repository(folder: Path) -> tuple[Path, Path] | None:
     """(`.git`, its working tree) of the repository holding `folder`: the nearest `.git` at or
-    above it, found the way engram finds a workspace (store.workspace.is_git_root); None outside
+    above it, found the way engram finds a workspace (store.files.workspace.is_git_root); None outside
     any repository. Never asks git, so no folder's files can make git choose another."""
     here = Path(os.path.abspath(folder))
     for candidate in (here, *here.parents):

@@ -1,5 +1,5 @@
 """The memory file format: strict YAML front matter + markdown body (SPEC §2; the one-line form
-engram writes in store.front_lines, read without YAML, every other block in store.front_yaml).
+engram writes in store.front_lines, read without YAML, every other block in store.files.front_yaml).
 
 Timestamps and dates stay strings (no implicit YAML timestamps), YAML aliases are refused
 (no billion-laughs), a key repeated in one mapping is refused (YAML loaders keep the last value,
@@ -51,8 +51,8 @@ RECORD_FIELDS: Final = (
     "superseded_by",
 )
 """What reads need without opening the file (index.json keeps them per file). `refs` holds the
-front matter's reference strings as written (store.refs parses them), `updated` its `updated`
-or else `created` time, for store.staleness; `review_after` for store.validity;
+front matter's reference strings as written (store.code.refs parses them), `updated` its `updated`
+or else `created` time, for store.code.staleness; `review_after` for store.code.validity;
 `superseded_by` for search (a superseded memory's match counts for its successor)."""
 
 
@@ -376,7 +376,7 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
             raise CorruptMemory(f"{key} {untrusted.line(hidden, 60)} holds a character a reader cannot see")
     if "always" in meta and not isinstance(meta["always"], bool):
         raise CorruptMemory("always must be true or false")
-    for key in ("valid_until", "review_after") if tier == "durable" else ():  # store.validity
+    for key in ("valid_until", "review_after") if tier == "durable" else ():  # store.code.validity
         if meta.get(key) is not None and not _is_date(meta[key]):
             raise CorruptMemory(f"{key} must be a date written YYYY-MM-DD")
     superseded_by = meta.get("superseded_by")

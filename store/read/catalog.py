@@ -18,7 +18,7 @@ next read without a restart. Cost stays low on large stores:
   a read; engram's own writes append their seals to `seals.log` meanwhile.
 
 `index.json` and `seals.log` (what verify compares the files with, and what a new process
-starts from) are read and written by store.index_file. A repository is untrusted input (SPEC
+starts from) are read and written by store.read.index_file. A repository is untrusted input (SPEC
 §2): memory files are opened only when they are regular files (never a FIFO, never through a
 link), and a memory folder that is a link leading outside its scope is not read at all
 (ENGRAM_UNSAFE_PATH).

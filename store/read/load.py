@@ -56,7 +56,7 @@ def quote_body(memory: Memory, text: str | None = None, marks: Sequence[Mark] = 
     body = untrusted.block((memory.body if text is None else text).strip("\n"))  # a clone's text
     fence = _fence(body)
     status = "" if memory.active else f", {memory.status}"
-    flagged = f"Marked {describe(marks)}\n" if marks else ""  # store.staleness
+    flagged = f"Marked {describe(marks)}\n" if marks else ""  # store.code.staleness
     return (
         f"### {memory.type} `{memory.id}` ({memory.scope}{status})\n"
         f"Title: {memory.title}\n{flagged}{fence}markdown\n{body}\n{fence}\n"
@@ -120,7 +120,7 @@ def tiered(
     next steps in `words`. The budget and `tokens` count them in `counted` (default `words`):
     a surface that words them differently still shows the memories the tools would.
 
-    `mark` gives a memory's store.staleness marks; it is asked only for the memories the
+    `mark` gives a memory's store.code.staleness marks; it is asked only for the memories the
     answer reaches (an omitted one costs nothing). A `stale` memory is a card with its reason,
     unless `show_stale`; other marks are shown above the body."""
     result = LoadResult(text="", selected_keys=[s.memory.id for s in selected])

@@ -31,12 +31,12 @@ _INVISIBLE: Final = (
     "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
     "\u115f\u1160\u3164\uffa0"
     # and the other default-ignorable characters that render as nothing wherever they stand
-    # (store.invisible.IGNORABLE_MARKS)
+    # (store.safety.invisible.IGNORABLE_MARKS)
     "\u034f\u17b4\u17b5\u180b-\u180d\u180f"
 )
 _STRAY_JOINER: Final = "(?<!\\S)[\u200c\u200d]|[\u200c\u200d](?!\\S)"
 """A zero-width joiner or non-joiner is shown only between two visible characters (emoji
-sequences, Persian and Indic words), as store.invisible allows in what is written."""
+sequences, Persian and Indic words), as store.safety.invisible allows in what is written."""
 _UNSAFE: Final = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029{_INVISIBLE}]|{_STRAY_JOINER}")
 _UNSAFE_IN_BLOCK: Final = re.compile(
     f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029{_INVISIBLE}]|{_STRAY_JOINER}"

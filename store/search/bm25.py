@@ -309,7 +309,7 @@ def build(documents: Iterable[tuple[Hashable, Iterable[str], str]]) -> InvertedI
 
 _MAGIC: Final = b"ENGRAM-BM25-4\n"
 """Format 4: documents hold search terms with stems alongside words and words written in a case
-of their own also as written (store.tokenize.terms); format 3 lacked the latter.
+of their own also as written (store.search.tokenize.terms); format 3 lacked the latter.
 A file of another format is refused by `load`, so the caller rebuilds it from the memories."""
 TAG_KIND: Final = "search.idx"
 

@@ -1,8 +1,8 @@
 """BM25 search over title + tags + body (SPEC §3.1), kept up to date one memory at a time.
 
 Field weights are applied by repetition: title terms count three times, tags twice, body
-once. Terms are words plus their stems (store.tokenize.terms), in documents and queries alike.
-Scores are BM25 with Lucene's idf (store.bm25), computed over an inverted index that is
+once. Terms are words plus their stems (store.search.tokenize.terms), in documents and queries alike.
+Scores are BM25 with Lucene's idf (store.search.bm25), computed over an inverted index that is
 updated only for memories whose content hash changed, and saved next to index.json
 (`search.idx`) so a new process does not re-tokenise every file. The saved index ends with an
 HMAC keyed by the per-user secret (store.files.sealed), checked once over every byte at load: a

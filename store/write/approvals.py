@@ -2,7 +2,7 @@
 
 A token is random (192 bits), carries a fingerprint of its workspace, and is shown once; the
 file keeps only its sha256 and the proposal. Each proposal carries an integrity tag: an HMAC
-keyed by the per-user secret (store.secret), not by the token, over its token hash and the
+keyed by the per-user secret (store.safety.user_key), not by the token, over its token hash and the
 whole record (candidates, verdicts, status, expiry, origin, redactions). So editing a proposal
 in the file — flipping `declined` back to `pending`, or swapping a body and recomputing a tag
 with the token — makes its commit fail with ENGRAM_INTEGRITY, even for an agent holding the

@@ -46,7 +46,7 @@ def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int
                 raise InvalidCandidate(
                     f"candidate {n}: {name} {str(value)[:80]!r} is not a memory id: {ID_RULE}"
                 )
-        code, n_code = code_fields(n, item)  # store.code_fields: refs, valid_until, review_after
+        code, n_code = code_fields(n, item)  # store.write.code_fields: refs, valid_until, review_after
         total += n_code
         out.append(
             Candidate(

@@ -1,14 +1,14 @@
 """The proposal fields of issue 13 — `refs`, `valid_until`, `review_after` — from input to file.
 
-One place for what a candidate carries beyond the seed fields, so store.candidates and
+One place for what a candidate carries beyond the seed fields, so store.write.candidates and
 store.proposals call it in a line each (a pending proposal keeps them as `ProposalEntry` fields,
-store.entries):
+store.write.proposal_entry):
 
 * `code_fields(n, item)`: validated, redacted values from tool or CLI input (`refs` given,
   even empty, is kept as given; absent, it is extracted at proposal time by `with_refs`);
-* `with_refs(workspace, candidates)`: the extracted references (store.refs.extract);
+* `with_refs(workspace, candidates)`: the extracted references (store.code.refs.extract);
 * `with_code_meta(meta, candidate)`: into the front matter written (`code_values`: the set
-  ones, as the front matter and a pending entry, store.entries, hold them);
+  ones, as the front matter and a pending entry, store.write.proposal_entry, hold them);
 * `shown_code_fields(meta)`: into the fields the preview shows and the commit re-checks (only
   the ones present, so a proposal without them looks as it always did).
 """

@@ -3,7 +3,7 @@
 A commit by token and a dialog's direct application take the same path: under the write lock,
 each entry's verdict is recomputed against the store as it is now; an entry whose verdict or
 shown fields changed is deferred, the rest are rendered, parsed back and written through one
-journal (store.transaction).
+journal (store.write.transaction).
 """
 
 from __future__ import annotations

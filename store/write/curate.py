@@ -2,7 +2,7 @@
 file, and list or cancel pending proposals.
 
 The CLI is the human's terminal, so running one of these is the approval. Each still goes through
-the write path (store.transaction.write_lock): the workspace lock (and the user scope's, in the
+the write path (store.write.transaction.write_lock): the workspace lock (and the user scope's, in the
 writers' order), the file re-read under the lock, one journal, then a seal, so `engram verify`
 stays clean afterwards: engram recorded the change itself, as it does for a commit.
 

@@ -1,7 +1,7 @@
 """One numbered candidate of a proposal: what the human is shown, what `pending-approvals.json`
 keeps under the proposal's integrity tag, and what a commit re-checks and writes.
 
-The record is the same for the store (store.proposals, store.commits), the tools and the CLI
+The record is the same for the store (store.proposals, store.write.commits), the tools and the CLI
 (engram_mcp.ops); only `record` and `of` know its stored form.
 """
 
@@ -34,7 +34,7 @@ class Before:
     review_after: str = ""
     always: bool = False
     unresolved: tuple[str, ...] = ()
-    """The candidate's refs that do not resolve in the working tree now (store.staleness):
+    """The candidate's refs that do not resolve in the working tree now (store.code.staleness):
     written, they mark the memory stale."""
     seen: tuple[Any, ...] = ()
     """The key of the store's view it was read in (store.Store.view): while the store's view
@@ -59,10 +59,10 @@ class ProposalEntry:
     """The shown fields of the file it writes (store.proposals.shown_fields): what the commit
     re-checks. Empty for a NOOP (it writes nothing), None for a note."""
     refs: tuple[str, ...] = ()
-    """Code references (store.refs): given, or extracted from title and body at proposal time."""
+    """Code references (store.code.refs): given, or extracted from title and body at proposal time."""
     valid_until: str = ""
     review_after: str = ""
-    """Valid time (store.validity): dates written YYYY-MM-DD, or empty."""
+    """Valid time (store.code.validity): dates written YYYY-MM-DD, or empty."""
     supersedes: str | None = None
     requested_id: str | None = None
     always: bool | None = None
@@ -94,7 +94,7 @@ class ProposalEntry:
         entry.update(verdict=self.verdict.record(), similar=self.similar_rows())
         if self.fields is not None:
             entry["fields"] = dict(self.fields)
-        entry.update(code_values(self.refs, self.valid_until, self.review_after))  # store.code_fields
+        entry.update(code_values(self.refs, self.valid_until, self.review_after))  # store.write.code_fields
         if self.note_draft is not None:
             entry["note_draft"] = _draft_record(self.note_draft)
         if self.supersedes:

@@ -2,7 +2,7 @@
 
 A proposal's entries are computed without side effects (`draft`), then either recorded in
 `pending-approvals.json` with a one-time approval token (`store_proposal`) or applied at once
-after the human approved them in the host's dialog (store.commits). What an entry would write
+after the human approved them in the host's dialog (store.write.commits). What an entry would write
 is rendered and parsed back here, so a file engram could not load back is refused before the
 human is asked.
 """
@@ -117,7 +117,7 @@ def known(view: View) -> Known:
 def verdicts(store: Store, candidates: Sequence[Candidate], view: View | None = None) -> list[Verdict]:
     view = view or store.view()
     config = store.config()
-    taken = expired_ids(view.snapshots, view.key[-1])  # store.validity: an expired id stays taken
+    taken = expired_ids(view.snapshots, view.key[-1])  # store.code.validity: an expired id stays taken
     scoped = known(view)
     return [
         decide(
@@ -139,7 +139,7 @@ def draft(
     UPDATE's and SUPERSEDE's `before` is read in the same view, for the next step to show
     (`drafted`) and store (`store_proposal`) without reading it again."""
     candidates, redactions = make_candidates(raw)
-    candidates = with_refs(store.workspace, candidates)  # store.code_fields: extracted at proposal time
+    candidates = with_refs(store.workspace, candidates)  # store.write.code_fields: extracted at proposal time
     view = store.view(recent_ok=True)
     found = verdicts(store, candidates, view)
     notes = list(notes) or [None] * len(candidates)
@@ -234,7 +234,7 @@ def meta_for(candidate: Candidate, verdict: Verdict, scoped: Known, stamp: str) 
             meta["paths"] = list(candidate.paths)
         if candidate.always is not None:
             meta["always"] = candidate.always
-        return with_code_meta(meta, candidate)  # store.code_fields
+        return with_code_meta(meta, candidate)  # store.write.code_fields
     return with_code_meta(_new_meta(candidate, verdict, stamp), candidate)
 
 
@@ -254,7 +254,7 @@ def shown_fields(meta: dict[str, Any], scope: str) -> dict[str, Any]:
         "paths": strings(meta.get("paths")),
         "always": meta.get("always") is True,
         "roles": strings(meta.get("roles")),
-        **shown_code_fields(meta),  # store.code_fields: only the ones the file holds
+        **shown_code_fields(meta),  # store.write.code_fields: only the ones the file holds
     }
 
 

@@ -25,7 +25,7 @@ def display_id(memory: Memory) -> str:
 
 def verify(store: Store) -> dict[str, Any]:
     """Files against what engram recorded: hand edits, vanished and unrecorded files, and CLI
-    writes made from an agent's shell (`agent_shell`: sealed with store.index_file.SHELL_MARK,
+    writes made from an agent's shell (`agent_shell`: sealed with store.read.index_file.SHELL_MARK,
     listed until the human accepts them; a file changed after such a write is a hand edit).
 
     Lock-free first, as reads are. A commit of another process in flight can make a clean

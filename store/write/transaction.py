@@ -2,7 +2,7 @@
 
 A write holds `write_lock` (the workspace lock, and the user scope's when it writes there; an
 interrupted commit rolled forward first) and hands its files to `apply`. A single write of a
-state file needs no journal: its rename (store.fsutil.write_atomic) is atomic and nothing is
+state file needs no journal: its rename (store.files.fsutil.write_atomic) is atomic and nothing is
 sealed. Anything else first writes `.engram/journal.json` (atomically) listing every file it
 will write or remove, with the new bytes; then applies each through `write_atomic`; then
 records the files as engram's own writes (`seal`: verify's seals); then deletes the journal.
@@ -98,7 +98,7 @@ def view_stamp(store: Store, view: View) -> list[Any]:
 
 def check_workspace(store: Store) -> None:
     """Before a write (or before asking the human about one): NoWorkspace unless the workspace
-    is initialised or a git root (store.workspace.write_refusal)."""
+    is initialised or a git root (store.files.workspace.write_refusal)."""
     reason = write_refusal(store.workspace)
     if reason is not None:
         raise NoWorkspace(reason)

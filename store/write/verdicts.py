@@ -15,7 +15,7 @@ verdict:
 - UPDATE (by similarity) needs similarity in the related band (duplicate band included) and
   the same subject: a candidate that drops one of the memory's identifiers and brings
   another (`FOO_BAR` → `FOO_BAZ`, `api/tax.py` → `api/vat.py`; see
-  store.tokenize.identifiers) is about another thing, so it is an ADD shown next to that
+  store.search.tokenize.identifiers) is about another thing, so it is an ADD shown next to that
   memory, never an UPDATE that would overwrite it. A changed number keeps the subject: the
   same fact with a new value is an UPDATE.
 
@@ -68,7 +68,7 @@ class Candidate:
     """`always: true` puts the memory in the core tier; None keeps an UPDATE target's setting
     (a new memory gets false)."""
     refs: tuple[str, ...] | None = None
-    """Code references (store.refs); None: not given, so they are extracted from the text."""
+    """Code references (store.code.refs); None: not given, so they are extracted from the text."""
     valid_until: str = ""
     review_after: str = ""
 
@@ -160,7 +160,7 @@ class Shape:
     stems: frozenset[str]
     """The Snowball stem of every title, tag and body token."""
     subjects: frozenset[str]
-    """Identifiers of the title and body, digits masked (store.tokenize.identifiers)."""
+    """Identifiers of the title and body, digits masked (store.search.tokenize.identifiers)."""
 
 
 MIN_CONTAINMENT_TOKENS: Final = 5

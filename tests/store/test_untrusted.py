@@ -1,4 +1,4 @@
-"""The one escaping path (store.untrusted): what it escapes, and that it cannot drift from
+"""The one escaping path (store.safety.untrusted): what it escapes, and that it cannot drift from
 Unicode's own list of invisible characters."""
 
 from __future__ import annotations
