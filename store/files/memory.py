@@ -20,6 +20,7 @@ import orjson
 
 from store.errors import Conflict, CorruptMemory
 from store.files import front_lines
+from store.files.fsutil import read_regular
 from store.files.ids import is_valid_id
 from store.files.text_cache import TEXTS
 from store.safety import untrusted
@@ -177,13 +178,31 @@ class Memory:
         memory._full = None
         return memory
 
-    def _read(self) -> str | None:
+    def _current(self) -> tuple[dict[str, Any], str] | None:
+        """The file's front matter and body while it still holds what was indexed (its content
+        hash), remembered for the next read; None once it holds anything else (the next refresh
+        tells). Never another version's text: a file edited, then put back, must not leave one
+        version's fields under the other's key. Read as every memory file is: a regular file,
+        never through a link, never a FIFO (store.files.fsutil.read_regular)."""
         assert self.path is not None
         try:
-            with open(self.path, "rb") as handle:
-                return handle.read().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = read_regular(self.path, MAX_FILE_BYTES).decode("utf-8")
+            meta, body = split_front_matter(text)
+            if content_hash(meta, body) != self.hash:
+                return None
+        except (
+            OSError,
+            UnicodeDecodeError,
+            CorruptMemory,
+            TypeError,
+            ValueError,
+            OverflowError,
+            RecursionError,
+        ):
             return None
+        TEXTS.remember((self.path, self.hash, "meta"), meta)
+        TEXTS.remember((self.path, self.hash, "body"), body)
+        return meta, body
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -192,14 +211,10 @@ class Memory:
         assert self.path is not None
         found = TEXTS.recall((self.path, self.hash, "meta"))
         if found is None:
-            text = self._read()
-            try:
-                found = split_front_matter(text)[0] if text is not None else None
-            except CorruptMemory:
-                found = None
-            if found is None:  # changed or gone since it was indexed; the next refresh tells
+            current = self._current()
+            if current is None:  # changed or gone since it was indexed; the next refresh tells
                 return {"id": self.id, "type": self.type, "title": self.title}
-            TEXTS.remember((self.path, self.hash, "meta"), found)
+            found = current[0]
         assert isinstance(found, dict)
         return found
 
@@ -212,9 +227,8 @@ class Memory:
         if found is None:
             found = TEXTS.recall((self.path, self.hash, "body"))
         if found is None:
-            text = self._read()
-            found = body_of(text) if text is not None else ""
-            TEXTS.remember((self.path, self.hash, "body"), found)
+            current = self._current()
+            found = current[1] if current is not None else ""  # changed or gone: see `meta`
         assert isinstance(found, str)
         return found
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,13 +35,13 @@ def _parsed(folder: Path, count: int) -> list[Memory]:
 
 def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     reads: list[str] = []
-    real = Memory._read
+    real = Memory._current
 
-    def read(self: Memory) -> str | None:
+    def read(self: Memory) -> tuple[dict[str, Any], str] | None:
         reads.append(self.id)
         return real(self)
 
-    monkeypatch.setattr(Memory, "_read", read)
+    monkeypatch.setattr(Memory, "_current", read)
     return reads
 
 
