@@ -11,7 +11,8 @@ payload's bytes exactly as written (never re-serialised on load):
 The first line of a binary file is itself a JSON object, so both kinds read the same way, and
 `_tag` cannot be a memory id, so it never collides with a member of a payload. A file that does
 not check raises `Untrusted` (store.errors); one in a layout an earlier engram sealed binary
-files in is `Untrusted(stale=True)`: derived data to rebuild quietly.
+files in, whose tag holds for this user, is `Untrusted(stale=True)`: derived data to rebuild
+quietly (a file that only looks like one is reported like any other).
 
 Hashing works on memoryviews a piece at a time: a 30 MB search index is never copied to be
 checked, and a mapped file's pages are let go as they are hashed.
@@ -41,7 +42,9 @@ _BINARY: Final = b'"}\n'
 _EARLIER_VECTORS: Final = b"ENGRAM-VEC-1\n"
 _EARLIER_TRAILER: Final = b"\nENGRAM-TAG "
 """The layouts an earlier engram sealed its binary files in: vectors began with this line and
-their tag, the search index ended with this and its tag. Rebuilt, not reported."""
+their tag, the search index ended with this and its tag, each keyed as `tag` keys. A file in
+one of them whose tag holds for this user and kind is rebuilt, not reported; one that only
+looks like it was planted, and is reported like any other."""
 PIECE: Final = 1 << 22
 """Bytes hashed at a time (a multiple of any page size)."""
 
@@ -96,7 +99,7 @@ def load_object(key: bytes, kind: str, data: bytes) -> Any:
     else). The stored bytes are parsed as they are, `_tag` dropped: no copy of the payload."""
     joint = data[_AT : _AT + 2]
     if not data.startswith(_HEAD) or joint[:1] != b'"':
-        raise _rejected(data)
+        raise _rejected(data, key, kind)
     members = memoryview(data)[_AT + 2 if joint == b'",' else _AT + 1 :]
     if not matches(data[len(_HEAD) : _AT], tag_chunks(key, kind, (b"{", members))):
         raise Untrusted("its tag does not match")
@@ -128,7 +131,7 @@ def unseal_binary(key: bytes, kind: str, data: Any, *, piece: int = PIECE) -> me
     view = memoryview(data)
     if bytes(view[: len(_HEAD)]) != _HEAD or bytes(view[_AT : _AT + len(_BINARY)]) != _BINARY:
         view.release()
-        raise _rejected(data)
+        raise _rejected(data, key, kind)
     start = _AT + len(_BINARY)
     body = view[start:]
 
@@ -161,12 +164,35 @@ def map_binary(path: Path, key: bytes, kind: str, *, piece: int = PIECE) -> memo
     return unseal_binary(key, kind, mapped, piece=piece)
 
 
-def _rejected(data: Any) -> Untrusted:
-    """Untrusted, stale when `data` is in a layout an earlier engram wrote (bytes or a mmap)."""
-    size, trailer = len(data), len(_EARLIER_TRAILER) + _HEX
-    earlier = bytes(data[: len(_EARLIER_VECTORS)]) == _EARLIER_VECTORS or (
-        size > trailer and bytes(data[size - trailer : size - _HEX]) == _EARLIER_TRAILER
-    )
-    if earlier:
+def _rejected(data: Any, key: bytes, kind: str) -> Untrusted:
+    """Untrusted; stale when `data` (bytes or a mmap) is this kind's file in the layout an
+    earlier engram wrote, sealed with this user's key."""
+    if _earlier_seal_holds(data, key, kind):
         return Untrusted("written by an earlier engram", stale=True)
     return Untrusted("not sealed by engram")
+
+
+def _earlier_seal_holds(data: Any, key: bytes, kind: str) -> bool:
+    view = memoryview(data)
+    size = len(view)
+    try:
+        if kind == "vectors":
+            at = len(_EARLIER_VECTORS)
+            if bytes(view[:at]) != _EARLIER_VECTORS or bytes(view[at + _HEX : at + _HEX + 1]) != b"\n":
+                return False
+            found, start, end = bytes(view[at : at + _HEX]), at + _HEX + 1, size
+        elif kind == "search.idx":
+            trailer = len(_EARLIER_TRAILER) + _HEX
+            if size < trailer or bytes(view[size - trailer : size - _HEX]) != _EARLIER_TRAILER:
+                return False
+            found, start, end = bytes(view[size - _HEX :]), 0, size - trailer
+        else:
+            return False
+
+        def pieces() -> Iterator[bytes]:
+            for lo in range(start, end, PIECE):
+                yield bytes(view[lo : min(lo + PIECE, end)])
+
+        return matches(found, tag_chunks(key, kind, pieces()))
+    finally:
+        view.release()

@@ -87,6 +87,30 @@ def test_the_layouts_an_earlier_engram_wrote_are_stale_not_untrusted() -> None:
         assert refused.value.stale
 
 
+def test_a_file_that_only_looks_like_an_earlier_layout_is_untrusted() -> None:
+    """A planted file must not pass for an upgrade's leftovers (they are rebuilt with no
+    notice): the earlier layout counts only with its own tag, this user's, for its own kind."""
+    for kind, data in zip(
+        ("search.idx", "vectors"), _earlier_layouts(b"another user", b"x").values(), strict=True
+    ):
+        with pytest.raises(Untrusted) as refused:
+            sealed.unseal_binary(KEY, kind, data)
+        assert not refused.value.stale
+    planted = [b"junk" + b"\nENGRAM-TAG " + b"0" * 64, b"ENGRAM-VEC-1\n" + b"0" * 64 + b"\njunk"]
+    for kind, data in zip(("search.idx", "vectors"), planted, strict=True):
+        with pytest.raises(Untrusted) as refused:
+            sealed.unseal_binary(KEY, kind, data)
+        assert not refused.value.stale
+    crossed = _earlier_layouts(KEY, b"old")
+    for kind, data in (("vectors", crossed["search.idx"]), ("search.idx", crossed["vectors.bin"])):
+        with pytest.raises(Untrusted) as refused:
+            sealed.unseal_binary(KEY, kind, data)
+        assert not refused.value.stale
+    with pytest.raises(Untrusted) as refused:
+        sealed.load_object(KEY, "usage", crossed["search.idx"])
+    assert not refused.value.stale
+
+
 def test_a_search_index_an_earlier_engram_sealed_is_rebuilt_quietly(workspace: Path) -> None:
     """After an upgrade, the old search index is derived data to rebuild: no notice."""
     store = Store(workspace)
