@@ -13,9 +13,7 @@ with a notice: every tag made with the old key then fails, so derived files are 
 pending proposals dropped — the safe side. A read-only store never creates it: without one it
 uses a key of its own for the process, so it trusts no stored file and writes none.
 
-The tags and the one layout of a sealed file are store.files.sealed's; `tag`, `matches` (and,
-for files planted in tests, `wrap`/`unwrap`) are re-exported here for the callers that tag
-records with this key (approvals, seals).
+The tags and the one layout of a sealed file are store.files.sealed's.
 """
 
 from __future__ import annotations
@@ -29,12 +27,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
-
-from store.files.sealed import found_bytes, matches, tag, tag_chunks, valid
-from store.files.sealed import seal as wrap
-from store.files.sealed import unseal as unwrap
-
-__all__ = ["Secret", "found_bytes", "matches", "tag", "tag_chunks", "unwrap", "user_secret", "valid", "wrap"]
 
 log = logging.getLogger("engram.store")
 

@@ -26,8 +26,8 @@ from typing import Any, Final
 import orjson
 
 from store.errors import TokenRefused
+from store.files import sealed
 from store.files.fsutil import read_regular
-from store.safety import user_key
 
 TOKEN_TTL_SECONDS: Final = 30 * 60
 KEEP_SECONDS: Final = 24 * 3600
@@ -56,7 +56,7 @@ def token_hash(token: str) -> str:
 def integrity_tag(key: bytes, hashed: str, record: dict[str, Any]) -> str:
     """The HMAC (per-user secret) over a token hash and every field of its record but `tag`."""
     core = {k: v for k, v in record.items() if k != "tag"}
-    return user_key.tag(key, _KIND, hashed.encode() + b"\0" + orjson.dumps(core, option=orjson.OPT_SORT_KEYS))
+    return sealed.tag(key, _KIND, hashed.encode() + b"\0" + orjson.dumps(core, option=orjson.OPT_SORT_KEYS))
 
 
 def _intact(key: bytes, hashed: str, record: dict[str, Any]) -> bool:
@@ -64,7 +64,7 @@ def _intact(key: bytes, hashed: str, record: dict[str, Any]) -> bool:
         expected = integrity_tag(key, hashed, record)
     except (TypeError, orjson.JSONEncodeError):
         return False
-    return user_key.matches(record.get("tag"), expected)
+    return sealed.matches(record.get("tag"), expected)
 
 
 @dataclass(slots=True)
@@ -174,7 +174,7 @@ class Pending:
                 "unknown approval token (never issued here, or long gone); propose again",
             )
         if not hmac.compare_digest(
-            user_key.found_bytes(record.get("tag")), self._expected(key, record).encode()
+            sealed.found_bytes(record.get("tag")), self._expected(key, record).encode()
         ):
             raise TokenRefused(
                 "ENGRAM_INTEGRITY",

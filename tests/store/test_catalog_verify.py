@@ -137,18 +137,18 @@ def test_a_file_name_that_is_not_an_id_is_skipped_with_a_problem(workspace: Path
 def test_an_index_from_the_previous_engram_version_keeps_its_seals(workspace: Path) -> None:
     """After an upgrade that changed the record layout, files are parsed again, nothing is
     reported as corrupt, and verify still knows every accepted memory (no one re-reviews)."""
+    from store.files import sealed
     from store.read.index_file import INDEX_KIND
-    from store.safety import user_key
 
     store = Store(workspace)
     review.accept(store)
     store.close()
     index = workspace / ".engram" / "index.json"
-    data = orjson.loads(user_key.unwrap(store.key(), INDEX_KIND, index.read_bytes()) or b"")
+    data = orjson.loads(sealed.unseal(store.key(), INDEX_KIND, index.read_bytes()) or b"")
     data["version"] = 5  # records as objects, in the layout before refs, updated, review_after…
     records = {key: orjson.loads(text) for key, text in data["memories"].items()}
     data["memories"] = {key: {**record, "r": record["r"][:11]} for key, record in records.items()}
-    index.write_bytes(user_key.wrap(store.key(), INDEX_KIND, orjson.dumps(data)))
+    index.write_bytes(sealed.seal(store.key(), INDEX_KIND, orjson.dumps(data)))
     again = Store(workspace)
     report = review.verify(again)
     assert report["ok"] and report["mismatched"] == report["unindexed"] == report["missing"] == []

@@ -126,7 +126,7 @@ def test_a_tagged_journal_naming_a_path_outside_its_scope_is_discarded_unapplied
     workspace: Path, tmp_path: Path, entry: dict[str, Any]
 ) -> None:
     """Even with a valid tag, every entry must be a file engram writes, inside its scope."""
-    from store.safety import user_key
+    from store.files import sealed
 
     store = Store(workspace)
     outside = tmp_path / "outside"
@@ -136,7 +136,7 @@ def test_a_tagged_journal_naming_a_path_outside_its_scope_is_discarded_unapplied
     bad = {**entry, "data": base64.b64encode(b"echo pwned\n").decode()}
     payload = orjson.dumps({"version": 2, "writes": [good, bad]})
     journal_path = workspace / ".engram" / "journal.json"
-    journal_path.write_bytes(user_key.wrap(store.key(), "journal", payload))
+    journal_path.write_bytes(sealed.seal(store.key(), "journal", payload))
     before = sorted(p for p in tmp_path.rglob("*") if not p.is_relative_to(workspace))
     transaction.recover(store)
     assert not journal_path.exists()
