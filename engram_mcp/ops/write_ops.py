@@ -86,7 +86,7 @@ def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, o
                 True,
                 f"Invalid answer in the approval dialog ({exc}): the proposal is revoked and nothing was saved.",
                 {
-                    "candidates": preview_rows(entries),
+                    "candidates": preview_rows(entries, proposals.drafted(entries)),
                     "redactions": redactions,
                     "declined": True,
                     "approval_token": revoked.token,
@@ -97,21 +97,23 @@ def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, o
                 True,
                 "Nothing was selected in the approval dialog; nothing was saved.",
                 {
-                    "candidates": preview_rows(entries),
+                    "candidates": preview_rows(entries, proposals.drafted(entries)),
                     "redactions": redactions,
                     "written": [],
                     "deferred": [],
                 },
             )
         outcome = report_outcome(commits.apply_entries(store, chosen))
-        outcome.data.update(candidates=preview_rows(entries), redactions=redactions)
+        outcome.data.update(
+            candidates=preview_rows(entries, proposals.drafted(entries)), redactions=redactions
+        )
         return outcome
     if answer.action == "decline":
         preview = proposals.store_proposal(store, entries, redactions, origin, status="declined")
         data = {
             "declined": True,
             "approval_token": preview.token,
-            "candidates": preview_rows(entries),
+            "candidates": preview_rows(entries, proposals.drafted(entries)),
             "redactions": redactions,
         }
         return Outcome(
