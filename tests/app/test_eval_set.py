@@ -178,3 +178,19 @@ def test_tiny_stores_cover_one_to_five_memories(tmp_path: Path) -> None:
             }
             assert holding == set(query.labels), query.id
             assert 2 * len(holding) >= len(tiny.memories), f"{query.id}: the word is in half of them or more"
+
+
+def test_overlap_counts_the_query_s_content_words_its_answer_holds() -> None:
+    """eval/overlap.py: stop words out, stems in; the share is of the query's words."""
+    from eval.overlap import overlap
+
+    assert overlap("making the shop usable with a keyboard", ["Make every page usable by keyboard"]) == 0.75
+    assert overlap("the and of", ["anything"]) == 0.0
+    assert overlap("screen reader labels", ["Terraform plan before apply"]) == 0.0
+
+
+def test_the_overlap_line_fails_a_kind_over_it() -> None:
+    from eval.overlap import main
+
+    assert main(["--max", "paraphrase=1.0"]) == 0
+    assert main(["--max", "keyword=0.0"]) == 1
