@@ -12,7 +12,7 @@ from collections.abc import Generator
 from typing import Any, Final
 
 from engram_mcp.ops.dialog import chosen_entries, dialog, note_message, shown_key
-from engram_mcp.ops.previews import preview_rows, report_outcome, token_outcome
+from engram_mcp.ops.previews import report_outcome, rows, token_outcome
 from engram_mcp.ops.shown import shown
 from engram_mcp.ops.wording import tool_wording
 from engram_mcp.outcome import Hint, Outcome, failure
@@ -75,7 +75,8 @@ def note(store: Store, args: dict[str, Any]) -> Flow:
 
 def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, origin: str) -> Flow:
     """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer."""
-    message, schema = dialog(shown(entries, redactions, proposals.drafted(entries)))
+    view = shown(entries, redactions, proposals.drafted(entries))  # one value for the dialog and every row
+    message, schema = dialog(view)
     answer = yield Elicit(key=shown_key("approval", [schema, message]), message=message, schema=schema)
     if answer.action == "accept":
         try:
@@ -86,7 +87,7 @@ def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, o
                 True,
                 f"Invalid answer in the approval dialog ({exc}): the proposal is revoked and nothing was saved.",
                 {
-                    "candidates": preview_rows(entries, proposals.drafted(entries)),
+                    "candidates": rows(view),
                     "redactions": redactions,
                     "declined": True,
                     "approval_token": revoked.token,
@@ -97,23 +98,21 @@ def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, o
                 True,
                 "Nothing was selected in the approval dialog; nothing was saved.",
                 {
-                    "candidates": preview_rows(entries, proposals.drafted(entries)),
+                    "candidates": rows(view),
                     "redactions": redactions,
                     "written": [],
                     "deferred": [],
                 },
             )
         outcome = report_outcome(commits.apply_entries(store, chosen))
-        outcome.data.update(
-            candidates=preview_rows(entries, proposals.drafted(entries)), redactions=redactions
-        )
+        outcome.data.update(candidates=rows(view), redactions=redactions)
         return outcome
     if answer.action == "decline":
         preview = proposals.store_proposal(store, entries, redactions, origin, status="declined")
         data = {
             "declined": True,
             "approval_token": preview.token,
-            "candidates": preview_rows(entries, proposals.drafted(entries)),
+            "candidates": rows(view),
             "redactions": redactions,
         }
         return Outcome(
