@@ -16,6 +16,7 @@ The file is bounded: at most MAX_PROPOSALS proposals and MAX_BYTES bytes, oldest
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -172,7 +173,9 @@ class Pending:
                 "ENGRAM_TOKEN_UNKNOWN",
                 "unknown approval token (never issued here, or long gone); propose again",
             )
-        if not _intact(self.key(), key, record):
+        if not hmac.compare_digest(
+            sealed.found_bytes(record.get("tag")), self._expected(key, record).encode()
+        ):
             raise TokenRefused(
                 "ENGRAM_INTEGRITY",
                 "the pending proposal was edited after it was made, or was not made by this user's engram "
@@ -195,6 +198,12 @@ class Pending:
                 "ENGRAM_TOKEN_EXPIRED", "this approval token expired (tokens last 30 minutes); propose again"
             )
         return key, record
+
+    def _expected(self, hashed: str, record: dict[str, Any]) -> str:
+        try:
+            return integrity_tag(self.key(), hashed, record)
+        except (TypeError, orjson.JSONEncodeError):
+            return ""
 
 
 def _number(value: object) -> float:
