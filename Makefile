@@ -36,9 +36,12 @@ bench: $(STAMP)
 bench-quick: $(STAMP)
 	$(PY) bench/run.py --quick $(ARGS)
 
-# Search quality on the labelled set in fixtures/eval/ (not a test): recall@5/@10, nDCG@10, MRR
-# and ms per query, per query kind, with and without the optional vector signal. Compares with
-# eval/baseline.json and exits 1 when a kind drops. `make eval ARGS=--save-baseline` records it.
+# Search quality on the labelled set in fixtures/eval/ (not a test). First the overlap line per
+# query kind (exit 1 when a paraphrase query shares over 0.15 of its words with its answer), then
+# recall@5/@10, nDCG@10, MRR and ms per query per kind, for each split (tune, test), with and
+# without the optional vector signal, and `load` on task descriptions at budget 2000. Compares
+# with eval/baseline.json and exits 1 when a kind drops by more than one query.
+# `make eval ARGS="--split tune"` for tuning runs; `ARGS=--save-baseline` records the figures.
 eval: $(STAMP)
 	$(PY) eval/run.py $(ARGS)
 

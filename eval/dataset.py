@@ -2,16 +2,24 @@
 
 - `fixtures/eval/memory/<id>.md`: project-scope memories, real engram files;
 - `fixtures/eval/user/memory/<id>.md`: user-scope memories (copied under $ENGRAM_HOME);
-- `fixtures/eval/queries.jsonl`: one query a line, `{id, kind, query, labels}` with `kind`
-  `keyword | paraphrase | identifier` and `labels` `{memory id: grade}` (2 = the answer,
+- `fixtures/eval/queries.jsonl`: one query a line, `{id, kind, split, query, labels}` with
+  `kind` `keyword | paraphrase | identifier` and `labels` `{memory id: grade}` (2 = the answer,
   1 = relevant; a superseded memory is never labelled: search must not bring it back);
-- `fixtures/eval/tiny.json`: stores of 1 to 5 memories with their own queries (kind `tiny`).
+- `fixtures/eval/tiny.json`: stores of 1 to 5 memories with their own queries (kind `tiny`);
+- `fixtures/eval/tasks.jsonl`: one task description a line, `{id, split, task, labels}`: what a
+  developer types as a session objective or a ticket title, labelled with the memories someone
+  doing that task needs (graded like queries), for `load` (eval/load_eval.py).
+
+Every query and task has a `split`, `tune` or `test`: half of each kind, chosen by the sha256 of
+the id (`assign_splits`). Parameters are chosen on `tune` and reported on `test`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +28,7 @@ from store.files.memory import render_checked
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "eval"
 KINDS = ("keyword", "paraphrase", "identifier")
+SPLITS = ("tune", "test")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +37,32 @@ class Query:
     kind: str
     text: str
     labels: dict[str, int]
+    split: str = ""
+    """`tune` or `test`; "" for a set held out whole (the public set)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    id: str
+    split: str
+    text: str
+    labels: dict[str, int]
+
+
+def assign_splits(ids: Iterable[str]) -> dict[str, str]:
+    """Half of `ids` (the larger half when odd) to `tune`, the rest to `test`, in the order of
+    their ids' sha256: deterministic, and unrelated to what the queries say. Used once to write
+    the splits into the fixture files; run per kind."""
+    order = sorted(ids, key=lambda i: hashlib.sha256(i.encode("utf-8")).hexdigest())
+    half = (len(order) + 1) // 2
+    return {i: SPLITS[0] if n < half else SPLITS[1] for n, i in enumerate(order)}
+
+
+def _split(where: str, row: dict[str, Any]) -> str:
+    split = row.get("split")
+    if split not in SPLITS:
+        raise ValueError(f"{where}: split {split!r} is not one of {', '.join(SPLITS)}")
+    return str(split)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +80,19 @@ def load_queries(path: Path = FIXTURE / "queries.jsonl") -> list[Query]:
         row = json.loads(line)
         if row["kind"] not in KINDS:
             raise ValueError(f"{path}:{number}: kind {row['kind']!r} is not one of {', '.join(KINDS)}")
-        queries.append(Query(row["id"], row["kind"], row["query"], dict(row["labels"])))
+        split = _split(f"{path}:{number}", row)
+        queries.append(Query(row["id"], row["kind"], row["query"], dict(row["labels"]), split))
     return queries
+
+
+def load_tasks(path: Path = FIXTURE / "tasks.jsonl") -> list[Task]:
+    tasks = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            row = json.loads(line)
+            split = _split(f"{path}:{number}", row)
+            tasks.append(Task(row["id"], split, row["task"], dict(row["labels"])))
+    return tasks
 
 
 def load_tiny(path: Path = FIXTURE / "tiny.json") -> list[TinyStore]:
@@ -56,7 +102,13 @@ def load_tiny(path: Path = FIXTURE / "tiny.json") -> list[TinyStore]:
             store["name"],
             store["memories"],
             [
-                Query(f"tiny-{store['name']}-{n}", "tiny", q["query"], dict(q["labels"]))
+                Query(
+                    f"tiny-{store['name']}-{n}",
+                    "tiny",
+                    q["query"],
+                    dict(q["labels"]),
+                    _split(f"{path}: store {store['name']} query {n}", q),
+                )
                 for n, q in enumerate(store["queries"], 1)
             ],
         )
