@@ -91,6 +91,14 @@ class LoadResult:
     marks: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
 
+Why = Callable[[int, int, int], str]
+"""A load's why-line from (bodies shown, cards shown, the bodies' tokens)."""
+
+
+def _why_line(why: Why, bodies: int, cards: int, body_tokens: int) -> str:
+    return f"engram: {why(bodies, cards, body_tokens)}\n"
+
+
 def _row(memory: Memory, tier: str, tokens: int, text: str | None = None) -> dict[str, object]:
     row: dict[str, object] = {
         "id": memory.id,
@@ -115,10 +123,13 @@ def tiered(
     show_stale: bool = False,
     words: Words,
     counted: Words | None = None,
+    why: Why | None = None,
 ) -> LoadResult:
     """Bodies while they fit, then cards while they fit, then omitted — in load order; the
     next steps in `words`. The budget and `tokens` count them in `counted` (default `words`):
-    a surface that words them differently still shows the memories the tools would.
+    a surface that words them differently still shows the memories the tools would. `why`
+    words a first line saying why these memories (a session start's), from the counts shown;
+    its room is kept for the largest counts it could name.
 
     `mark` gives a memory's store.code.staleness marks; it is asked only for the memories the
     answer reaches (an omitted one costs nothing). A `stale` memory is a card with its reason,
@@ -129,6 +140,11 @@ def tiered(
     heading = f"Cards ({counted(FETCH_BODY)}):"
     header = f"engram: {title}. {_NOTICE}\n"
     used = count_tokens(header) + 16  # room for the counts line
+    if why is not None:  # the line's figures are at most these: its words never grow
+        most = len(selected) + len(note_cards)
+        used += max(
+            count_tokens(_why_line(why, b, c, budget)) for b, c in ((most, 0), (0, most), (most, most))
+        )
     bodies: list[str] = []
     cards: list[str] = []
     mode = "bodies" if disclosure in ("tiered", "bodies") else "cards"
@@ -176,9 +192,14 @@ def tiered(
     result.selected_keys.extend(n.id for n in notes)
     empty = not selected and not notes
 
+    first = ""
+    if why is not None:
+        body_tokens = sum(int(str(row["tokens"])) for row in result.memories if row["tier"] == "body")
+        first = _why_line(why, len(result.body_keys), len(result.card_ids), body_tokens)
+
     def said(words: Words) -> str:
         heading, none = f"Cards ({words(FETCH_BODY)}):", words(SEARCH_OR_SAVE) if empty else ""
-        return _render(header, heading, bodies, cards, notes, result, empty=none)
+        return first + _render(header, heading, bodies, cards, notes, result, empty=none)
 
     prefix = said(counted)
     shown = _omitted_shown(result.omitted_ids, budget - count_tokens(prefix), counted(LIST_IDS))
