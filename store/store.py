@@ -32,8 +32,21 @@ from store.files.workspace import (
     user_dir,
 )
 from store.read.catalog import Catalog, Snapshot, memory_key
-from store.read.load import LoadResult, Selected, plain_words, single, tiered
-from store.read.route import RoutePlan, RoutePool, route, task_classes
+from store.read.load import LoadResult, Selected, Why, plain_words, single, tiered
+from store.read.route import (
+    RouteEntry,
+    RoutePlan,
+    RoutePool,
+    WorkingTree,
+    cards_fit,
+    route,
+    routed_why,
+    session_route,
+    task_classes,
+    whole_store,
+    whole_why,
+    working_tree,
+)
 from store.read.usage import Usage
 from store.read.variants import variant_text
 from store.safety import untrusted
@@ -464,15 +477,18 @@ class Store:
     def route(self, task: str, view: View | None = None) -> RoutePlan:
         view = view or self.view()
         config = self.config()
-        if self._pool[0] != view.key:
-            self._pool = (view.key, RoutePool.of(m for m in view.durable.values() if m.active))
         return route(
             task,
-            self._pool[1],
+            self._route_pool(view),
             role=config.role,
             classes=task_classes(config.routes),
             scores=self._scores(view),
         )
+
+    def _route_pool(self, view: View) -> RoutePool:
+        if self._pool[0] != view.key:
+            self._pool = (view.key, RoutePool.of(m for m in view.durable.values() if m.active))
+        return self._pool[1]
 
     def load(
         self,
@@ -501,39 +517,63 @@ class Store:
                 result.reasons[memory.id] += f"; {why}"
             return result, "by-id"
         view = self.view()
-        plan = self.route(query or objective, view)
-        selected = [Selected(e.memory, e.reason) for e in plan.entries]  # thousands for a class
-        for n, entry in enumerate(plan.entries):
-            if entry.memory.has_variants:
-                text, why = variant_text(entry.memory, config.rule_variant, objective)
-                selected[n] = Selected(entry.memory, entry.reason + (f"; {why}" if why else ""), text)
-        if full:
-            chosen = {s.memory.id for s in selected}
-            rest = sorted(
-                (m for m in view.durable.values() if m.active and m.id not in chosen), key=lambda m: m.id
+        session = not query.strip() and not full  # a session start: what the working tree says
+        tree = working_tree(self.workspace) if session else WorkingTree()
+        pool = self._route_pool(view)
+        if session:
+            plan = session_route(
+                objective or tree.words,
+                tree.paths,
+                pool,
+                role=config.role,
+                classes=task_classes(config.routes),
+                scores=self._scores(view),
+                quote=untrusted.line,
             )
-            for memory in rest:
-                text, why = variant_text(memory, config.rule_variant, objective)
-                selected.append(
-                    Selected(memory, "full: every active memory" + (f"; {why}" if why else ""), text)
-                )
+        else:
+            plan = self.route(query or objective, view)
+
+        def chosen(entries: Iterable[RouteEntry], reason: str = "") -> list[Selected]:
+            shown = []
+            for entry in entries:  # thousands for a class
+                text, why = None, ""
+                if entry.memory.has_variants:
+                    text, why = variant_text(entry.memory, config.rule_variant, objective)
+                said = (reason or entry.reason) + (f"; {why}" if why else "")
+                shown.append(Selected(entry.memory, said, text))
+            return shown
+
+        selected = chosen(plan.entries)
+        if full:
+            taken = {s.memory.id for s in selected}
+            rest = sorted((m for m in pool.memories if m.id not in taken), key=lambda m: m.id)
+            selected += chosen((RouteEntry(m, 0.0, "full", "") for m in rest), "full: every active memory")
             budget, disclosure = config.full_cap_tokens, "bodies"
         budget = budget or config.budget_tokens
-        mark = self.marker(s.memory for s in selected[:64])  # store.code.staleness, asked only for what shows
         wanted = " ".join(objective.lower().split())
         notes = [n for n in view.notes.values() if wanted and " ".join(n.objective.lower().split()) == wanted]
-        title = f"task class {plan.task_class}, budget {budget} tokens"
-        return tiered(
-            selected,
-            budget=budget,
-            disclosure=disclosure,
-            title=title,
-            note_cards=notes,
-            mark=mark,
-            show_stale=include_stale,
-            words=words,
-            counted=counted,
-        ), plan.task_class
+
+        def load(selected: list[Selected], why: Why | None) -> LoadResult:
+            return tiered(
+                selected,
+                budget=budget,
+                disclosure=disclosure,
+                title=f"task class {plan.task_class}, budget {budget} tokens",
+                note_cards=notes,
+                mark=self.marker(s.memory for s in selected[:64]),  # store.code.staleness: what shows
+                show_stale=include_stale,
+                words=words,
+                counted=counted,
+                why=why,
+            )
+
+        if session and pool.memories and disclosure == "tiered" and cards_fit(pool.memories, budget):
+            whole = whole_store(pool, plan, role=config.role)  # a small store: all of it, if it fits
+            result = load(chosen(whole), whole_why(len(whole)))
+            if not result.omitted_ids:
+                return result, plan.task_class
+        routed = routed_why(tree, objective, len(pool.memories)) if session else None
+        return load(selected, routed), plan.task_class
 
     def marks(self, memories: Iterable[Memory]) -> dict[str, tuple[staleness.Mark, ...]]:
         """store.code.staleness marks of these memories now, by display key (those with any)."""
