@@ -10,9 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from eval.dataset import FIXTURE, KINDS, build_tiny, build_workspace, load_queries, load_tiny
+from eval.dataset import (
+    FIXTURE,
+    KINDS,
+    SPLITS,
+    assign_splits,
+    build_tiny,
+    build_workspace,
+    load_queries,
+    load_tasks,
+    load_tiny,
+)
 from eval.metrics import answers, ndcg_at, recall_at, reciprocal_rank
-from eval.run import drops, summarise
+from eval.overlap import LINES, by_kind, report
+from eval.run import summarise
 from store.files.memory import Memory, parse_memory
 from store.store import Store
 
@@ -48,13 +59,12 @@ def test_ndcg_by_hand() -> None:
     assert ndcg_at(["b", "a"], labels, 1) == pytest.approx(1 / 3)
 
 
-def test_summary_and_drops() -> None:
+def test_summary() -> None:
     rows = [
         {"recall@5": 1.0, "recall@10": 1.0, "ndcg@10": 1.0, "mrr": 1.0, "ms": 2.0, "ranked": ["a"]},
         {"recall@5": 0.0, "recall@10": 0.0, "ndcg@10": 0.0, "mrr": 0.0, "ms": 4.0, "ranked": []},
     ]
-    summary = summarise(rows)
-    assert summary == {
+    assert summarise(rows) == {
         "queries": 2,
         "recall@5": 0.5,
         "recall@10": 0.5,
@@ -63,14 +73,6 @@ def test_summary_and_drops() -> None:
         "ms_median": 3.0,
         "zero_hits": 1,
     }
-    before = {"modes": {"bm25": {"kinds": {"keyword": {**summary, "mrr": 0.6}}}}}
-    now = {"modes": {"bm25": {"kinds": {"keyword": summary}}, "bm25+vectors": "not installed"}}
-    assert drops(now, before, 0.0) == ["bm25 keyword mrr: 0.6000 -> 0.5000"]
-    assert drops(now, before, 0.2) == []
-    # a mode the baseline could not run is held to the baseline's bm25 figures
-    vectors = {"modes": {"bm25+vectors": {"kinds": {"keyword": summary}}}}
-    before_vectors = {"modes": {"bm25": before["modes"]["bm25"], "bm25+vectors": "not installed"}}
-    assert drops(vectors, before_vectors, 0.0) == ["bm25+vectors keyword mrr: 0.6000 -> 0.5000"]
 
 
 # --- the set ---------------------------------------------------------------------------------
@@ -194,3 +196,50 @@ def test_the_overlap_line_fails_a_kind_over_it() -> None:
 
     assert main(["--max", "paraphrase=1.0"]) == 0
     assert main(["--max", "keyword=0.0"]) == 1
+
+
+def test_one_query_over_the_line_fails_even_when_the_mean_is_under() -> None:
+    found = {"paraphrase": {"p1": 0.0, "p2": 0.0, "p3": 0.2}, "keyword": {"k1": 1.0}}
+    rows, over = report(found, {"paraphrase": 0.15})
+    assert over == ["paraphrase p3: overlap 0.200 is over 0.15"]
+    assert rows == [
+        "overlap keyword     n   1  mean 1.000  max 1.000",
+        "overlap paraphrase  n   3  mean 0.067  max 0.200, 1 over 0.15",
+    ]
+    assert report({"paraphrase": {"p1": 0.15}}, {"paraphrase": 0.15})[1] == []
+
+
+# --- honest paraphrases, splits and tasks ----------------------------------------------------
+
+
+def test_every_paraphrase_query_shares_at_most_the_line_with_its_answers() -> None:
+    shares = by_kind(load_queries(), _memories())["paraphrase"]
+    assert len(shares) >= 90
+    over = {i: round(share, 3) for i, share in shares.items() if share > LINES["paraphrase"]}
+    assert over == {}, f"paraphrase queries over {LINES['paraphrase']}: {over}"
+
+
+def test_every_query_and_task_has_a_split_and_each_split_holds_every_kind() -> None:
+    queries = load_queries() + [q for tiny in load_tiny() for q in tiny.queries]
+    tasks = load_tasks()
+    assert all(q.split in SPLITS for q in queries) and all(t.split in SPLITS for t in tasks)
+    for kind in (*KINDS, "tiny"):
+        per = Counter(q.split for q in queries if q.kind == kind)
+        assert set(per) == set(SPLITS), kind
+        assert abs(per["tune"] - per["test"]) <= 1, (kind, per)  # stratified: half each
+        ids = [q.id for q in queries if q.kind == kind]
+        assert assign_splits(ids) == {q.id: q.split for q in queries if q.kind == kind}, kind
+    per_task = Counter(t.split for t in tasks)
+    assert set(per_task) == set(SPLITS) and abs(per_task["tune"] - per_task["test"]) <= 1
+
+
+def test_tasks_are_many_and_labelled_with_live_memories() -> None:
+    memories = _memories()
+    tasks = load_tasks()
+    assert len(tasks) >= 60
+    assert len({t.id for t in tasks}) == len(tasks) and len({t.text for t in tasks}) == len(tasks)
+    for task in tasks:
+        assert 2 in task.labels.values() and set(task.labels.values()) <= {1, 2}, task.id
+        for memory_id in task.labels:
+            assert memory_id in memories, f"{task.id} names {memory_id}, which does not exist"
+            assert memories[memory_id].active, f"{task.id} labels superseded {memory_id}"
