@@ -427,9 +427,10 @@ def routed_why(tree: WorkingTree, objective: str, total: int) -> Why:
     )
 
     def why(bodies: int, cards: int, tokens: int) -> str:
-        return (
-            f"{said}: {bodies + cards:,} of {_count(total, 'memory', 'memories')}, the project's rules first."
-        )
+        if not total:
+            return "the store has no memories yet: nothing to load."
+        shown = f"{bodies + cards:,} of {_count(total, 'memory', 'memories')}"
+        return f"{said}: {shown}" + (", the project's rules first." if bodies + cards else ".")
 
     return why
 
