@@ -53,7 +53,7 @@ from store.safety import untrusted
 from store.safety.user_key import Secret, user_secret
 from store.search.fusion import fuse
 from store.search.lexical import Hit, Key, SearchIndex, key_of, snippet
-from store.search.vector_extra import available, disabled_by_env
+from store.search.vector_extra import available, disabled_by_env, missing
 from store.write.approvals import Pending
 from store.write.verdicts import POOL
 
@@ -258,13 +258,16 @@ class Store:
             self._answered.wait(FIRST_ANSWER_WAIT)
             if len(view.durable) + len(view.notes) > NUMPY_STORE:
                 self._search.load_kernels()
-            if self._vectors_on():
-                self._vector_index().warm(self.config().vector_model, lambda: self._keyed(view), view.key)
+            backlog = self._vectors_on() and self._vector_index().warm(
+                self.config().vector_model, lambda: self._keyed(view), view.key
+            )
         finally:
             self._vectors_warming = False
             gc.freeze()  # and never walk them later (a collection right after would, at once)
             if collecting:
                 gc.enable()
+        if backlog:  # a first build (a fresh store, a new model): embedded here, searches on BM25 meanwhile
+            self._vector_index().build()
 
     def clean_temps(self) -> None:
         """Remove temp files a killed writer left behind (a listing: servers do it off the
@@ -380,13 +383,13 @@ class Store:
         scored = self._vector_index().scores(
             query, config.vector_model, lambda: self._keyed(view), view.key, want=bm25, top=top
         )
-        if scored is None:
+        if scored is None or scored.building is not None:  # no model, or its first build runs on
             return hits, ["bm25"]
         by_key = self._keyed(view)
         vectors = {k: v for k, v in scored.scores.items() if k in by_key and wanted(by_key[k])}
         fused = [
             Hit(by_key[k], score)
-            for k, v in fuse(bm25, vectors, config.bm25_weight).items()
+            for k, v in fuse(bm25, vectors, config.bm25_weight, scored.anchor).items()
             if (score := round(v, 4)) > 0
             or k in bm25  # found by meaning alone, and no better than nothing: no hit
         ]
@@ -466,12 +469,50 @@ class Store:
         return SearchResult(entries, tuple(backends), self._vector_diagnostics())
 
     def _vector_diagnostics(self) -> tuple[tuple[str, str], ...]:
-        """Why the vector signal did not take part although it is on (a bad model folder)."""
-        problem = self._vectors.problem() if self._vectors is not None else None
-        if problem is None or not self._vectors_on():
+        """Why the vector signal did not take part although it is on: a bad or missing model
+        (a named model whose extra is not installed), or its first build still running."""
+        config = self.config()
+        if not config.vectors or disabled_by_env(self._vectors_env):
             return ()
-        code = "ENGRAM_CONFIG" if self.config().vector_model else "ENGRAM_VECTORS_UNAVAILABLE"
-        return ((code, f"{problem}; search uses BM25 alone"),)
+        if (lacking := missing(config.vector_model)) is not None:
+            return (("ENGRAM_CONFIG", f"{lacking}; search uses BM25 alone"),)
+        if self._vectors is None or not available(config.vector_model):
+            return ()
+        if (problem := self._vectors.problem()) is not None:
+            code = "ENGRAM_CONFIG" if config.vector_model else "ENGRAM_VECTORS_UNAVAILABLE"
+            return ((code, f"{problem}; search uses BM25 alone"),)
+        if (building := self._vectors.progress()) is not None:
+            return (("ENGRAM_VECTORS_BUILDING", f"{building}; search uses BM25 alone until then"),)
+        return ()
+
+    def vector_state(self) -> dict[str, Any]:
+        """The vector signal for status: `state` off, unavailable, building or ready, with the
+        model and how many memories have their vectors. Loads the model when it is on (the
+        CLI's status), which starts a first build if one is due."""
+        config = self.config()
+        if not config.vectors or disabled_by_env(self._vectors_env):
+            return {"state": "off"}
+        if (lacking := missing(config.vector_model)) is not None:
+            return {"state": "unavailable", "problem": lacking}
+        if not available(config.vector_model):
+            return {"state": "not installed"}
+        view = self.view()
+        index = self._vector_index()
+        if not self._vectors_warming:  # the warm-up has the lock while it loads: never wait for it
+            index.scores("", config.vector_model, lambda: self._keyed(view), view.key, top=0)
+        if (problem := index.problem()) is not None:
+            return {"state": "unavailable", "problem": problem}
+        state = index.state()
+        if state is None:
+            return {"state": "loading"}
+        model, embedded, total = state
+        building = index.progress() is not None
+        return {
+            "state": "building" if building else "ready",
+            "model": model,
+            "embedded": embedded,
+            "memories": total,
+        }
 
     # --- route and load --------------------------------------------------------------------
     def route(self, task: str, view: View | None = None) -> RoutePlan:
@@ -630,6 +671,7 @@ class Store:
                 "memories": sum(len(s.memories) for s in view.snapshots),
             },
             "read_only": self.read_only,
+            "vectors": self.vector_state(),
         }
 
 

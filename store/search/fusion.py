@@ -1,11 +1,18 @@
 """Z-score fusion of two search signals (SPEC §3.1): a weighted sum of standardised scores.
 
 Both signals are standardised over the same points: every candidate either signal scored, plus
-one anchor, a memory that matches nothing (BM25 score 0; cosine 0, or the lowest candidate's
-cosine if that is lower); z = (score − mean) / std, population std; a signal whose scores are
-all equal contributes z = 0. A candidate that BM25 did not score gets the BM25 floor, 0 (it shares no
-query term), so a memory found only by meaning can still surface when its vector score is high
-enough; a candidate the vector signal did not score gets that signal's lowest score.
+one anchor, a memory that matches nothing (BM25 score 0; for the vectors, the cosine this model
+gives a text that shares no meaning with the query, which store.search.vectors measures per
+query as its mean cosine with a fixed set of unrelated sentences); z = (score − mean) / std,
+population std; a signal whose scores are all equal contributes z = 0. A candidate that BM25
+did not score gets the BM25 floor, 0 (it shares no query term), so a memory found only by
+meaning can still surface when its vector score is high enough; a candidate the vector signal
+did not score gets that signal's lowest score (or the anchor, when lower).
+
+The vector anchor is the model's own no-meaning level, not a fixed cosine: a model whose cosines
+are all positive (MiniLM, e5: anisotropic embeddings) puts unrelated texts at 0.1–0.3, where an
+anchor at 0 is an outlier that flattens every candidate's z-score, and an anchor at the lowest
+candidate scores the one memory of a store, matched by meaning alone, 0.
 
 The fused score is reported relative to the anchor: how far, in weighted standard deviations, a
 memory stands above one that matches nothing. So every score is ≥ 0, a memory that matches
@@ -26,7 +33,8 @@ DEFAULT_BM25_WEIGHT: Final = 0.6
 BM25_FLOOR: Final = 0.0
 """What BM25 would give a memory that shares no query term."""
 VECTOR_FLOOR: Final = 0.0
-"""The cosine of a memory that shares no meaning with the query (orthogonal)."""
+"""The cosine of a memory that shares no meaning with the query, for a model that gives none
+of its own (orthogonal)."""
 
 
 def zscores(values: list[float]) -> list[float]:
@@ -41,14 +49,18 @@ def zscores(values: list[float]) -> list[float]:
 
 
 def fuse(
-    bm25: Mapping[K, float], vectors: Mapping[K, float], bm25_weight: float = DEFAULT_BM25_WEIGHT
+    bm25: Mapping[K, float],
+    vectors: Mapping[K, float],
+    bm25_weight: float = DEFAULT_BM25_WEIGHT,
+    vector_anchor: float = VECTOR_FLOOR,
 ) -> dict[K, float]:
     """bm25_weight · z(BM25) + (1 − bm25_weight) · z(vectors) for every key of either map,
-    less the same sum for the no-match anchor (so ≥ 0)."""
+    less the same sum for the no-match anchor (so ≥ 0); `vector_anchor` is the cosine of a
+    memory that shares no meaning with the query."""
     keys = list(dict.fromkeys([*bm25, *vectors]))
-    vector_floor = min(vectors.values()) if vectors else 0.0
+    vector_floor = min(min(vectors.values()), vector_anchor) if vectors else vector_anchor
     z_bm25 = zscores([*(bm25.get(k, BM25_FLOOR) for k in keys), BM25_FLOOR])
-    z_vectors = zscores([*(vectors.get(k, vector_floor) for k in keys), min(VECTOR_FLOOR, vector_floor)])
+    z_vectors = zscores([*(vectors.get(k, vector_floor) for k in keys), vector_anchor])
     weight = min(1.0, max(0.0, bm25_weight))
     anchor = weight * z_bm25[-1] + (1.0 - weight) * z_vectors[-1]
     return {

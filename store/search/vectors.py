@@ -29,10 +29,11 @@ import hashlib
 import importlib.util
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import orjson
@@ -43,7 +44,23 @@ from store.errors import ModelUnavailable, Untrusted
 from store.files import sealed
 from store.files.fsutil import read_regular, write_atomic
 from store.files.memory import Memory
-from store.search.vector_extra import available, disabled_by_env, extra_installed
+from store.search.vector_build import (
+    BACKGROUND,
+    BATCH_SECONDS,
+    INLINE_SECONDS,
+    SAVE_SECONDS,
+    Pace,
+    progress,
+)
+from store.search.vector_extra import (
+    MINILM,
+    WORDLLAMA,
+    available,
+    disabled_by_env,
+    extra_installed,
+    install_hint,
+    minilm_installed,
+)
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -64,18 +81,33 @@ BUNDLED_DIM: Final = 256
 _FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;pool=mean-words;dtype=float16"
 
 
+class Model(Protocol):
+    """What the index needs of a model (StaticModel here, store.search.onnx_model.OnnxModel)."""
+
+    name: str
+    fingerprint: str
+    """Says which model, files and windowing made a vector: vectors.bin is kept only under it."""
+    dim: int
+    window_words: int
+    pace: Pace
+
+    def embed(self, texts: list[str]) -> Matrix:
+        """Unit float32 rows, one per text (zero rows for an empty text)."""
+        ...
+
+
 def bundled_files() -> tuple[Path, Path]:
     """(weights, tokenizer) inside the installed `wordllama` wheel, found without importing it."""
     spec = importlib.util.find_spec("wordllama")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable("the vectors extra is not fully installed: pip install 'engram-mcp[vectors]'")
+        raise ModelUnavailable(f"the vectors extra is not fully installed: {install_hint(WORDLLAMA)}")
     root = Path(next(iter(spec.submodule_search_locations)))
     weights = root / "weights" / f"{BUNDLED_CONFIG}_{BUNDLED_DIM}.safetensors"
     tokenizer = root / "tokenizers" / f"{BUNDLED_CONFIG}_tokenizer_config.json"
     for path in (weights, tokenizer):
         if not path.is_file():
             raise ModelUnavailable(
-                f"the wordllama wheel has no {path.name}: reinstall it (pip install 'engram-mcp[vectors]')"
+                f"the wordllama wheel has no {path.name}: reinstall it ({install_hint(WORDLLAMA)})"
             )
     return weights, tokenizer
 
@@ -129,8 +161,13 @@ class StaticModel:
         self.name = name
         self.fingerprint = f"{name};{digest};{_FORMAT}"
         self.dim = int(self._table.shape[1])
+        self.window_words = WINDOW_WORDS
+        self.pace = Pace(5e-7)
 
     def embed(self, texts: list[str]) -> Matrix:
+        return self.pace.timed(texts, lambda: self._embed(texts))
+
+    def _embed(self, texts: list[str]) -> Matrix:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         rows = len(self._table)
         for i, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
@@ -165,11 +202,24 @@ def _embedding_table(tensors: dict[str, Any]) -> Any:
     return tables[0] if len(tables) == 1 else None
 
 
-def load_model(folder: str) -> StaticModel:
-    """The bundled WordLlama model, or the static model in `folder` (search.vector_model)."""
-    if folder:
-        weights, tokenizer = folder_files(folder)
-        return StaticModel(Path(folder).name, weights, tokenizer)
+def load_model(folder: str) -> Model:
+    """The model `search.vector_model` names: unset, MiniLM when its extra is installed, else
+    WordLlama; `minilm` or `wordllama` by name; or a local folder, an ONNX model when it holds
+    model.onnx, else a static one."""
+    onnx = folder == MINILM or (not folder and minilm_installed())
+    if not onnx and folder and folder != WORDLLAMA:
+        onnx = Path(folder).is_absolute() and (Path(folder) / "model.onnx").is_file()
+        if not onnx:
+            weights, tokenizer = folder_files(folder)
+            return StaticModel(Path(folder).name, weights, tokenizer)
+    if onnx:
+        if not minilm_installed(onnx_only=folder not in ("", MINILM)):
+            raise ModelUnavailable(f"search.vector_model names {folder}: {install_hint(MINILM)}")
+        from store.search import onnx_model  # seam: onnxruntime, for an ONNX model
+
+        return (
+            onnx_model.load_minilm() if folder in ("", MINILM) else onnx_model.load_onnx_folder(Path(folder))
+        )
     weights, tokenizer = bundled_files()
     name = f"wordllama-{BUNDLED_CONFIG}_{BUNDLED_DIM}"
     return StaticModel(name, weights, tokenizer, _recorded_digest(weights, tokenizer))
@@ -211,14 +261,24 @@ planted file (one that arrived with a clone) is discarded and rebuilt."""
 
 @dataclass(frozen=True, slots=True)
 class Scored:
-    """What the signal says about one query: the model's name and cosine per memory key."""
+    """What the signal says about one query: the model's name, the cosine per memory key, and
+    `anchor`, the cosine this model gives a text that shares no meaning with the query (the mean
+    over BACKGROUND, store.search.fusion). `building` says how far the first embedding of the
+    memories has got while it runs (the scores are empty then: search answers from BM25)."""
 
     model: str
     scores: dict[Key, float]
+    anchor: float = 0.0
+    building: str | None = None
 
 
 class VectorIndex:
-    """Window vectors of every memory, by content hash, and the model that made them."""
+    """Window vectors of every memory, by content hash, and the model that made them.
+
+    Embedding that fits INLINE_SECONDS happens in the call that needs it; a larger backlog is
+    embedded in batches by `build`, on a server's warm-up thread or on a daemon thread a search
+    starts, and vectors.bin is saved every SAVE_SECONDS meanwhile, so a process that exits
+    (a CLI command) keeps what it embedded and the next one goes on from there."""
 
     def __init__(
         self,
@@ -233,14 +293,27 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._cache = cache
         self._writable = writable
-        self._model: StaticModel | None = None
+        self._model: Model | None = None
+        self._background: Matrix | None = None
         self._model_folder: str | None = None
         self._failure: str | None = None
-        self._from_file: dict[str, Rows] = {}
-        """Vectors read from vectors.bin, by content hash, until the first sync has taken them."""
+        self._known: dict[str, Rows] = {}
+        """Vectors not in the matrix yet, by content hash: read from vectors.bin or embedded by
+        the builder, until the sync that completes takes them."""
         self._loaded_file = False
         self._dirty = False
         self._synced: object = None
+        self._generation = 0
+        """Bumped when the model changes: a builder of the old model stops and its work is dropped."""
+        self._backlog: dict[str, list[str]] = {}
+        """Windows still to embed, by content hash, for the memories of `_plan`."""
+        self._waiting: dict[str, int] = {}
+        """How many memories wait for each backlog hash."""
+        self._plan: tuple[object, Callable[[], Mapping[Key, Memory]]] | None = None
+        self._total = 0
+        self._building = False
+        """True while `build` runs (on whichever thread)."""
+        self._saved_at = 0.0
         self._reset()
 
     def _reset(self) -> None:
@@ -256,14 +329,18 @@ class VectorIndex:
         self._matrix: Matrix | None = None
 
     # --- model -----------------------------------------------------------------------------
-    def _ensure_model(self, folder: str) -> StaticModel | None:
+    def _ensure_model(self, folder: str) -> Model | None:
         if self._model_folder != folder:
             # another model: none of the vectors in hand or on disk (if made by the old one) hold
             self._model_folder, self._model, self._failure = folder, None, None
-            self._synced, self._from_file, self._loaded_file = None, {}, False
+            self._synced, self._known, self._loaded_file = None, {}, False
+            self._generation += 1
+            self._backlog, self._waiting, self._plan = {}, {}, None
             self._reset()
             try:
-                self._model = load_model(folder)
+                model = load_model(folder)
+                self._background = model.embed(list(BACKGROUND))
+                self._model = model
             except ModelUnavailable as exc:
                 self._failure = str(exc)
                 log.warning("vector signal off: %s", exc)
@@ -273,8 +350,28 @@ class VectorIndex:
         """Why the configured model could not be loaded (None when it was, or was not tried)."""
         return self._failure
 
+    def _counts(self) -> tuple[int, int] | None:
+        """(memories embedded, memories) while some wait for their first vectors, else None."""
+        if not self._backlog or self._plan is None or self._plan[0] == self._synced:
+            return None
+        waiting = sum(self._waiting.get(h, 1) for h in list(self._backlog))
+        return max(0, self._total - waiting), self._total
+
+    def progress(self) -> str | None:
+        """How far the build has got while memories wait for their vectors (None when none do)."""
+        counts = self._counts()
+        return None if counts is None else progress(*counts)
+
+    def state(self) -> tuple[str, int, int] | None:
+        """(model name, memories embedded, memories) as the last sync saw them, or None before one."""
+        model = self._model
+        if model is None:
+            return None
+        counts = self._counts()
+        return (model.name, *counts) if counts is not None else (model.name, len(self._keys), len(self._keys))
+
     # --- embeddings ------------------------------------------------------------------------
-    def _read_file(self, model: StaticModel) -> None:
+    def _read_file(self, model: Model) -> None:
         if self._loaded_file or self._cache is None:
             return
         self._loaded_file = True
@@ -286,7 +383,7 @@ class VectorIndex:
             log.warning("vectors file %s unreadable (%s); rebuilding", self._cache.name, exc)
             return
         try:
-            self._from_file = _decode(data, model, self._key())
+            self._known = _decode(data, model, self._key())
         except Untrusted as exc:
             self._dirty = True
             if exc.stale:  # an earlier engram's layout: derived data, rebuilt quietly
@@ -303,42 +400,53 @@ class VectorIndex:
         start = int(self._starts[self._row_of[key]])
         return self._matrix[start : start + int(self._sizes[self._row_of[key]])]
 
-    def _sync(self, model: StaticModel, source: Callable[[], Mapping[Key, Memory]], version: object) -> None:
+    def _sync(
+        self,
+        model: Model,
+        source: Callable[[], Mapping[Key, Memory]],
+        version: object,
+        budget: float | None = INLINE_SECONDS,
+    ) -> bool:
         """Make the matrix hold exactly these memories' windows, touching only what changed:
         an edited memory whose window count is unchanged is overwritten in place, new ones are
-        appended, and removals cost one masked copy. Vectors come from vectors.bin when it has
-        the content hash, else they are embedded."""
+        appended, and removals cost one masked copy. Vectors come from vectors.bin or the
+        builder when they have the content hash, else they are embedded here if that is
+        predicted to take at most `budget` seconds (None: whatever it takes). False when it
+        would take longer: the rest is left to `build` as the backlog, the matrix unchanged."""
         if self._synced == version:
-            return
+            return True
+        if self._building and self._plan is not None and self._plan[0] == version:
+            return False  # the builder is on it
         memories = source()
         self._read_file(model)
         previous, hash_of = self._memory_of, self._hash_of
         changed = [k for k, m in memories.items() if previous.get(k) is not m and hash_of.get(k) != m.hash]
         fresh = [k for k in changed if k not in hash_of]
         gone = len(self._keys) - (len(memories) - len(fresh))
-        texts: list[str] = []
         by_hash: dict[str, Rows] = {}
-        todo: dict[str, int] = {}
+        todo: dict[str, list[str]] = {}
+        waiting: dict[str, int] = {}
         for key in changed:
             content_hash = memories[key].hash
-            if content_hash in by_hash or content_hash in todo:
-                continue
-            if content_hash in self._from_file:
-                by_hash[content_hash] = self._from_file[content_hash]
-            else:
-                parts = windows(memories[key])
-                texts += parts
-                todo[content_hash] = len(parts)
+            if content_hash in todo:
+                waiting[content_hash] += 1
+            elif content_hash not in by_hash:
+                if content_hash in self._known:
+                    by_hash[content_hash] = self._known[content_hash]
+                else:
+                    todo[content_hash] = windows(memories[key], model.window_words)
+                    waiting[content_hash] = 1
+        texts = [text for parts in todo.values() for text in parts]
+        if texts and budget is not None and model.pace.predict(texts) > budget:
+            self._backlog, self._waiting, self._total = todo, waiting, len(memories)
+            self._plan = (version, source)
+            return False
         if texts:
-            if len(todo) >= 1000:  # seconds of work: say so (the server shows it on stderr)
-                logging.getLogger("engram.progress").info(
-                    "embedding %s memories for the vector signal", f"{len(todo):,}"
-                )
             vectors = model.embed(texts)
             at = 0
-            for content_hash, count in todo.items():
-                by_hash[content_hash] = vectors[at : at + count]
-                at += count
+            for content_hash, parts in todo.items():
+                by_hash[content_hash] = vectors[at : at + len(parts)]
+                at += len(parts)
         drop = {k for k in self._keys if k not in memories} if gone else set()
         append = list(fresh)
         for key in changed:
@@ -378,19 +486,84 @@ class VectorIndex:
         if self._matrix is None:
             self._matrix = np.zeros((0, model.dim), dtype=np.float32)
         # the file changes when something was embedded or dropped, or it held what is gone now
-        if texts or drop or (self._from_file and any(h not in by_hash for h in self._from_file)):
+        if texts or drop or (self._known and any(h not in by_hash for h in self._known)):
             self._dirty = True
         self._memory_of = memories
-        self._from_file = {}
+        self._known = {}
+        self._backlog, self._waiting, self._plan = {}, {}, None
         self._synced = version
+        return True
 
-    def warm(self, folder: str, memories: Callable[[], Mapping[Key, Memory]], version: object) -> None:
-        """Load the model and embed what is not embedded yet (a server's warm-up thread)."""
+    def warm(self, folder: str, memories: Callable[[], Mapping[Key, Memory]], version: object) -> bool:
+        """Load the model and embed what fits the inline budget (a server's warm-up thread);
+        True when a backlog is left for `build`."""
         with self._lock:
             model = self._ensure_model(folder)
-            if model is not None:
-                self._sync(model, memories, version)
-        self.save()
+            pending = model is not None and not self._sync(model, memories, version)
+        if not pending:
+            self.save()
+        return pending
+
+    def build(self) -> None:
+        """Embed the backlog in batches on this thread, handing each batch's vectors in and
+        saving vectors.bin every SAVE_SECONDS, then make the matrix whole; returns when no
+        memory waits (or the model changed)."""
+        with self._lock:
+            model, generation = self._model, self._generation
+            if model is None or self._building:
+                return
+            self._building = True
+        try:
+            self._build(model, generation)
+        except Exception:  # a model that fails mid-build: searches stay on BM25, the log says why
+            log.exception("vector build stopped")
+        finally:
+            with self._lock:
+                if self._generation == generation:
+                    self._building = False
+            self.save()
+
+    def _build(self, model: Model, generation: int) -> None:
+        self._saved_at = time.monotonic()
+        while True:
+            with self._lock:
+                if generation != self._generation:
+                    return
+                batch = self._next_batch(model)
+                if not batch:
+                    if self._plan is not None:  # every vector is in hand: the matrix takes them
+                        version, source = self._plan
+                        self._sync(model, source, version, budget=None)
+                    return
+            vectors = model.embed([text for _, parts in batch for text in parts])
+            with self._lock:
+                if generation != self._generation:
+                    return
+                at = 0
+                for content_hash, parts in batch:
+                    self._known[content_hash] = vectors[at : at + len(parts)]
+                    self._backlog.pop(content_hash, None)
+                    at += len(parts)
+                self._dirty = True
+            if time.monotonic() - self._saved_at >= SAVE_SECONDS:
+                self.save()
+                self._saved_at = time.monotonic()
+
+    def _next_batch(self, model: Model) -> list[tuple[str, list[str]]]:
+        """About BATCH_SECONDS of the backlog (at least one memory), in the backlog's order."""
+        batch: list[tuple[str, list[str]]] = []
+        seconds = 0.0
+        for content_hash, parts in self._backlog.items():
+            batch.append((content_hash, parts))
+            seconds += model.pace.predict(parts)
+            if seconds >= BATCH_SECONDS:
+                break
+        return batch
+
+    def _start_builder(self) -> None:
+        """`build` on a daemon thread: a process that exits does not wait for it."""
+        if not self._building:
+            threading.Thread(target=self.build, name="engram-vectors", daemon=True).start()
 
     def scores(
         self,
@@ -404,12 +577,17 @@ class VectorIndex:
     ) -> Scored | None:
         """Cosine of the query with each memory's best window, for the keys in `want` and the
         `top` best (every memory when `top` is None); None when the model cannot be loaded.
-        `memories` is called only when `version` differs from the last call's."""
+        `memories` is called only when `version` differs from the last call's. While memories
+        wait for their first vectors, no scores and the build's progress (a builder is started
+        when none runs)."""
         with self._lock:
             model = self._ensure_model(folder)
             if model is None:
                 return None
-            self._sync(model, memories, version)
+            if not self._sync(model, memories, version):
+                building = self.progress()
+                self._start_builder()
+                return Scored(model.name, {}, building=building)
             keys, matrix, row_of = self._keys, self._matrix, self._row_of
             if matrix is None or not keys or not len(matrix):
                 return Scored(model.name, {})
@@ -418,6 +596,8 @@ class VectorIndex:
                 return Scored(model.name, {})  # no known token: meaning says nothing
             # einsum, not BLAS: no thread pool spinning on a busy machine, same result
             best = np.maximum.reduceat(np.einsum("ij,j->i", matrix, query_vector), self._starts)
+            assert self._background is not None
+            anchor = round(float(np.einsum("ij,j->i", self._background, query_vector).mean()), 6)
         if top is None or top >= len(keys):
             chosen: Iterable[int] = range(len(keys))
         else:  # the `top` best and every memory tied with the last: the same set in any row order
@@ -427,10 +607,11 @@ class VectorIndex:
         for key in want:
             if key not in found and (at := row_of.get(key)) is not None:
                 found[key] = round(float(best[at]), 6)
-        return Scored(model.name, found)
+        return Scored(model.name, found, anchor)
 
     def save(self) -> None:
-        """Write `.engram/vectors.bin` (derived data; skipped when unchanged or read-only)."""
+        """Write `.engram/vectors.bin` (derived data; skipped when unchanged or read-only): the
+        matrix's vectors and those the builder has embedded so far."""
         if self._cache is None or not self._writable or not self._cache.parent.is_dir():
             return
         if not self._lock.acquire(timeout=2.0):
@@ -438,7 +619,8 @@ class VectorIndex:
         try:
             if not self._dirty or self._model is None:
                 return
-            data = _encode({self._hash_of[k]: self._rows(k) for k in self._keys}, self._model, self._key())
+            by_hash = {**self._known, **{self._hash_of[k]: self._rows(k) for k in self._keys}}
+            data = _encode(by_hash, self._model, self._key())
             self._dirty = False
         finally:
             self._lock.release()
@@ -448,7 +630,7 @@ class VectorIndex:
             self._dirty = True
 
 
-def _encode(by_hash: Mapping[str, Rows], model: StaticModel, key: bytes) -> bytes:
+def _encode(by_hash: Mapping[str, Rows], model: Model, key: bytes) -> bytes:
     """Sealed (store.files.sealed): header length, JSON header, float16 rows."""
     hashes = sorted(by_hash)
     header = orjson.dumps(
@@ -458,7 +640,7 @@ def _encode(by_hash: Mapping[str, Rows], model: StaticModel, key: bytes) -> byte
     return sealed.seal_binary(key, _KIND, b"".join([len(header).to_bytes(8, "little"), header, *rows]))
 
 
-def _decode(data: bytes, model: StaticModel, key: bytes) -> dict[str, Rows]:
+def _decode(data: bytes, model: Model, key: bytes) -> dict[str, Rows]:
     """The inverse of `_encode`: Untrusted for a file this user's engram did not seal (stale
     for an earlier layout), ValueError for one that is torn or from another model."""
     body = sealed.unseal_binary(key, _KIND, data)  # a view: no copy
@@ -483,6 +665,7 @@ def _decode(data: bytes, model: StaticModel, key: bytes) -> dict[str, Rows]:
 
 __all__ = [
     "Key",
+    "Model",
     "ModelUnavailable",
     "Scored",
     "StaticModel",

