@@ -486,16 +486,17 @@ class Store:
         return ()
 
     def vector_state(self) -> dict[str, Any]:
-        """The vector signal for status: `state` off, unavailable, building or ready, with the
-        model and how many memories have their vectors. Loads the model when it is on (the
-        CLI's status), which starts a first build if one is due."""
+        """The vector signal for status: `state` off (also without any model's extra, which
+        status then does not mention), unavailable, loading, building or ready, with the model
+        and how many memories have their vectors. Loads the model when it is on (the CLI's
+        status), which starts a first build if one is due."""
         config = self.config()
         if not config.vectors or disabled_by_env(self._vectors_env):
             return {"state": "off"}
         if (lacking := missing(config.vector_model)) is not None:
             return {"state": "unavailable", "problem": lacking}
         if not available(config.vector_model):
-            return {"state": "not installed"}
+            return {"state": "off"}
         view = self.view()
         index = self._vector_index()
         if not self._vectors_warming:  # the warm-up has the lock while it loads: never wait for it
@@ -671,7 +672,7 @@ class Store:
                 "memories": sum(len(s.memories) for s in view.snapshots),
             },
             "read_only": self.read_only,
-            "vectors": self.vector_state(),
+            **({"vectors": vectors} if (vectors := self.vector_state())["state"] != "off" else {}),
         }
 
 

@@ -186,6 +186,16 @@ def from_git(store: Store, report: dict[str, Any]) -> dict[str, list[str]]:
     }
 
 
+def _vector_line(state: dict[str, Any]) -> str:
+    """Status's line on the vector signal: loading, its problem, or its progress."""
+    if "model" not in state:
+        return f"vectors: {state['state']}" + (f" ({state['problem']})" if "problem" in state else "")
+    counts = f"{state['embedded']:,} of {state['memories']:,} memories embedded"
+    if state["state"] == "building":
+        return f"vectors: {state['model']}, building: {counts} (search uses BM25 alone until then)"
+    return f"vectors: {state['model']}, ready ({counts})"
+
+
 def status(store: Store) -> Outcome:
     data = store.status()
     counts = data["counts"]
@@ -199,4 +209,6 @@ def status(store: Store) -> Outcome:
         f"index: {data['index']['hash']} ({data['index']['memories']} files)"
         + ("; read-only" if data["read_only"] else ""),
     ]
+    if "vectors" in data:  # the signal is on (status says nothing of it when it is off)
+        lines.append(_vector_line(data["vectors"]))
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store, notices=True))
