@@ -310,14 +310,32 @@ def working_tree(workspace: Path) -> WorkingTree:
     return WorkingTree(branch, subjects, paths)
 
 
-def _path_match(memory: Memory, paths: Iterable[str]) -> tuple[str, str] | None:
-    """(changed path, the glob or ref it matches) for the first of `paths` the memory applies to."""
-    patterns = (*memory.paths, *(r.split("#", 1)[0] for r in memory.refs if r.split("#", 1)[0]))
-    for path in paths:
-        for pattern in patterns:
-            if glob_match(path, pattern):
+class _Changed:
+    """The changed files, matched against the globs and refs of many memories: each pattern
+    once, a literal one (most refs) by a set lookup."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.paths = tuple(p.removeprefix("./") for p in paths)
+        self._literal = frozenset(self.paths)
+        self._seen: dict[str, str | None] = {}
+
+    def hit(self, pattern: str) -> str | None:
+        """The first changed path `pattern` matches, or None."""
+        if pattern not in self._seen:
+            if "*" in pattern or "?" in pattern:
+                self._seen[pattern] = next((p for p in self.paths if glob_match(p, pattern)), None)
+            else:
+                literal = pattern.removeprefix("./")
+                self._seen[pattern] = literal if literal in self._literal else None
+        return self._seen[pattern]
+
+    def match(self, memory: Memory) -> tuple[str, str] | None:
+        """(changed path, the glob or ref it matches) for the memory's first pattern that applies."""
+        for pattern in (*memory.paths, *(r.split("#", 1)[0] for r in memory.refs)):
+            path = self.hit(pattern) if pattern else None
+            if path is not None:
                 return path, pattern
-    return None
+        return None
 
 
 def session_route(
@@ -337,13 +355,13 @@ def session_route(
     plan = route(words, pool, role=role, classes=classes, scores=scores)
     score = {e.memory.id: e.score for e in plan.entries}
     rank = {e.memory.id: n for n, e in enumerate(plan.entries)}
-    changed = tuple(paths)
+    changed = _Changed(paths)
     entries: dict[str, RouteEntry] = {e.memory.id: e for e in plan.entries if e.tier == "core"}
     matched: list[tuple[Memory, str]] = []
     for memory in pool.memories:
         if memory.id in entries or not for_role(memory, role):
             continue
-        hit = _path_match(memory, changed) if changed else None
+        hit = changed.match(memory) if changed.paths and (memory.paths or memory.refs) else None
         if hit is not None:
             matched.append((memory, f"changed file {quote(hit[0])} matches {quote(hit[1])}"))
     rules = [(m, why) for m, why in matched if m.type in RULE_TYPES and m.scope == "project"]

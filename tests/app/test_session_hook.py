@@ -289,7 +289,7 @@ def big_workspace(tmp_path: Path) -> Path:
 def _status_hash(capsys: pytest.CaptureFixture[str]) -> str:
     rc, env = run_json(capsys, "status")
     assert rc == 0
-    return env["data"]["index"]["hash"]
+    return str(env["data"]["index"]["hash"])
 
 
 def _hook(cwd: Path, stdin: str = "", *args: str) -> subprocess.CompletedProcess[str]:
