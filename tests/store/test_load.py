@@ -193,3 +193,32 @@ def test_an_empty_store_loads_a_helpful_empty_answer(empty_workspace: Path) -> N
     assert result.selected_keys == []
     assert "No memory matched" in result.text
     assert result.tokens == count_tokens(result.text)
+
+
+# --- a load with no task: the session's (issue 21) -----------------------------------------
+@pytest.mark.parametrize("budget", [100, 150, 300, 500, 1000, 2000, 5000, 32000])
+def test_a_session_load_says_why_and_never_exceeds_its_budget(workspace: Path, budget: int) -> None:
+    """With no task, the load's first line says why; the line is counted in the budget."""
+    result, _ = Store(workspace).load("", budget=budget)
+    assert result.tokens == count_tokens(result.text) <= budget
+    assert re.match(r"engram: (the store is small|routed by|no session objective)", result.text), result.text[
+        :200
+    ]
+    assert result.body_keys + result.card_ids + result.omitted_ids == result.selected_keys
+
+
+def test_a_session_load_of_a_store_that_fits_is_all_of_it_rules_and_gotchas_first(workspace: Path) -> None:
+    store = Store(workspace)
+    result, _ = store.load("", budget=32000)
+    role = store.config().role
+    active = {m.id: m for m in store.view().durable.values() if m.active and (not m.roles or role in m.roles)}
+    assert sorted(result.body_keys) == sorted(active) and not result.card_ids and not result.omitted_ids
+    groups = [
+        0 if active[i].type in ("rule", "convention") else 1 if active[i].type == "gotcha" else 2
+        for i in result.body_keys
+    ]
+    assert groups == sorted(groups) and groups[0] == 0 and 1 in groups
+    assert result.text.startswith(f"engram: the store is small ({len(active)} memories, ")
+    # a task still routes: only what the task selects
+    routed, _ = store.load(TASK, budget=32000)
+    assert not routed.text.startswith("engram: the store") and len(routed.selected_keys) < len(active)

@@ -7,7 +7,15 @@ from pathlib import Path
 import orjson
 import pytest
 
-from store.read.route import classify, glob_match, named_paths, task_classes
+from store.read.route import (
+    SESSION_RULES,
+    RoutePool,
+    classify,
+    glob_match,
+    named_paths,
+    session_route,
+    task_classes,
+)
 from store.store import Store
 from tests.support.store_helpers import write_memory
 
@@ -152,3 +160,36 @@ def test_the_relevance_floor_never_drops_the_few_best_hits(empty_workspace: Path
     assert scores["argo-long"] < 0.3 * scores["argo-short"]  # the floor alone would drop it
     relevant = [e.memory.id for e in store.route("argo").entries if e.tier == "relevant"]
     assert relevant == ["argo-short", "argo-long"]
+
+
+def test_a_session_routes_the_project_rules_after_the_core_tier(tmp_path: Path) -> None:
+    """Issue 21: path-matched project rules, then up to SESSION_RULES pathless ones (best
+    scored first), then memories a changed file matches, then the plain route; a user-scope
+    rule and a rule for other paths are not pulled in."""
+    root = tmp_path / "ws"
+    Store(root).init()
+    write_memory(root, "core", title="Core fact", always=True)
+    write_memory(root, "billing-rule", title="Billing is in cents", type="rule", paths=["billing/**"])
+    write_memory(root, "css-rule", title="CSS uses tokens", type="rule", paths=["web/**"])
+    write_memory(root, "tax-fact", title="Tax tables", refs=["billing/tax.py#RATE"])
+    for n in range(SESSION_RULES + 3):
+        write_memory(root, f"rule-{n:02d}", title=f"Project rule {n}", type="convention")
+    write_memory(root, "rule-vat", title="VAT rounding rule", type="rule", body="Round VAT per line.\n")
+    store = Store(root)
+    pool = RoutePool.of(m for m in store.view().durable.values() if m.active)
+    plan = session_route(
+        "round the vat",
+        ["billing/tax.py"],
+        pool,
+        role="",
+        classes={},
+        scores=store._scores(store.view()),
+        quote=str,
+    )
+    order = [e.memory.id for e in plan.entries]
+    tiers = [e.tier for e in plan.entries]
+    assert order[:3] == ["core", "billing-rule", "rule-vat"]  # the best-scored pathless rule first
+    assert tiers[: 2 + SESSION_RULES] == ["core", "rules", *["rules"] * SESSION_RULES]
+    assert order[2 + SESSION_RULES] == "tax-fact" and tiers[2 + SESSION_RULES] == "path"
+    assert "css-rule" not in order
+    assert plan.entries[1].reason == "rules: changed file billing/tax.py matches billing/**"
