@@ -7,11 +7,11 @@ from pathlib import Path
 import orjson
 import pytest
 
+from store.code.globs import glob_match
 from store.read.route import (
     SESSION_RULES,
     RoutePool,
     classify,
-    glob_match,
     named_paths,
     session_route,
     task_classes,
