@@ -128,6 +128,9 @@ class McpClient:
                 break
             except subprocess.TimeoutExpired:
                 continue
+        self._reader.join(timeout=10)  # it ends at the stream's end, once the process is gone
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         self._log.close()
 
     def __enter__(self) -> McpClient:
