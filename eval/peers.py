@@ -177,6 +177,11 @@ def own_memories(fixture: Path = FIXTURE) -> list[dict[str, Any]]:
                     "scope": scope,
                     "status": meta.get("status", "active"),
                     "supersedes": list(meta.get("supersedes") or []),
+                    **{
+                        k: meta[k]
+                        for k in ("always", "created", "updated", "source", "superseded_by")
+                        if k in meta
+                    },
                 }
             )
     return memories

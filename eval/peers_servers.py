@@ -123,13 +123,15 @@ def write_engram_files(memories: Sequence[dict[str, Any]], workspace: Path, home
             "title": memory["title"],
             "scope": scope,
             "tags": list(memory.get("tags", [])),
-            "always": False,
+            "always": bool(memory.get("always", False)),
             "status": memory.get("status", "active"),
             "supersedes": list(memory.get("supersedes", [])),
-            "created": STAMP,
-            "updated": STAMP,
-            "source": "save",
+            "created": memory.get("created", STAMP),
+            "updated": memory.get("updated", STAMP),
+            "source": memory.get("source", "save"),
         }
+        if memory.get("superseded_by"):
+            meta["superseded_by"] = memory["superseded_by"]
         data = render_checked(meta, memory["body"], scope=scope, tier="durable")
         (folder / f"{memory['id']}.md").write_bytes(data)
 
