@@ -161,14 +161,19 @@ def table(rows: Sequence[PeerRow]) -> str:
     return "\n".join(lines + (["notes:", *notes] if notes else []))
 
 
+PASSED_THROUGH = ("always", "created", "updated", "source", "superseded_by")
+
+
 def own_memories(fixture: Path = FIXTURE) -> list[dict[str, Any]]:
     """fixtures/eval's memories (project and user scope, superseded ones too) as dicts."""
-    memories = []
+    memories: list[dict[str, Any]] = []
     for scope, folder in (("project", fixture / "memory"), ("user", fixture / "user" / "memory")):
         for path in sorted(folder.glob("*.md")):
             meta, body = split_front_matter(path.read_text(encoding="utf-8"))
+            memory: dict[str, Any] = {k: meta[k] for k in PASSED_THROUGH if k in meta}
             memories.append(
                 {
+                    **memory,
                     "id": meta["id"],
                     "type": meta["type"],
                     "title": meta["title"],
@@ -177,11 +182,6 @@ def own_memories(fixture: Path = FIXTURE) -> list[dict[str, Any]]:
                     "scope": scope,
                     "status": meta.get("status", "active"),
                     "supersedes": list(meta.get("supersedes") or []),
-                    **{
-                        k: meta[k]
-                        for k in ("always", "created", "updated", "source", "superseded_by")
-                        if k in meta
-                    },
                 }
             )
     return memories

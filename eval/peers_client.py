@@ -83,7 +83,11 @@ class McpClient:
             except queue.Empty:
                 raise PeerError(f"no answer to {method} within {self.timeout:g} s") from None
             if not line:
-                raise PeerError(f"server exited (code {self.proc.poll()}) before answering {method}")
+                try:
+                    code: int | None = self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    code = None  # stdout closed, the process still running
+                raise PeerError(f"server exited (code {code}) before answering {method}")
             if not line.strip():
                 continue
             try:
