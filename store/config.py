@@ -109,8 +109,9 @@ class Config:
     """`search.vectors`: use the optional vector signal when the `vectors` extra is installed."""
     vector_model: str = ""
     """`search.vector_model`: a local static-model folder instead of the bundled one (user config only)."""
-    bm25_weight: float = 0.6
-    """`search.bm25_weight`: BM25's share of the fused score (the vector signal has the rest)."""
+    bm25_weight: float | None = None
+    """`search.bm25_weight`: BM25's share of the fused score (the vector signal has the rest);
+    unset, the model's own default (store.search.fusion.model_weight)."""
     diagnostics: tuple[tuple[str, str], ...] = ()
 
 

@@ -51,7 +51,7 @@ from store.read.usage import Usage
 from store.read.variants import variant_text
 from store.safety import untrusted
 from store.safety.user_key import Secret, user_secret
-from store.search.fusion import fuse
+from store.search.fusion import fuse, model_weight
 from store.search.lexical import Hit, Key, SearchIndex, key_of, snippet
 from store.search.vector_extra import available, disabled_by_env, missing
 from store.write.approvals import Pending
@@ -389,7 +389,9 @@ class Store:
         vectors = {k: v for k, v in scored.scores.items() if k in by_key and wanted(by_key[k])}
         fused = [
             Hit(by_key[k], score)
-            for k, v in fuse(bm25, vectors, config.bm25_weight, scored.anchor).items()
+            for k, v in fuse(
+                bm25, vectors, model_weight(scored.model, config.bm25_weight), scored.anchor
+            ).items()
             if (score := round(v, 4)) > 0
             or k in bm25  # found by meaning alone, and no better than nothing: no hit
         ]

@@ -30,6 +30,19 @@ from typing import Final, TypeVar
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_BM25_WEIGHT: Final = 0.6
+"""BM25's share for a model engram has not measured (a model folder of the user's)."""
+MODEL_BM25_WEIGHTS: Final = {"all-MiniLM-L6-v2-int8": 0.2, "wordllama-l2_supercat_256": 0.1}
+"""BM25's share per bundled model, chosen on the eval's tune split only (make eval reports the
+test split): the largest weight whose paraphrase recall@5 is within one query of the best of
+0, 0.1, …, 0.7. Keyword and identifier queries kept recall@5 1.0 at every weight: the
+every-word mark (Store._fused) puts a memory holding every query word first whatever the weight."""
+
+
+def model_weight(model: str, configured: float | None) -> float:
+    """BM25's share: `search.bm25_weight` when set, else the model's own, else the default."""
+    return configured if configured is not None else MODEL_BM25_WEIGHTS.get(model, DEFAULT_BM25_WEIGHT)
+
+
 BM25_FLOOR: Final = 0.0
 """What BM25 would give a memory that shares no query term."""
 VECTOR_FLOOR: Final = 0.0

@@ -191,3 +191,28 @@ def test_a_memory_unrelated_to_the_query_sits_near_the_model_anchor(
     related = scored.scores[("project", "durable", "screen-reader")]
     assert abs(unrelated - scored.anchor) < 0.15
     assert related - scored.anchor > 2 * abs(unrelated - scored.anchor)
+
+
+@needs_minilm
+def test_with_no_bm25_weight_set_each_model_fuses_at_its_own_tuned_weight(
+    empty_workspace: Path, engram_home: Path, vectors_on: None
+) -> None:
+    from store.search.fusion import MODEL_BM25_WEIGHTS
+
+    _store(empty_workspace)
+    query = "keeping python tooling environments tidy"
+    for model, name in (("minilm", MINILM), ("wordllama", WORDLLAMA)):
+        _config(engram_home, model)
+        unset = Store(empty_workspace).find(query)
+        weight = MODEL_BM25_WEIGHTS[name.removeprefix("vectors:")]
+        engram_home.joinpath("config.json").write_text(
+            json.dumps({"search": {"vector_model": model, "bm25_weight": weight}})
+        )
+        pinned = Store(empty_workspace).find(query)
+        engram_home.joinpath("config.json").write_text(
+            json.dumps({"search": {"vector_model": model, "bm25_weight": 0.9}})
+        )
+        other = Store(empty_workspace).find(query)
+        assert unset.backends == pinned.backends == ("bm25", name)
+        assert [(e.id, e.score) for e in unset.entries] == [(e.id, e.score) for e in pinned.entries]
+        assert [(e.id, e.score) for e in unset.entries] != [(e.id, e.score) for e in other.entries]
