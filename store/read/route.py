@@ -283,8 +283,13 @@ class WorkingTree:
 
 def working_tree(workspace: Path) -> WorkingTree:
     """The branch and the last commit subjects (one `git log`), and the files changed or staged
-    against HEAD under `workspace` (one `git diff-index`, which names files without reading
-    them through any filter); an empty tree where git has nothing to say."""
+    against HEAD under `workspace`; an empty tree where git has nothing to say.
+
+    No git command here reads the working tree: comparing it (`git diff-index HEAD`,
+    `ls-files -m`, `status`) hashes a racily clean file through the clean filter a hostile
+    `.git/config` names, and that runs its program (store.files.git). Staged files come from
+    `diff-index --cached` (HEAD against the index), edited ones from comparing each index
+    entry's recorded size and mtime (`ls-files --debug`) with the file's own `stat`."""
     out = run_git(
         workspace, "log", "--no-color", f"-{COMMITS}", "--format=%D%x1f%s", "HEAD", "--", timeout=GIT_SECONDS
     )
@@ -292,22 +297,75 @@ def working_tree(workspace: Path) -> WorkingTree:
     subjects = tuple(row[1].strip() for row in rows if len(row) == 2 and row[1].strip())
     refs = rows[0][0] if rows else ""  # the first commit's decoration: "HEAD -> fix/x, origin/fix/x"
     branch = refs.removeprefix("HEAD -> ").split(",")[0].strip() if refs.startswith("HEAD -> ") else ""
-    changed = run_git(
+    staged = run_git(
         workspace,
         "diff-index",
+        "--cached",
         "--name-only",
         "-z",
         "--relative",
         "--no-renames",
         "--ignore-submodules",
-        "--no-textconv",
-        "--no-ext-diff",
         "HEAD",
         "--",
         timeout=GIT_SECONDS,
     )
-    paths = tuple(dict.fromkeys(p for p in (changed or "").split("\0") if p))[:MAX_CHANGED]
+    entries = run_git(workspace, "ls-files", "-z", "--debug", "--", timeout=GIT_SECONDS)
+    found = [p for p in (staged or "").split("\0") if p]
+    found += edited(workspace, entries or "")
+    paths = tuple(sorted(set(found)))[:MAX_CHANGED]
     return WorkingTree(branch, subjects, paths)
+
+
+_DEBUG_LINES: Final = 5
+"""Lines of stat data `git ls-files --debug` prints after each path (ctime, mtime, dev/ino,
+uid/gid, size/flags)."""
+
+
+def edited(workspace: Path, listing: str) -> list[str]:
+    """The tracked files under `workspace` whose size or mtime differs from what the index
+    recorded (or that are gone), read from `git ls-files -z --debug` output. An entry git
+    marked racily clean (size 0 in the index) counts as edited: a routing hint may say too
+    much, never run anything."""
+    chunks = listing.split("\0")
+    paths, blocks = [chunks[0]], []
+    for chunk in chunks[1:]:
+        lines = chunk.split("\n", _DEBUG_LINES)
+        if len(lines) <= _DEBUG_LINES:
+            break  # the last block, or output git did not shape as expected
+        blocks.append(lines[:_DEBUG_LINES])
+        paths.append(lines[_DEBUG_LINES])
+    changed = []
+    for path, block in zip(paths, blocks, strict=False):
+        recorded = _stat_fields(block)
+        if recorded is None or not path:
+            continue
+        try:
+            now = (workspace / path).lstat()
+        except OSError:
+            changed.append(path)
+            continue
+        size, mtime = recorded
+        nanos = now.st_mtime_ns if mtime % 1_000_000_000 else now.st_mtime_ns // 1_000_000_000 * 1_000_000_000
+        if (now.st_size, nanos) != recorded:  # a git built without nanoseconds records whole seconds
+            changed.append(path)
+        if len(changed) >= MAX_CHANGED:
+            break
+    return changed
+
+
+def _stat_fields(block: list[str]) -> tuple[int, int] | None:
+    """(size, mtime in ns) of one `--debug` block; None when it does not parse."""
+    fields: dict[str, str] = {}
+    for line in block:
+        for part in line.split("\t"):
+            key, _, value = part.strip().partition(": ")
+            fields[key] = value
+    seconds, _, nanos = fields.get("mtime", "").partition(":")
+    try:
+        return int(fields.get("size", "")), int(seconds) * 1_000_000_000 + int(nanos)
+    except ValueError:
+        return None
 
 
 class _Changed:

@@ -377,3 +377,24 @@ def test_session_start_never_fails_the_session(problem: str, tmp_path: Path) -> 
     # stdin with a cwd that does not exist
     done = _hook(tmp_path, json.dumps({"source": "resume", "cwd": str(tmp_path / "gone")}))
     assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr
+
+
+def test_the_changed_files_are_found_without_running_a_filter_a_hostile_config_names(tmp_path: Path) -> None:
+    """`git diff-index HEAD` hashes a racily clean file through the clean filter `.git/config`
+    names (a repository unpacked from an archive), running its program: the session start
+    compares stat data itself instead."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    ran = tmp_path / "ran"
+    git(repo, "config", "filter.x.clean", f"sh -c 'echo ran >> {ran}; cat'")
+    (repo / ".gitattributes").write_text("* filter=x\n")
+    (repo / "a.txt").write_text("hello\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    ran.unlink(missing_ok=True)
+    index = (repo / ".git" / "index").stat()
+    (repo / "a.txt").write_text("world\n")  # same size, and as old as the index: racily clean
+    os.utime(repo / "a.txt", ns=(index.st_atime_ns, index.st_mtime_ns))
+    assert working_tree(repo).paths == ("a.txt",)
+    assert not ran.exists()
