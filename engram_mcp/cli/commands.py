@@ -277,7 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     route = command("route", _route, "classify a task and list the memories it routes to, in load order")
     route.add_argument("task")
     load = command("load", _load, "tiered memory for a task under a token budget")
-    load.add_argument("query", nargs="?", help="the task; omit to load the core tier")
+    load.add_argument(
+        "query", nargs="?", help="the task; omit for the session's load (what the SessionStart hook prints)"
+    )
     load.add_argument("--id", help="load exactly this memory's body")
     load.add_argument("--budget", type=int, help="token budget (100-32000, default from config: 2000)")
     load.add_argument("--disclosure", help="tiered (default), cards or bodies")

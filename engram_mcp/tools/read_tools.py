@@ -23,7 +23,10 @@ from store.store import Store
 
 LOAD_INPUT = obj(
     {
-        "query": text("Task or question; empty loads the core tier only", 2000),
+        "query": text(
+            "Task or question; empty: the session's load (the whole store when it fits, else routed by the working tree; the first line says why)",
+            2000,
+        ),
         "id": memory_id("Memory id: load just its body, budget ignored"),
         "budget_tokens": integer("Tokens to spend (1 token = 4 chars)", 100, 32000, 2000),
         "disclosure": {
