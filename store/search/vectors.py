@@ -91,8 +91,9 @@ class Model(Protocol):
     window_words: int
     pace: Pace
 
-    def embed(self, texts: list[str]) -> Matrix:
-        """Unit float32 rows, one per text (zero rows for an empty text)."""
+    def embed(self, texts: list[str], *, bulk: bool = False) -> Matrix:
+        """Unit float32 rows, one per text (zero rows for an empty text); `bulk`: a build's
+        batch, which may run on fewer threads than a query."""
         ...
 
 
@@ -164,7 +165,7 @@ class StaticModel:
         self.window_words = WINDOW_WORDS
         self.pace = Pace(5e-7)
 
-    def embed(self, texts: list[str]) -> Matrix:
+    def embed(self, texts: list[str], *, bulk: bool = False) -> Matrix:
         return self.pace.timed(texts, lambda: self._embed(texts))
 
     def _embed(self, texts: list[str]) -> Matrix:
@@ -535,7 +536,7 @@ class VectorIndex:
                         version, source = self._plan
                         self._sync(model, source, version, budget=None)
                     return
-            vectors = model.embed([text for _, parts in batch for text in parts])
+            vectors = model.embed([text for _, parts in batch for text in parts], bulk=True)
             with self._lock:
                 if generation != self._generation:
                     return

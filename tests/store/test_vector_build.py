@@ -45,12 +45,16 @@ class SlowModel:
         self.per_text = per_text
         self.pace = Pace(per_text / 60)  # a window here is about 60 characters
         self.embedded: list[str] = []
+        self.bulk = 0
+        """Calls made as a build's batches (which a real model runs on one thread)."""
         self.gate = threading.Event()
         self.gate.set()
         self.lock = threading.Lock()
 
-    def embed(self, texts: list[str]) -> Any:
+    def embed(self, texts: list[str], *, bulk: bool = False) -> Any:
         assert self.gate.wait(60)
+        if bulk:
+            self.bulk += 1
         if len(texts) > 1:  # a query is one text: quick, as a real model's is
             time.sleep(self.per_text * len(texts))
         with self.lock:
@@ -121,6 +125,7 @@ def test_a_fresh_1000_memory_store_answers_its_first_search_at_once_while_the_bu
     assert fused.diagnostics == ()
     assert fused.entries[0].id == "kettle"
     assert len(slow.embedded) >= MEMORIES + 1
+    assert slow.bulk >= 2  # the backlog went in batches, as bulk embeddings
     done = read_ops.status(store)
     assert done.data["vectors"] == {"state": "ready", "model": "slow", "embedded": 1001, "memories": 1001}
     assert "vectors: slow, ready (1,001 of 1,001 memories embedded)" in done.text

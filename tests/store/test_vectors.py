@@ -186,9 +186,9 @@ def test_vectors_bin_is_refreshed_incrementally_by_content_hash(
     embedded: list[str] = []
     original = StaticModel.embed
 
-    def counting(self: StaticModel, texts: list[str]) -> Any:
+    def counting(self: StaticModel, texts: list[str], **options: Any) -> Any:
         embedded.extend(t for t in texts if t not in BACKGROUND)  # the anchor's sentences, at load
-        return original(self, texts)
+        return original(self, texts, **options)
 
     monkeypatch.setattr(StaticModel, "embed", counting)
     _paraphrase_store(empty_workspace)

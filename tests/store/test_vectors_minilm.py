@@ -94,6 +94,7 @@ def test_batching_by_length_gives_each_text_the_vector_it_has_alone() -> None:
     together = model.embed(texts)
     alone = np.stack([model.embed([t])[0] for t in texts])
     assert np.abs(together - alone).max() < 2e-3  # padding changes nothing (float16 rounding aside)
+    assert np.abs(model.embed(texts, bulk=True) - together).max() < 2e-3  # a build's one-thread session
 
 
 @needs_minilm
