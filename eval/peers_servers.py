@@ -223,7 +223,8 @@ def open_server_memory(memories: Sequence[dict[str, Any]], scratch: Path, build:
         result = client.call("search_nodes", {"query": text})
         return server_memory_ids(result), result_text(result)
 
-    return Opened(client, SERVER_MEMORY_VERSION, load, ask)
+    note = "search_nodes matches the whole query as one substring; it returns every match in full"
+    return Opened(client, SERVER_MEMORY_VERSION, load, ask, note)
 
 
 # --- basic-memory ---
@@ -307,7 +308,8 @@ def open_basic_memory(memories: Sequence[dict[str, Any]], scratch: Path, build: 
         result = client.call("search_notes", {"query": text, "page_size": LIMIT})
         return basic_memory_ids(result, ids), result_text(result)
 
-    note = "semantic search off (it fell back to keyword-only FTS5)" if keyword_only else ""
+    off = "semantic search off (it fell back to keyword-only FTS5); " if keyword_only else ""
+    note = off + "its reply names titles and permalinks, no body"
     return Opened(client, BASIC_MEMORY_VERSION, load, ask, note)
 
 
