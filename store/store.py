@@ -309,6 +309,7 @@ class Store:
                 return
             self._search.save()
             if self._vectors is not None:
+                self._vectors.stop()  # a build under way ends after its batch, its progress saved
                 self._vectors.save()
 
     # --- lookups ---------------------------------------------------------------------------

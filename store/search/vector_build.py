@@ -17,8 +17,9 @@ T = TypeVar("T")
 
 INLINE_SECONDS: Final = 0.2
 """The embedding a search may wait for; past it, the builder thread takes the backlog."""
-BATCH_SECONDS: Final = 0.5
-"""About how long one builder batch embeds before it hands its vectors in."""
+BATCH_SECONDS: Final = 0.25
+"""About how long one builder batch embeds before it hands its vectors in (and how long a
+process on its way out waits for the batch under way)."""
 SAVE_SECONDS: Final = 3.0
 """How often the builder writes vectors.bin, so a process that exits keeps its progress."""
 _OVERHEAD_CHARS: Final = 32

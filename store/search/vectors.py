@@ -25,11 +25,13 @@ process without a warm-up (the CLI, a test's Store) loads them at its first sear
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,6 +317,9 @@ class VectorIndex:
         self._building = False
         """True while `build` runs (on whichever thread)."""
         self._saved_at = 0.0
+        self._stop = threading.Event()
+        """Set by `stop`: the builder ends after the batch under way."""
+        self._builder: threading.Thread | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -514,6 +519,8 @@ class VectorIndex:
             if model is None or self._building:
                 return
             self._building = True
+            self._builder = threading.current_thread()
+        _BUILDING.add(self)
         try:
             self._build(model, generation)
         except Exception:  # a model that fails mid-build: searches stay on BM25, the log says why
@@ -522,11 +529,24 @@ class VectorIndex:
             with self._lock:
                 if self._generation == generation:
                     self._building = False
+                self._builder = None
+            _BUILDING.discard(self)
             self.save()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End a build under way after its current batch, with what it embedded saved (a
+        process on its way out: onnxruntime must not be mid-run when the interpreter goes, and
+        the next process goes on from the saved progress). A later search starts it again."""
+        builder = self._builder
+        if builder is None or builder is threading.current_thread():
+            return
+        self._stop.set()
+        builder.join(timeout)
+        self._stop.clear()
 
     def _build(self, model: Model, generation: int) -> None:
         self._saved_at = time.monotonic()
-        while True:
+        while not self._stop.is_set():
             with self._lock:
                 if generation != self._generation:
                     return
@@ -629,6 +649,17 @@ class VectorIndex:
             write_atomic(self._cache, data)
         except OSError:
             self._dirty = True
+
+
+_BUILDING: weakref.WeakSet[VectorIndex] = weakref.WeakSet()
+"""Indexes whose build is under way, stopped at exit (a daemon thread inside onnxruntime when
+the interpreter finalises aborts the process)."""
+
+
+@atexit.register
+def _stop_builds() -> None:
+    for index in list(_BUILDING):
+        index.stop()
 
 
 def _encode(by_hash: Mapping[str, Rows], model: Model, key: bytes) -> bytes:
