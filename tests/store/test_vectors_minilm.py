@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -217,3 +218,26 @@ def test_with_no_bm25_weight_set_each_model_fuses_at_its_own_tuned_weight(
         assert unset.backends == pinned.backends == ("bm25", name)
         assert [(e.id, e.score) for e in unset.entries] == [(e.id, e.score) for e in pinned.entries]
         assert [(e.id, e.score) for e in unset.entries] != [(e.id, e.score) for e in other.entries]
+
+
+@needs_minilm
+def test_a_cli_search_during_a_first_build_exits_cleanly_and_keeps_its_progress(
+    empty_workspace: Path, engram_home: Path
+) -> None:
+    """The build runs on a thread the command does not wait for; on the way out it stops after
+    its batch and saves (onnxruntime mid-run in a daemon thread at exit aborted the process)."""
+    from tests.support.paths import ENGRAM
+
+    for n in range(150):
+        write_memory(empty_workspace, f"note-{n:03d}", title=f"Note {n}", body=f"entry {n} on the weather\n")
+    env = {**os.environ, "ENGRAM_HOME": str(engram_home), "ENGRAM_VECTORS": "1"}
+    runs = [
+        subprocess.run(
+            [ENGRAM, "search", "weather"], cwd=empty_workspace, env=env, capture_output=True, text=True
+        )
+        for _ in range(2)
+    ]
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
+    assert "terminate called" not in runs[-1].stderr
+    assert "ENGRAM_VECTORS_BUILDING: building: " in runs[-1].stdout + runs[-1].stderr
+    assert (empty_workspace / ".engram" / "vectors.bin").is_file()
