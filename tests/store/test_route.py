@@ -19,7 +19,7 @@ from store.read.route import (
 from store.store import Store
 from tests.support.store_helpers import write_memory
 
-TIER_RANK = {"core": 0, "class": 1, "relevant": 2, "path": 3}
+TIER_RANK = {"core": 0, "class": 1, "relevant": 2, "path": 3, "class-rest": 4}
 
 
 @pytest.mark.parametrize(
@@ -53,9 +53,15 @@ def test_entries_come_in_load_order_core_class_relevant_path(workspace: Path) ->
     plan = Store(workspace).route("fix the crash in api/billing/tax.py rounding of invoice lines")
     tiers = [e.tier for e in plan.entries]
     assert tiers == sorted(tiers, key=TIER_RANK.__getitem__)
-    assert set(tiers) == {"core", "class", "relevant", "path"}
+    assert {"core", "class", "relevant", "path"} <= set(tiers)
     for entry in plan.entries:
-        prefix = {"core": "core:", "class": "class bugfix:", "relevant": "relevant: bm25", "path": "path:"}
+        prefix = {
+            "core": "core:",
+            "class": "class bugfix:",
+            "relevant": "relevant: bm25",
+            "path": "path:",
+            "class-rest": "class bugfix:",
+        }
         assert entry.reason.startswith(prefix[entry.tier])
 
 
@@ -193,3 +199,29 @@ def test_a_session_routes_the_project_rules_after_the_core_tier(tmp_path: Path) 
     assert order[2 + SESSION_RULES] == "tax-fact" and tiers[2 + SESSION_RULES] == "path"
     assert "css-rule" not in order
     assert plan.entries[1].reason == "rules: changed file billing/tax.py matches billing/**"
+
+
+def test_a_big_class_does_not_take_the_budget_from_the_memory_the_task_names(tmp_path: Path) -> None:
+    """A class with many members that share nothing with the task: the memory the task names
+    is still a body at the default budget (the whole class came first and took it)."""
+    workspace = tmp_path / "ws"
+    for n in range(40):
+        write_memory(
+            workspace,
+            f"feature-rule-{n:02d}",
+            type="convention",
+            title=f"House convention number {n} for shelving",
+            body="Warehouse shelving layout convention. " * 30,
+            tags=["api"],
+        )
+    write_memory(
+        workspace,
+        "krone-currency",
+        type="fact",
+        title="Supported currencies",
+        body="Checkout takes EUR, SEK and NOK (Norwegian krone).",
+    )
+    result, task_class = Store(workspace).load("add a feature: Norwegian krone in checkout")
+    assert task_class == "feature"
+    bodies = [row["id"] for row in result.memories if row.get("tier") == "body"]
+    assert "krone-currency" in bodies
