@@ -357,8 +357,9 @@ class VectorIndex:
         return self._failure
 
     def _counts(self) -> tuple[int, int] | None:
-        """(memories embedded, memories) while some wait for their first vectors, else None."""
-        if not self._backlog or self._plan is None or self._plan[0] == self._synced:
+        """(memories embedded, memories) while a planned build is not in the matrix yet (every
+        vector may be in hand, the builder about to sync), else None."""
+        if self._plan is None or self._plan[0] == self._synced:
             return None
         waiting = sum(self._waiting.get(h, 1) for h in list(self._backlog))
         return max(0, self._total - waiting), self._total

@@ -124,6 +124,7 @@ def test_a_fresh_1000_memory_store_answers_its_first_search_at_once_while_the_bu
     assert fused.backends == ("bm25", "vectors:slow")
     assert fused.diagnostics == ()
     assert fused.entries[0].id == "kettle"
+    assert len(fused.entries) == 10  # every memory scored: the build was whole when it fused
     assert len(slow.embedded) >= MEMORIES + 1
     assert slow.bulk >= 2  # the backlog went in batches, as bulk embeddings
     done = read_ops.status(store)
