@@ -107,15 +107,17 @@ def summary(samples: list[float]) -> dict[str, float]:
     return {"median_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2), "runs": len(ordered)}
 
 
-def prime(workspace: Path) -> None:
-    """Index a new store once (as `engram status` would), so runs measure a store in use; with
-    a vector extra the warm-up also embeds every memory into vectors.bin, kept with the store
-    for the next run (MiniLM: minutes at 10k, the first time only), so the figures "with
-    vectors" time fused searches rather than the BM25 answers of a build under way."""
+def prime(workspace: Path, size: int) -> None:
+    """Index a new store once (as `engram status` would), so runs measure a store in use; up to
+    10k, with a vector extra, the warm-up also embeds every memory into vectors.bin, kept with
+    the store for the next run (MiniLM: about a quarter of an hour at 10k, the first time only),
+    so the figures "with vectors" time fused searches rather than the BM25 answers of a build
+    under way. At 100k MiniLM's first build would take hours: not primed."""
     from store.store import Store
 
     store = Store(workspace, env={**os.environ, "ENGRAM_HOME": str(workspace / "home")})
-    store.warm()
+    if size <= 10_000:
+        store.warm()
     store.search("prime")
     store.close()
 
@@ -316,7 +318,7 @@ def byte_compile() -> None:
 
 
 def size_figures(size: int, workspace: Path, repeat: int, quick: bool) -> dict[str, Any]:
-    prime(workspace)
+    prime(workspace, size)
     figures: dict[str, Any] = {}
     hits: dict[str, int] = {}
     figures["spawn_to_initialize"] = summary(cold_start(workspace, "initialize", repeat))
