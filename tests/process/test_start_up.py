@@ -23,7 +23,17 @@ import pytest
 from protocol.eras import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS
 from tests.support.paths import ENGRAM, ENGRAM_MCP
 
-HEAVY: Final = ("numpy", "jsonschema", "yaml", "_yaml", "watchdog", "tokenizers", "safetensors", "wordllama")
+HEAVY: Final = (
+    "numpy",
+    "jsonschema",
+    "yaml",
+    "_yaml",
+    "watchdog",
+    "tokenizers",
+    "safetensors",
+    "wordllama",
+    "onnxruntime",
+)
 """Top-level packages a start-up must not import."""
 VECTORS_MODULE: Final = "store.search.vectors"
 APPLICATION_SEAM: Final = "engram_mcp.app"
