@@ -65,6 +65,8 @@ NUMPY_STORE: Final = 2000
 """Memories above which a server's warm-up imports numpy: its queries touch enough postings
 that numpy's arithmetic beats plain Python (store.search.bm25)."""
 FIRST_ANSWER_WAIT: Final = 0.5
+ROUTE_HITS: Final = 200
+"""The best search hits a task's routing scores (store.read.route keeps at most 20 of them)."""
 """Seconds a server's warm-up waits for its first search to answer before loading the rest."""
 
 
@@ -329,13 +331,17 @@ class Store:
         return memory
 
     def _scores(self, view: View) -> Callable[[str], dict[str, float]]:
+        """A task's scores for routing: search's own (BM25, fused with the vector signal where
+        it takes part), over the active durable memories."""
+
         def scores(query: str) -> dict[str, float]:
             durable = view.durable
-            return {
-                memory.id: score
-                for memory, score in self._search.scored(query, 200)
-                if memory.active and durable.get(memory.id) is memory
-            }
+
+            def wanted(memory: Memory) -> bool:
+                return memory.active and durable.get(memory.id) is memory
+
+            hits, _ = self._fused(query, self._search.search(query, ROUTE_HITS), view, ROUTE_HITS, wanted)
+            return {h.memory.id: h.score for h in hits}
 
         return scores
 

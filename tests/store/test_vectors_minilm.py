@@ -241,3 +241,30 @@ def test_a_cli_search_during_a_first_build_exits_cleanly_and_keeps_its_progress(
     assert "terminate called" not in runs[-1].stderr
     assert "ENGRAM_VECTORS_BUILDING: building: " in runs[-1].stdout + runs[-1].stderr
     assert (empty_workspace / ".engram" / "vectors.bin").is_file()
+
+
+@needs_minilm
+def test_a_task_load_routes_by_meaning_too(
+    empty_workspace: Path, engram_home: Path, vectors_on: None
+) -> None:
+    """`load` with a task scores memories the way search does: a memory the task shares no word
+    with, found by meaning, arrives as a body (it routed by BM25 alone)."""
+    for n in range(12):
+        write_memory(
+            empty_workspace,
+            f"warehouse-{n:02d}",
+            title=f"Warehouse aisle {n} layout",
+            body=f"Pallets in aisle {n} are stacked four high; forklifts enter from the north gate.\n",
+        )
+    write_memory(
+        empty_workspace,
+        "screen-reader",
+        title="Accessibility",
+        body="Every control needs a visible focus ring and an aria-label; test with NVDA and VoiceOver.\n",
+    )
+    _config(engram_home, "minilm")
+    store = Store(empty_workspace)
+    assert len(store.find("warm up").backends) == 2  # the build is in: the signal takes part
+    result, _ = store.load("blind shoppers cannot get through checkout")
+    bodies = [row["id"] for row in result.memories if row.get("tier") == "body"]
+    assert "screen-reader" in bodies
