@@ -14,10 +14,18 @@ load figures. Two modes: `bm25` (vector signal off, `ENGRAM_VECTORS=0`) and `bm2
 the optional `vectors` extra is installed (otherwise it prints "vectors: not installed").
 Parameters are chosen on `tune` (`--split tune` for tuning runs) and reported on `test`.
 
-Where they exist, two more sets: the public labelled set (eval/public_set.py; held out whole,
-never used to choose a parameter, its row takes part in the drop check) and the peers' table
-(eval/peers.py: the same test split and public set through other memory servers; `--no-peers`
-skips it). Each prints "public set: <reason>" / "peers: <reason>" when it cannot run.
+The store builds embeddings off the request path and answers from BM25 alone meanwhile, so the
+vector mode waits for each store's build to finish (`Store.vector_state`) before its first
+query, and fails (exit 1) when any query was answered without the vector signal: its figures
+would be BM25's under the other name.
+
+No public labelled set: none that carries documents, human queries and judgements ships
+through PyPI, npm or Debian (README, "Search quality", names the packages tried); the run says
+so in one line.
+
+Then the peers' table (eval/peers.py): the own set's test split through engram over MCP (BM25
+alone and with its vector signal), `@modelcontextprotocol/server-memory` and basic-memory,
+printed after the own tables and kept in the results as `peers`; `--no-peers` skips it.
 
 Writes eval/results.json (or --out; a single-split run writes build/eval/results-<split>.json).
 
@@ -50,13 +58,12 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from eval import load_eval, overlap  # noqa: E402
+from eval import load_eval, overlap, peers  # noqa: E402
 from eval.dataset import (  # noqa: E402
     KINDS,
     SPLITS,
@@ -68,17 +75,18 @@ from eval.dataset import (  # noqa: E402
     load_tiny,
 )
 from eval.metrics import ndcg_at, recall_at, reciprocal_rank  # noqa: E402
-from store.files.memory import parse_memory  # noqa: E402
 from store.store import Store  # noqa: E402
 
 LIMIT = 10
 QUALITY = ("recall@5", "recall@10", "ndcg@10", "mrr")
 BASELINE = ROOT / "eval" / "baseline.json"
 RESULTS = ROOT / "eval" / "results.json"
-PUBLIC_CACHE = ROOT / "build" / "eval" / "public"
 MODES = ("bm25", "bm25+vectors")
-PUBLIC = "public"
-"""The split (and kind) of the public set's row: held out whole, never tuned on."""
+PUBLIC_SET = (
+    'public set: none ships through PyPI, npm or Debian (README, "Search quality", names the packages tried)'
+)
+VECTOR_WAIT = 900.0
+"""Seconds a store's first vector build may take before the vector mode gives up on it."""
 
 
 def vectors_missing() -> str:
@@ -90,16 +98,6 @@ def vectors_missing() -> str:
         return "not installed"
     installed = getattr(vectors, "extra_installed", None)
     return "" if callable(installed) and installed() else "not installed"
-
-
-def optional(name: str) -> tuple[ModuleType | None, str]:
-    """Another helper's module (eval.public_set, eval.peers), or why it cannot be used."""
-    try:
-        return importlib.import_module(name), ""
-    except ImportError as error:
-        return None, f"{name} does not import ({error})"
-    except Exception as error:  # a module being written may fail in any way: say so, run on
-        return None, f"{name} failed to import ({type(error).__name__}: {error})"
 
 
 @contextmanager
@@ -119,22 +117,36 @@ def vectors_env(on: bool) -> Iterator[dict[str, str]]:
 
 def ask(store: Store, text: str) -> tuple[list[str], tuple[str, ...], float]:
     """One query through the store's public search: ranked ids, backends used, milliseconds."""
-    find = getattr(store, "find", None)  # the search with its `backends_used`, where it exists
     start = time.perf_counter()
-    if find is not None:
-        result = find(text, limit=LIMIT)
-        entries, backends = result.entries, tuple(result.backends)
-    else:
-        entries, backends = store.search(text, limit=LIMIT), ("bm25",)
+    result = store.find(text, limit=LIMIT)
     elapsed = (time.perf_counter() - start) * 1000
-    return [e.id for e in entries], backends, elapsed
+    return [e.id for e in result.entries], tuple(result.backends), elapsed
+
+
+def wait_for_vectors(store: Store, timeout: float = VECTOR_WAIT) -> dict[str, Any]:
+    """The store's vector state once its build is done (`ready`), the signal is `off`, or it
+    cannot take part (`unavailable`); still `loading`/`building` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while (state := store.vector_state())["state"] in ("loading", "building"):
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
+    return state
 
 
 def open_store(workspace: Path, home: Path, env: dict[str, str]) -> Store:
+    """A warmed store whose vector build (when the signal is on) is finished: `warm` embeds the
+    backlog on this thread, and a build another thread started is waited for."""
     store = Store(workspace, env={**env, "ENGRAM_HOME": str(home)})
     store.warm()
+    wait_for_vectors(store)
     store.search("warm up", limit=LIMIT)  # the first search may load a model: not timed
     return store
+
+
+def without_vectors(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The queries answered without the vector signal (BM25 alone)."""
+    return [r["id"] for r in rows if not any(b.startswith("vectors:") for b in r["backends"])]
 
 
 def run_queries(store: Store, queries: Sequence[Query]) -> list[dict[str, Any]]:
@@ -145,7 +157,7 @@ def run_queries(store: Store, queries: Sequence[Query]) -> list[dict[str, Any]]:
             {
                 "id": query.id,
                 "kind": query.kind,
-                "split": query.split or PUBLIC,
+                "split": query.split,
                 "ranked": ranked,
                 "backends": backends,
                 "ms": ms,
@@ -179,25 +191,23 @@ def by_kind(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return kinds
 
 
-def run_mode(
-    vectors: bool, splits: Sequence[str], scratch: Path, public: ModuleType | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the mode's figures, what the peers need: the built workspace)."""
+def run_mode(vectors: bool, splits: Sequence[str], scratch: Path) -> dict[str, Any]:
+    """One mode's figures; in the vector mode also `without_vectors` (the queries answered by
+    BM25 alone) and `vector_state` (the main store's, as the queries began)."""
     mode = "bm25+vectors" if vectors else "bm25"
     queries = [q for q in load_queries() if q.split in splits]
     rows: list[dict[str, Any]] = []
     with vectors_env(vectors) as env:
         workspace, home = build_workspace(scratch / mode)
-        rows += run_queries(open_store(workspace, home, env), queries)
+        store = open_store(workspace, home, env)
+        state = store.vector_state()
+        rows += run_queries(store, queries)
         for tiny in load_tiny():
             tiny_workspace, tiny_home = build_tiny(scratch / mode, tiny)
             chosen = [q for q in tiny.queries if q.split in splits]
             rows += run_queries(open_store(tiny_workspace, tiny_home, env), chosen)
         load_workspace, load_home = build_workspace(scratch / mode / "load")  # load may record use
         load, load_rows = load_eval.run(open_store(load_workspace, load_home, env), load_tasks(), splits)
-        public_result: dict[str, Any] | str = "not built"
-        if public is not None and SPLITS[-1] in splits:  # held out: never in a tuning run
-            public_result = run_public(public, scratch / mode / PUBLIC, env)
     backends = sorted({b for r in rows for b in r["backends"]})
     misses = [
         {"id": r["id"], "recall@10": round(r["recall@10"], 4), "top3": r["ranked"][:3]}
@@ -207,35 +217,24 @@ def run_mode(
     result = {
         "mode": mode,
         "backends": backends,
+        "queries": len(rows),
         "splits": {split: {"kinds": by_kind([r for r in rows if r["split"] == split])} for split in splits},
         "load": load,
-        "public": public_result,
         "misses": misses,
         "load_misses": [
             {"id": r["id"], "bodies": r["bodies"][:5]} for r in load_rows if not r["relevant_body"]
         ],
     }
-    return result, {"workspace": workspace, "home": home, "queries": queries}
-
-
-def run_public(public: ModuleType, root: Path, env: dict[str, str]) -> dict[str, Any] | str:
-    try:
-        workspace, home, queries = public.build(root)
-        rows = run_queries(open_store(workspace, home, env), queries)
-    except Exception as error:  # another helper's set: report it, never lose the own figures
-        return f"failed ({type(error).__name__}: {error})"
-    if not rows:
-        return "no queries"
-    return {"kinds": {PUBLIC: summarise(rows)}, "workspace": str(workspace), "queries": len(rows)}
+    if vectors:
+        result["vector_state"] = state
+        result["without_vectors"] = without_vectors(rows)
+    return result
 
 
 def table(result: dict[str, Any], split: str) -> str:
     head = f"{'kind':<11} {'n':>4} {'R@5':>6} {'R@10':>6} {'nDCG@10':>8} {'MRR':>6} {'ms/q':>7} {'zero':>5}"
     lines = [f"{result['mode']} {split} (backends: {', '.join(result['backends'])})", head]
-    kinds = dict(result["splits"][split]["kinds"])
-    if split == SPLITS[-1] and isinstance(result.get("public"), dict):
-        kinds.update(result["public"]["kinds"])  # the held-out row goes with the reported split
-    for kind, s in kinds.items():
+    for kind, s in result["splits"][split]["kinds"].items():
         lines.append(
             f"{kind:<11} {s['queries']:>4} {s['recall@5']:>6.3f} {s['recall@10']:>6.3f} "
             f"{s['ndcg@10']:>8.3f} {s['mrr']:>6.3f} {s['ms_median']:>7.2f} {s['zero_hits']:>5}"
@@ -260,9 +259,6 @@ def _figures(result: dict[str, Any]) -> dict[tuple[str, str], tuple[dict[str, An
     for split, figures in result.get("load", {}).items():
         if figures.get("tasks"):
             found[(split, "load")] = (figures, load_eval.RATES, int(figures["tasks"]))
-    if isinstance(result.get("public"), dict):
-        for kind, figures in result["public"]["kinds"].items():
-            found[(PUBLIC, kind)] = (figures, QUALITY, int(figures["queries"]))
     return found
 
 
@@ -302,37 +298,31 @@ def gains(result: dict[str, Any], reference: dict[str, Any], split: str) -> str:
     return f"recall@5 {split}, {result['mode']} against {reference['mode']}: " + ", ".join(parts)
 
 
-def peer_memories(workspace: Path, home: Path) -> list[dict[str, Any]]:
-    """The built workspace's active memories as the peers take them: {id, type, title, tags, body}."""
-    found = []
-    for scope, folder in (("project", workspace / ".engram" / "memory"), ("user", home / "memory")):
-        for path in sorted(folder.glob("*.md")):
-            memory = parse_memory(path.read_bytes(), file_id=path.stem, scope=scope, tier="durable")
-            if memory.active:
-                found.append(
-                    {
-                        "id": memory.id,
-                        "type": memory.type,
-                        "title": memory.title,
-                        "tags": list(memory.tags),
-                        "body": memory.body,
-                    }
-                )
-    return found
+def peer_row(row: peers.PeerRow) -> dict[str, Any]:
+    """One peers' row for the results: its figures, or the reason it has none."""
+    head: dict[str, Any] = {"server": row.server, "set": row.set}
+    if row.failed:
+        return {**head, "reason": row.failed}
+    return {
+        **head,
+        "n": row.queries,
+        "recall@5": round(row.recall5, 4),
+        "mrr": round(row.mrr, 4),
+        "tokens_per_query": round(row.tokens, 1),
+        "zero_hits": row.zero_hits,
+        "load_seconds": round(row.load_seconds, 2),
+        "version": row.version,
+        "recall@5_by_kind": {kind: round(value, 4) for kind, value in row.kinds.items()},
+        "note": row.note,
+    }
 
 
-def run_peers(peers: ModuleType, built: dict[str, Any], public: ModuleType | None, scratch: Path) -> str:
-    """The peers' table on the own set's test split and the public set."""
-    own = [q for q in built["queries"] if q.split == SPLITS[-1]]
-    rows = list(
-        peers.measure("own (test)", peer_memories(built["workspace"], built["home"]), own, scratch / "own")
-    )
-    if public is not None:
-        workspace, home, queries = public.build(scratch / "public-set")
-        rows += peers.measure(
-            str(getattr(public, "NAME", PUBLIC)), peer_memories(workspace, home), queries, scratch / "public"
-        )
-    return str(peers.table(rows))
+def run_peers(scratch: Path, vectors: bool) -> list[peers.PeerRow]:
+    """engram (BM25 alone and, with the extra, with its vector signal), server-memory and
+    basic-memory on the own set's test split, each over MCP."""
+    own = [q for q in load_queries() if q.split == SPLITS[-1]]
+    modes = ("0", "1") if vectors else ("0",)
+    return peers.measure(f"own ({SPLITS[-1]})", peers.own_memories(), own, scratch, engram_vectors=modes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -359,14 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print()
 
-    public, public_why = optional("eval.public_set")
-    if public is not None:
-        public_why = str(public.prepare(PUBLIC_CACHE))
-        if public_why:
-            public = None
-    if public is None:
-        print(f"public set: {public_why}")
-    peers, peers_why = (None, "switched off (--no-peers)") if args.no_peers else optional("eval.peers")
+    print(PUBLIC_SET)
 
     queries = load_queries()
     output: dict[str, Any] = {
@@ -387,39 +370,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         "modes": {},
     }
     missing = "switched off (--no-vectors)" if args.no_vectors else vectors_missing()
-    built: dict[str, Any] = {}
+    failed = ""
     with tempfile.TemporaryDirectory(prefix="engram-eval-") as scratch:
         for vectors in (False, True):
             if vectors and missing:
                 print(f"vectors: {missing}")
                 output["modes"]["bm25+vectors"] = missing
                 continue
-            result, built = run_mode(vectors, splits, Path(scratch), public)
-            if vectors and not any(b.startswith("vectors:") for b in result["backends"]):
-                print("vectors: installed, but the signal did not take part (see engram status)")
-                output["modes"]["bm25+vectors"] = "did not take part"
+            result = run_mode(vectors, splits, Path(scratch))
+            if vectors and (bm25_only := result["without_vectors"]):
+                failed = (
+                    f"VECTORS DID NOT TAKE PART in {len(bm25_only)} of {result['queries']} queries "
+                    f"(answered by BM25 alone: {', '.join(bm25_only[:5])}{', ...' if len(bm25_only) > 5 else ''}; "
+                    f"vector state {result['vector_state']}): the bm25+vectors figures would be BM25's"
+                )
+                print(failed)
+                output["modes"]["bm25+vectors"] = failed
                 continue
             for split in splits:
                 print(table(result, split))
                 if vectors:
                     print(gains(result, output["modes"]["bm25"], split))
                 print()
-            if isinstance(result["public"], str) and public is not None:
-                print(f"public set: {result['public']}")
             output["modes"][result["mode"]] = result
-        if peers is not None and built and SPLITS[-1] in splits:
-            try:
-                print(run_peers(peers, built, public, Path(scratch) / "peers"))
-            except Exception as error:  # another helper's code: report it, keep the own figures
-                print(f"peers: failed ({type(error).__name__}: {error})")
+        if args.no_peers:
+            print("peers: switched off (--no-peers)")
+        elif SPLITS[-1] not in splits:
+            print(f"peers: not run (they take the {SPLITS[-1]} split)")
         else:
-            print(f"peers: {peers_why or 'nothing was built'}")
+            peer_rows = run_peers(Path(scratch) / "peers", vectors=not missing)
+            print(peers.table(peer_rows))
+            print()
+            output["peers"] = [peer_row(row) for row in peer_rows]
 
     out.parent.mkdir(parents=True, exist_ok=True)
     for target in (out, BASELINE) if args.save_baseline else (out,):
         target.write_text(json.dumps(output, indent=1) + "\n", encoding="utf-8")
         print(f"figures written to {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
 
+    if failed:
+        return 1
     baseline_path = None if args.baseline == "none" else Path(args.baseline)
     if args.save_baseline or baseline_path is None or not baseline_path.exists():
         return 0

@@ -1,16 +1,29 @@
-"""eval/run.py's drop rule (one query's worth per mode, split and kind) on made-up figures, and
+"""eval/run.py's drop rule (one query's worth per mode, split and kind) on made-up figures, its
+wait for a finished vector build and its check that every query used the vector signal, and
 eval/load_eval.py on a real tiny store."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from eval.dataset import Task, build_tiny, load_tiny
 from eval.load_eval import BUDGET, load_task, summarise
-from eval.run import allowed, drops
+from eval.run import (
+    BASELINE,
+    allowed,
+    ask,
+    drops,
+    open_store,
+    run_queries,
+    vectors_env,
+    vectors_missing,
+    wait_for_vectors,
+    without_vectors,
+)
 from store.store import Store
 
 
@@ -80,16 +93,65 @@ def test_splits_and_modes_are_compared_apart() -> None:
     ]
 
 
-def test_the_public_row_takes_part_in_the_drop_check() -> None:
+def test_the_baseline_file_reads_and_a_public_entry_is_not_compared() -> None:
+    baseline = json.loads(BASELINE.read_text(encoding="utf-8"))
+    assert drops(baseline, baseline) == []  # its "public" entry (a string) is passed over
     before = {
         "modes": {"bm25": {"splits": {}, "load": {}, "public": {"kinds": {"public": _kind(50, 0.8, 0.8)}}}}
     }
-    now = {
-        "modes": {"bm25": {"splits": {}, "load": {}, "public": {"kinds": {"public": _kind(50, 0.7, 0.8)}}}}
-    }
-    assert [line.split(":")[0] for line in drops(now, before)] == ["bm25 public public recall@5"]
-    not_built = {"modes": {"bm25": {"splits": {}, "load": {}, "public": "not built"}}}
-    assert drops(not_built, before) == []
+    now = {"modes": {"bm25": {"splits": {}, "load": {}, "public": "not built"}}}
+    assert drops(now, before) == []  # no public set is measured: nothing of one is compared
+
+
+def test_queries_answered_by_bm25_alone_are_named() -> None:
+    rows = [
+        {"id": "q1", "backends": ("bm25", "vectors:all-MiniLM-L6-v2-int8")},
+        {"id": "q2", "backends": ("bm25",)},
+        {"id": "q3", "backends": ()},
+    ]
+    assert without_vectors(rows) == ["q2", "q3"]
+
+
+class _Building:
+    """A store whose vector build ends after `polls` looks at its state."""
+
+    def __init__(self, polls: int) -> None:
+        self.polls = polls
+        self.seen: list[str] = []
+
+    def vector_state(self) -> dict[str, Any]:
+        state = "loading" if not self.seen else "building" if len(self.seen) < self.polls else "ready"
+        self.seen.append(state)
+        return {"state": state}
+
+
+def test_the_vector_mode_waits_for_the_build_to_finish() -> None:
+    store = _Building(polls=3)
+    assert wait_for_vectors(cast(Store, store), timeout=30)["state"] == "ready"
+    assert store.seen == ["loading", "building", "building", "ready"]
+    stuck = _Building(polls=10**6)
+    assert wait_for_vectors(cast(Store, stuck), timeout=0.3)["state"] == "building"
+
+
+def test_a_bm25_store_opens_with_its_vectors_off(tmp_path: Path) -> None:
+    tiny = next(t for t in load_tiny() if len(t.memories) == 2)
+    workspace, home = build_tiny(tmp_path, tiny)
+    with vectors_env(False) as env:
+        store = open_store(workspace, home, env)
+        assert store.vector_state() == {"state": "off"}
+        ranked, backends, _ = ask(store, tiny.memories[0]["title"])
+    assert backends == ("bm25",) and ranked[0] == tiny.memories[0]["id"]
+
+
+@pytest.mark.skipif(vectors_missing() != "", reason="the vectors extra is not installed")
+def test_a_vector_store_answers_every_query_with_its_vectors_once_opened(tmp_path: Path) -> None:
+    tiny = max(load_tiny(), key=lambda t: len(t.memories))
+    workspace, home = build_tiny(tmp_path, tiny)
+    with vectors_env(True) as env:
+        store = open_store(workspace, home, env)
+        assert store.vector_state()["state"] == "ready"
+        rows = run_queries(store, tiny.queries)
+    assert rows and without_vectors(rows) == []
 
 
 def test_a_task_s_answer_arrives_as_a_body_through_the_store_s_load(tmp_path: Path) -> None:

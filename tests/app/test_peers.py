@@ -15,6 +15,7 @@ import pytest
 from eval import peers, peers_servers
 from eval.dataset import Query
 from eval.peers_client import McpClient, PeerError, clean_env, result_text
+from eval.run import peer_row
 
 MEMORIES: list[dict[str, Any]] = [
     {
@@ -262,3 +263,26 @@ def test_own_queries_take_the_split_when_rows_carry_one(tmp_path: Path) -> None:
 
     assert [q.id for q in peers.own_queries("test", tmp_path)] == ["b"]
     assert [q.id for q in peers.own_queries(None, tmp_path)] == ["a", "b"]
+
+
+def test_the_eval_s_results_hold_each_peer_s_figures_or_its_reason() -> None:
+    measured = peers.PeerRow(
+        "engram (ENGRAM_VECTORS=1)", "own (test)", "0.1.0", 3, 2 / 3, 0.5, 120.04, 1, 1.456, {"keyword": 1.0}
+    )
+    failed = peers.PeerRow("basic-memory", "own (test)", failed="uv is not installed")
+    rows = json.loads(json.dumps([peer_row(measured), peer_row(failed)]))
+
+    assert rows[0] == {
+        "server": "engram (ENGRAM_VECTORS=1)",
+        "set": "own (test)",
+        "n": 3,
+        "recall@5": 0.6667,
+        "mrr": 0.5,
+        "tokens_per_query": 120.0,
+        "zero_hits": 1,
+        "load_seconds": 1.46,
+        "version": "0.1.0",
+        "recall@5_by_kind": {"keyword": 1.0},
+        "note": "",
+    }
+    assert rows[1] == {"server": "basic-memory", "set": "own (test)", "reason": "uv is not installed"}
