@@ -38,7 +38,7 @@ class Query:
     text: str
     labels: dict[str, int]
     split: str = ""
-    """`tune` or `test`; "" for a set held out whole (the public set)."""
+    """`tune` (parameters are chosen on it) or `test` (figures are reported on it)."""
 
 
 @dataclass(frozen=True, slots=True)
