@@ -80,6 +80,10 @@ WINDOW_WORDS: Final = 200
 """Body words per window (the title and tags are added to every window)."""
 BUNDLED_CONFIG: Final = "l2_supercat"
 BUNDLED_DIM: Final = 256
+FILE_BYTES_BASE: Final = 16 << 20
+FILE_BYTES_PER_MEMORY: Final = 64 << 10
+"""vectors.bin may hold at most FILE_BYTES_BASE plus this per memory (85 windows of 384
+float16 dimensions, 8,500 words at MiniLM's 100 a window); a larger file is rebuilt unread."""
 _FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;pool=mean-words;dtype=float16"
 
 
@@ -293,6 +297,7 @@ class VectorIndex:
     ) -> None:
         self._key = key
         self._notice = notice
+        self._said_unwritable = False
         self._lock = threading.Lock()
         self._cache = cache
         self._writable = writable
@@ -378,16 +383,22 @@ class VectorIndex:
         return (model.name, *counts) if counts is not None else (model.name, len(self._keys), len(self._keys))
 
     # --- embeddings ------------------------------------------------------------------------
-    def _read_file(self, model: Model) -> None:
+    def _read_file(self, model: Model, memories: int) -> None:
+        """vectors.bin's vectors, if it is sealed for this user and model. A file larger than
+        these `memories` could need (FILE_BYTES_BASE plus FILE_BYTES_PER_MEMORY each) is not
+        read at all: a clone can ship gigabytes that compress to nothing."""
         if self._loaded_file or self._cache is None:
             return
         self._loaded_file = True
+        limit = FILE_BYTES_BASE + memories * FILE_BYTES_PER_MEMORY
         try:
-            data = read_regular(self._cache)
+            data = read_regular(self._cache, limit)
         except FileNotFoundError:
             return
         except OSError as exc:
+            self._dirty = True  # replaced at the next save (a folder in its place stays: said once)
             log.warning("vectors file %s unreadable (%s); rebuilding", self._cache.name, exc)
+            self._notice("ENGRAM_UNTRUSTED", f".engram/{self._cache.name} not read ({exc}); rebuilt")
             return
         try:
             self._known = _decode(data, model, self._key())
@@ -425,7 +436,7 @@ class VectorIndex:
         if self._building and self._plan is not None and self._plan[0] == version:
             return False  # the builder is on it
         memories = source()
-        self._read_file(model)
+        self._read_file(model, len(memories))
         previous, hash_of = self._memory_of, self._hash_of
         changed = [k for k, m in memories.items() if previous.get(k) is not m and hash_of.get(k) != m.hash]
         fresh = [k for k in changed if k not in hash_of]
@@ -648,7 +659,12 @@ class VectorIndex:
             self._lock.release()
         try:
             write_atomic(self._cache, data)
-        except OSError:
+        except OSError as exc:
+            if not self._said_unwritable:  # once: a folder or a read-only .engram stays in the way
+                self._said_unwritable = True
+                log.warning(
+                    "vectors file %s not written (%s): remove what is in its place", self._cache.name, exc
+                )
             self._dirty = True
 
 

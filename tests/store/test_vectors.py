@@ -247,6 +247,27 @@ def test_an_unreadable_or_untagged_vectors_file_is_discarded_and_rebuilt(
 
 
 @needs_extra
+def test_a_vectors_file_larger_than_the_store_could_need_is_never_read_and_is_replaced(
+    empty_workspace: Path, vectors_on: None
+) -> None:
+    """A clone can ship gigabytes of zeros that git compresses to nothing (or a sparse file in
+    an archive): it was read whole, and at 64 GiB every CLI search ended in MemoryError."""
+    _paraphrase_store(empty_workspace)
+    store = Store(empty_workspace)
+    expected = [(e.id, e.score) for e in store.find("what manages virtualenvs").entries]
+    store.close()
+    cache = empty_workspace / ".engram" / "vectors.bin"
+    data = cache.read_bytes()
+    with cache.open("r+b") as handle:
+        handle.truncate(64 << 30)  # sparse: no disk used
+    again = Store(empty_workspace)
+    assert [(e.id, e.score) for e in again.find("what manages virtualenvs").entries] == expected
+    assert any("vectors.bin not read" in message for _, message in again.notices())
+    again.close()
+    assert cache.read_bytes() == data
+
+
+@needs_extra
 def test_backends_used_names_the_model_in_the_tool_and_the_cli_and_the_switches_turn_it_off(
     empty_workspace: Path,
     vectors_on: None,
