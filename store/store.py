@@ -330,9 +330,11 @@ class Store:
         self.usage.record(memory.id)
         return memory
 
-    def _scores(self, view: View) -> Callable[[str], dict[str, float]]:
+    def _scores(self, view: View, *, fused: bool = True) -> Callable[[str], dict[str, float]]:
         """A task's scores for routing: search's own (BM25, fused with the vector signal where
-        it takes part), over the active durable memories."""
+        it takes part and `fused`), over the active durable memories. A session start routes by
+        git's words (branch, commit subjects: names, not meaning) with BM25 alone, so the hook
+        never waits for a model to load."""
 
         def scores(query: str) -> dict[str, float]:
             durable = view.durable
@@ -340,8 +342,9 @@ class Store:
             def wanted(memory: Memory) -> bool:
                 return memory.active and durable.get(memory.id) is memory
 
-            hits, _ = self._fused(query, self._search.search(query, ROUTE_HITS), view, ROUTE_HITS, wanted)
-            return {h.memory.id: h.score for h in hits}
+            found = self._search.search(query, ROUTE_HITS)
+            hits = self._fused(query, found, view, ROUTE_HITS, wanted)[0] if fused else found
+            return {h.memory.id: h.score for h in hits if wanted(h.memory)}
 
         return scores
 
@@ -578,7 +581,7 @@ class Store:
                 pool,
                 role=config.role,
                 classes=task_classes(config.routes),
-                scores=self._scores(view),
+                scores=self._scores(view, fused=False),
                 quote=untrusted.line,
             )
         else:
