@@ -33,16 +33,12 @@ from store.files.workspace import (
 )
 from store.read.catalog import Catalog, Snapshot, memory_key
 from store.read.load import LoadResult, Selected, Why, plain_words, single, tiered
-from store.read.route import (
-    RouteEntry,
-    RoutePlan,
-    RoutePool,
+from store.read.route import RouteEntry, RoutePlan, RoutePool, route, task_classes
+from store.read.session import (
     WorkingTree,
     cards_fit,
-    route,
     routed_why,
     session_route,
-    task_classes,
     whole_store,
     whole_why,
     working_tree,
@@ -65,9 +61,9 @@ NUMPY_STORE: Final = 2000
 """Memories above which a server's warm-up imports numpy: its queries touch enough postings
 that numpy's arithmetic beats plain Python (store.search.bm25)."""
 FIRST_ANSWER_WAIT: Final = 0.5
+"""Seconds a server's warm-up waits for its first search to answer before loading the rest."""
 ROUTE_HITS: Final = 200
 """The best search hits a task's routing scores (store.read.route keeps at most 20 of them)."""
-"""Seconds a server's warm-up waits for its first search to answer before loading the rest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,9 +338,10 @@ class Store:
             def wanted(memory: Memory) -> bool:
                 return memory.active and durable.get(memory.id) is memory
 
-            found = self._search.search(query, ROUTE_HITS)
-            hits = self._fused(query, found, view, ROUTE_HITS, wanted)[0] if fused else found
-            return {h.memory.id: h.score for h in hits if wanted(h.memory)}
+            if not fused:
+                return {m.id: score for m, score in self._search.scored(query, ROUTE_HITS) if wanted(m)}
+            hits, _ = self._fused(query, self._search.search(query, ROUTE_HITS), view, ROUTE_HITS, wanted)
+            return {h.memory.id: h.score for h in hits}
 
         return scores
 

