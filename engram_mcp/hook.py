@@ -12,7 +12,7 @@ The first line says in plain words why it loaded what it loaded (issue 21): a st
 enough to fit the budget is loaded whole, rules and gotchas first (cards for what does not fit
 as a body); a larger one is routed by what the working tree says — the session objective when
 set, else the branch name and the last commit subjects, and the changed and staged files as
-paths — with the project's rules right after the core tier (store.read.route.session_route).
+paths — with the project's rules right after the core tier (store.read.session.session_route).
 `engram load` with no task gives the same answer: it is the store's load with no query.
 """
 

@@ -19,7 +19,7 @@ import pytest
 
 from engram_mcp.cli.main import main
 from engram_mcp.hook import session_start
-from store.read.route import working_tree
+from store.read.session import working_tree
 from store.store import Store
 from tests.support.cli import run_json
 from tests.support.gitrepo import git, init

@@ -8,14 +8,8 @@ import orjson
 import pytest
 
 from store.code.globs import glob_match
-from store.read.route import (
-    SESSION_RULES,
-    RoutePool,
-    classify,
-    named_paths,
-    session_route,
-    task_classes,
-)
+from store.read.route import RoutePool, classify, named_paths, task_classes
+from store.read.session import SESSION_RULES, session_route
 from store.store import Store
 from tests.support.store_helpers import write_memory
 
