@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from eval.dataset import FIXTURE, Query  # noqa: E402
+from eval.dataset import FIXTURE, Query, load_queries  # noqa: E402
 from eval.metrics import recall_at, reciprocal_rank  # noqa: E402
 from eval.peers_client import PeerError  # noqa: E402
 from eval.peers_servers import (  # noqa: E402
@@ -51,6 +51,7 @@ from eval.peers_servers import (  # noqa: E402
 )
 from store.files.memory import split_front_matter  # noqa: E402
 from store.read.load import count_tokens  # noqa: E402
+from store.search.vector_extra import available  # noqa: E402
 
 Opener = Callable[[Sequence[dict[str, Any]], Path], Opened]
 
@@ -188,20 +189,8 @@ def own_memories(fixture: Path = FIXTURE) -> list[dict[str, Any]]:
 
 
 def own_queries(split: str | None, fixture: Path = FIXTURE) -> list[Query]:
-    """fixtures/eval's queries: those of `split` when the rows carry one, else all."""
-    rows = [json.loads(line) for line in (fixture / "queries.jsonl").read_text().splitlines() if line.strip()]
-    if split is not None and any("split" in row for row in rows):
-        rows = [row for row in rows if row.get("split") == split]
-    return [Query(id=r["id"], kind=r["kind"], text=r["query"], labels=dict(r["labels"])) for r in rows]
-
-
-def vectors_installed() -> bool:
-    try:
-        from store.search import vectors  # seam: the optional extra, when it is there
-    except ImportError:
-        return False
-    installed = getattr(vectors, "extra_installed", None)
-    return bool(callable(installed) and installed())
+    """fixtures/eval's queries (eval.dataset's reader): those of `split`, or all."""
+    return [q for q in load_queries(fixture / "queries.jsonl") if split is None or q.split == split]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -212,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args(argv)
     queries = own_queries(None if args.all else args.split)
-    modes: tuple[str | None, ...] = ("0", "1") if vectors_installed() else ("0",)
+    modes: tuple[str | None, ...] = ("0", "1") if available("") else ("0",)
     with tempfile.TemporaryDirectory(prefix="engram-peers-") as scratch:
         name = "fixtures/eval" + ("" if args.all else f":{args.split}")
         rows = measure(name, own_memories(), queries, Path(scratch), modes, args.only)

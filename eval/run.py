@@ -48,7 +48,6 @@ a change that only helps here is not a gain.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import statistics
@@ -75,6 +74,7 @@ from eval.dataset import (  # noqa: E402
     load_tiny,
 )
 from eval.metrics import ndcg_at, recall_at, reciprocal_rank  # noqa: E402
+from store.search.vector_extra import available  # noqa: E402
 from store.store import Store  # noqa: E402
 
 LIMIT = 10
@@ -90,14 +90,8 @@ VECTOR_WAIT = 900.0
 
 
 def vectors_missing() -> str:
-    """Why the vector run cannot happen ("" when it can): the store has no vector signal yet,
-    or the `vectors` extra is not installed."""
-    try:
-        vectors = importlib.import_module("store.search.vectors")
-    except ImportError:
-        return "not installed"
-    installed = getattr(vectors, "extra_installed", None)
-    return "" if callable(installed) and installed() else "not installed"
+    """Why the vector run cannot happen ("" when it can): no vector extra is installed."""
+    return "" if available("") else "not installed"
 
 
 @contextmanager
