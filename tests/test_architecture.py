@@ -118,15 +118,29 @@ def test_package_imports_nothing_above_or_beside_it(package: str) -> None:
     assert offenders == {}
 
 
+LEAVES = ("engram_mcp.platform",)
+
+
+def test_the_platform_module_is_a_leaf() -> None:
+    """engram_mcp/platform.py may be imported from anywhere in engram_mcp because it imports
+    nothing of engram's own."""
+    assert {t for t in _imported(MODULES["engram_mcp.platform"]) if t.split(".")[0] in FORBIDDEN} == set()
+
+
 def test_hosts_is_a_component_of_its_own() -> None:
     """engram's own rule: host-config linking (used by the CLI) imports neither the protocol nor
-    the server, app, tools or ops modules; it may use store's atomic writes."""
+    the server, app, tools or ops modules; it may use store's atomic writes and the platform
+    leaf (engram_mcp/platform.py, which imports nothing of engram's)."""
     offenders = {
         name: sorted(
             target
             for target in _imported(path)
             if target.split(".")[0] == "protocol"
-            or (target.startswith("engram_mcp") and not target.startswith(HOSTS) and target != "engram_mcp")
+            or (
+                target.startswith("engram_mcp")
+                and not target.startswith((HOSTS, *LEAVES))
+                and target != "engram_mcp"
+            )
         )
         for name, path in MODULES.items()
         if name.startswith(HOSTS)

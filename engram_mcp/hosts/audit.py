@@ -50,7 +50,8 @@ from engram_mcp.hosts.gate import (
 )
 from engram_mcp.hosts.servers import entry_runs_engram, server_names
 from engram_mcp.hosts.shell_audit import shell_audit
-from engram_mcp.hosts.targets import codex_home, vscode_user_dir
+from engram_mcp.hosts.targets import codex_home
+from engram_mcp.platform import vscode_user_dir
 
 GATE_OPEN = "host.gate_open"
 

@@ -14,13 +14,13 @@ import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
-_SUFFIX = ".exe" if sys.platform == "win32" else ""
+from engram_mcp.platform import script_suffix
 
 
 def installed_script(name: str) -> Path | None:
     """This installation's console script `name`, if it exists."""
     for folder in (Path(sysconfig.get_path("scripts")), Path(sys.executable).parent):
-        candidate = folder / f"{name}{_SUFFIX}"
+        candidate = folder / f"{name}{script_suffix()}"
         if candidate.is_file():
             return candidate
     return None

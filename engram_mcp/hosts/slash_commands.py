@@ -72,7 +72,8 @@ from engram_mcp.hosts.edits import Result, backup_path, diff, prune_empty, read,
 from engram_mcp.hosts.errors import HostError
 from engram_mcp.hosts.findings import Finding
 from engram_mcp.hosts.launch import pinned
-from engram_mcp.hosts.targets import display_path, home_of, vscode_user_dir
+from engram_mcp.hosts.targets import display_path, home_of
+from engram_mcp.platform import vscode_user_dir
 from store.files.fsutil import write_atomic
 
 MARK: Final = "engram:command"

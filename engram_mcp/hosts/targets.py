@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from engram_mcp.platform import claude_desktop_config, vscode_user_dir
 
 TARGETS: Final = (
     "claude",
@@ -64,28 +65,6 @@ def display_path(path: Path, workspace: Path, home: Path) -> str:
         except ValueError:
             continue
     return str(path)
-
-
-def vscode_user_dir(home: Path, env: Mapping[str, str]) -> Path:
-    if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / "Code" / "User"
-    if sys.platform == "win32":
-        return Path(env.get("APPDATA") or home / "AppData" / "Roaming") / "Code" / "User"
-    return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "Code" / "User"
-
-
-def _claude_desktop(home: Path, env: Mapping[str, str]) -> Path:
-    if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
-    if sys.platform == "win32":
-        local = Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local") / "Packages"
-        msix = sorted(local.glob("Claude_*/LocalCache/Roaming/Claude")) if local.is_dir() else []
-        if msix:
-            return msix[0] / "claude_desktop_config.json"
-        return (
-            Path(env.get("APPDATA") or home / "AppData" / "Roaming") / "Claude" / "claude_desktop_config.json"
-        )
-    return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "Claude" / "claude_desktop_config.json"
 
 
 def codex_home(env: Mapping[str, str] = os.environ) -> Path:
@@ -145,7 +124,7 @@ def resolve(
                 scope,
                 "Claude Desktop has only a user config: use `engram link claude-desktop --global`",
             )
-        return host(_claude_desktop(home, env), "json")
+        return host(claude_desktop_config(home, env), "json")
     raise ValueError(f"unknown target {target!r}")
 
 
