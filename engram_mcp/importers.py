@@ -26,11 +26,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 import yaml
 
+from engram_mcp.errors import Fixable
 from store.files.git import run_git
+from store.safety import untrusted
+from store.wording import count
 
 SOURCES: Final = ("claude-md", "agents-md", "cursor-rules", "copilot", "claude-memory")
 MAX_CANDIDATES: Final = 100
@@ -43,6 +46,42 @@ class Imported:
     where: str
     candidates: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
+
+
+def _named(path: Path, workspace: Path, given: str | None) -> str:
+    """A path as the user knows it: as they typed it, else relative to the workspace."""
+    return untrusted.line(given if given is not None else _shown(path, workspace), 300)
+
+
+def _check_file(source: str, path: Path, workspace: Path, given: str | None) -> None:
+    """Fixable unless `path` is a regular file engram may read (issue 22: `import claude-md
+    /nonexistent.md` answered "nothing to import from nonexistent.md", as if the file were empty)."""
+    named = _named(path, workspace, given)
+    fix = f"name the file: `engram import {source} PATH`"
+    try:
+        if not path.exists():
+            raise Fixable("ENGRAM_NOT_FOUND", f"{named} does not exist; {fix}")
+        if path.is_dir():
+            raise Fixable("ENGRAM_NOT_FOUND", f"{named} is a folder, not a file; {fix}")
+        if not path.is_file():
+            raise Fixable("ENGRAM_NOT_FOUND", f"{named} is not a regular file; {fix}")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise Fixable(
+                "ENGRAM_VALIDATION",
+                f"{named} is over {MAX_FILE_BYTES // 1024} KB, more than instructions for a host hold; "
+                "split it, or import the part that holds them",
+            )
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise Fixable("ENGRAM_NOT_FOUND", f"{named}: cannot read it ({exc.strerror}); {fix}") from None
+
+
+def _missing(source: str, where: str) -> NoReturn:
+    """Fixable: none of the files a source reads by default is in the workspace."""
+    raise Fixable(
+        "ENGRAM_NOT_FOUND", f"no {where} in the workspace; name the file: `engram import {source} PATH`"
+    )
 
 
 def _read(path: Path) -> str:
@@ -243,17 +282,29 @@ def read(source: str, workspace: Path, path: str | None = None, home: Path | Non
         default = ["CLAUDE.md", ".claude/CLAUDE.md"] if source == "claude-md" else ["AGENTS.md"]
         files = [Path(path)] if path else [workspace / d for d in default]
         target = next((f for f in files if f.is_file()), files[0])
+        if path is None and not target.is_file():
+            _missing(source, " or ".join(default))
+        _check_file(source, target, workspace, path)
         found = Imported(_shown(target, workspace), markdown_candidates(_read(target), source))
     elif source == "copilot":
         target = Path(path) if path else workspace / ".github" / "copilot-instructions.md"
+        extras = [] if path else sorted((workspace / ".github" / "instructions").glob("*.instructions.md"))
+        if path is None and not target.is_file() and not extras:
+            _missing(source, ".github/copilot-instructions.md or .github/instructions/*.instructions.md")
+        if path is not None or target.exists():
+            _check_file(source, target, workspace, path)
         found = Imported(_shown(target, workspace), markdown_candidates(_read(target), source))
-        if not path:
-            for extra in sorted((workspace / ".github" / "instructions").glob("*.instructions.md")):
-                meta, body = _front_matter(_read(extra))
-                found.candidates += markdown_candidates(body, source, _globs(meta.get("applyTo")))
+        for extra in extras:
+            meta, body = _front_matter(_read(extra))
+            found.candidates += markdown_candidates(body, source, _globs(meta.get("applyTo")))
     elif source == "cursor-rules":
         target = Path(path) if path else workspace / ".cursor" / "rules"
-        files = sorted(target.rglob("*.mdc")) if target.is_dir() else [target]
+        legacy = workspace / ".cursorrules"
+        if path is None and not target.is_dir() and not legacy.is_file():
+            _missing(source, ".cursor/rules/*.mdc or .cursorrules")
+        if path is not None and not target.is_dir():
+            _check_file(source, target, workspace, path)
+        files = sorted(target.rglob("*.mdc")) if target.is_dir() else [target] if path else []
         found = Imported(_shown(target, workspace))
         for rule in files:
             meta, body = _front_matter(_read(rule))
@@ -269,18 +320,33 @@ def read(source: str, workspace: Path, path: str | None = None, home: Path | Non
             if globs := _globs(meta.get("globs")):
                 candidate["paths"] = globs
             found.candidates.append(candidate)
-        legacy = workspace / ".cursorrules"
         if not path and legacy.is_file():
             found.candidates += markdown_candidates(_read(legacy), "cursor-rules")
     elif source == "claude-memory":
         target = Path(path) if path else _claude_project_dir(workspace, home)
-        found = Imported(str(target).replace(str(home), "~", 1), claude_memory(target))
+        where = str(target).replace(str(home), "~", 1)
+        if not target.is_dir():
+            raise Fixable(
+                "ENGRAM_NOT_FOUND",
+                f"{untrusted.line(path if path is not None else where, 300)} "
+                + ("is not a folder" if target.exists() else "does not exist")
+                + (
+                    ""
+                    if path
+                    else ": Claude Code has kept no auto memory for this project yet (or name its folder: "
+                    "`engram import claude-memory PATH`)"
+                ),
+            )
+        found = Imported(where, claude_memory(target))
     else:  # pragma: no cover - argparse limits the choices
         raise ValueError(source)
     if len(found.candidates) > MAX_CANDIDATES:
         more = len(found.candidates) - MAX_CANDIDATES
         found.candidates = found.candidates[:MAX_CANDIDATES]
-        found.note = f"{more} more item(s) were not proposed: commit these, then import again"
+        found.note = (
+            f"{count(more, 'more item')} {'was' if more == 1 else 'were'} not proposed: "
+            "commit these, then import again"
+        )
     return found
 
 

@@ -34,12 +34,14 @@ HINT_KINDS: Final = {
     "save_instead": (),
     "approve": (),
     "approve_forms": (),
+    "propose_again": (),
 }
 """Every hint kind with its arguments: `token` (the approval token and its expiry), `commit`
 (how to commit it after the human approves), `fetch_body` (how to get a card's body),
 `list_ids` and `find_ids` (where every id is listed; how to find one), `search_or_save` (after
 an empty load), `route_task` (after an empty search), `save_instead` (save-session found no
-line), `approve` (the argument naming candidate numbers) and `approve_forms` (what it takes)."""
+line), `approve` (the argument naming candidate numbers), `approve_forms` (what it takes) and
+`propose_again` (how a candidate the store changed under is proposed afresh)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from store.code.staleness import Mark, describe, is_stale, key, marks_data
 from store.code.validity import expired
 from store.safety import untrusted
 from store.store import Store
+from store.wording import count
 from store.write import proposals
 
 Command = Callable[[argparse.Namespace, Store], Outcome]
@@ -66,17 +67,19 @@ def stale_report(store: Store) -> dict[str, Any]:
 def _stale(args: argparse.Namespace, store: Store) -> Outcome:
     report = stale_report(store)
     if args.expired:
-        lines = [f"{len(report['expired'])} expired memory(ies) (kept on disk, left out of reads):"]
+        lines = [f"{count(len(report['expired']), 'expired memory')} (kept on disk, left out of reads):"]
         lines += [
             f"- {r['id']}: {r['title']} (valid until {r['valid_until'][:10]}; {r['file']})"
             for r in report["expired"]
         ]
         return Outcome(True, "\n".join(lines), {"expired": report["expired"]})
-    lines = [f"{len(report['stale'])} stale memory(ies), {len(report['review'])} to review:"]
+    lines = [f"{count(len(report['stale']), 'stale memory')}, {len(report['review'])} to review:"]
     for row in [*report["stale"], *report["review"]]:
         lines.append(f"- {row['id']}: {row['title']} — {describe_rows(row['marks'])}")
     if report["stale"]:
-        lines.append("Fix the memory (engram_save with its id, new refs) or restore the code it cites.")
+        lines.append(
+            "Fix a stale memory with `engram edit ID` (its refs or its text), or restore the code it cites."
+        )
     return Outcome(True, "\n".join(lines), {"stale": report["stale"], "review": report["review"]})
 
 
@@ -119,7 +122,7 @@ def _history(args: argparse.Namespace, store: Store) -> Outcome:
         lines.append("git: not a git repository here (no file history)")
         data["commits"] = None
     else:
-        lines.append(f"git log of its file ({len(found.commits)} commit(s)):")
+        lines.append(f"git log of its file ({count(len(found.commits), 'commit')}):")
         lines += [f"  {c.hash} {c.date} {c.author}: {c.subject}" for c in found.commits]
         data["commits"] = [
             {"hash": c.hash, "date": c.date, "author": c.author, "subject": c.subject} for c in found.commits
@@ -158,12 +161,13 @@ def _import(args: argparse.Namespace, store: Store) -> Outcome:
     if not found.candidates:
         return failure(
             "ENGRAM_VALIDATION",
-            f"nothing to import from {found.where}" + (f" ({found.note})" if found.note else ""),
+            f"nothing to import from {untrusted.line(found.where, 300)}: it holds no instruction "
+            "(a list item or paragraph) to propose" + (f" ({found.note})" if found.note else ""),
             written=False,
         )
     entries, redactions = proposals.draft(store, found.candidates)
     preview = proposals.store_proposal(store, entries, redactions, f"import:{args.source}")
-    head = f"Imported from {found.where}: {len(entries)} candidate(s). Nothing is written until you commit.\n"
+    head = f"Imported from {found.where}: {count(len(entries), 'candidate')}. Nothing is written until you commit.\n"
     if found.note:
         head += found.note + "\n"
     return token_outcome(preview, prefix=head, hint=cli_wording)  # the command to commit it, not the tool

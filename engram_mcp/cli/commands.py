@@ -30,7 +30,7 @@ import orjson
 
 from engram_mcp import __version__, agent_shell
 from engram_mcp.cli import code_commands, host_commands, memory_commands
-from engram_mcp.cli.common import checked, cli_wording, memory_id_arg
+from engram_mcp.cli.common import CommandParser, checked, cli_wording, memory_id_arg, unknown_command
 from engram_mcp.errors import Fixable, Terminated, UsageError
 from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops, write_ops
@@ -44,6 +44,7 @@ from store.errors import UNWRITABLE_ERRNOS, NoWorkspace, StoreError, unwritable
 from store.files.workspace import find_workspace
 from store.safety import untrusted
 from store.store import Store
+from store.wording import count
 from store.write import commits, mining, notes, proposals, review, transaction
 
 Command = Callable[[argparse.Namespace, Store], Outcome]
@@ -164,7 +165,9 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
     if not raw:
         return failure(
             "ENGRAM_VALIDATION",
-            "no explicit knowledge lines found" + (f" ({note})" if note else ""),
+            "no explicit knowledge lines found"
+            + (f" ({note})" if note else "")
+            + f"; {cli_wording(Hint('save_instead'))}",
             written=False,
         )
     entries, redactions = proposals.draft(store, raw)
@@ -175,14 +178,17 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
         return Outcome(True, (note + "\n" if note else "") + outcome.text, outcome.data)
     adds = [e for e in entries if e.verdict.kind == "ADD"]
     rest = [replace(e, n=n) for n, e in enumerate((e for e in entries if e.verdict.kind != "ADD"), 1)]
-    outcome = report_outcome(commits.apply_entries(store, adds) if adds else commits.CommitReport())
+    outcome = report_outcome(
+        commits.apply_entries(store, adds) if adds else commits.CommitReport(), words=cli_wording
+    )
     outcome = (
         Outcome(outcome.ok, (note + "\n" if note else "") + outcome.text, outcome.data) if note else outcome
     )
     if not rest:
         return outcome
     deferred = proposals.store_proposal(store, rest, redactions, "save_session")
-    review = token_outcome(deferred, prefix="Deferred for review (related or duplicate):\n", hint=cli_wording)
+    kept = f"Not saved, kept for your review ({count(len(rest), 'candidate')} updating or repeating a saved memory):\n"
+    review = token_outcome(deferred, prefix=kept, hint=cli_wording)
     data = {**outcome.data, "review": review.data}
     return Outcome(True, outcome.text + "\n\n" + review.text, data)
 
@@ -191,7 +197,7 @@ def _commit(args: argparse.Namespace, store: Store) -> Outcome:
     approve = commits.parse_approve(args.approve)
     if approve != "all" and not isinstance(approve, list):
         raise UsageError(f"{cli_wording(Hint('approve_forms'))}, not {args.approve[:40]!r}")
-    return write_ops.commit(store, args.token, approve)
+    return write_ops.commit(store, args.token, approve, cli_wording)
 
 
 def _note(args: argparse.Namespace, store: Store) -> Outcome:
@@ -213,7 +219,7 @@ def _promote(args: argparse.Namespace, store: Store) -> Outcome:
 
 def _gc(args: argparse.Namespace, store: Store) -> Outcome:
     removed = notes.gc(store)
-    text = f"Removed {len(removed)} expired note(s)" + (": " + ", ".join(removed) if removed else ".")
+    text = f"Removed {count(len(removed), 'expired note')}" + (": " + ", ".join(removed) if removed else ".")
     return Outcome(True, text, {"removed": removed})
 
 
@@ -241,14 +247,23 @@ def _global_flags(defaults: bool) -> argparse.ArgumentParser:
     return flags
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser() -> CommandParser:
+    parser = CommandParser(
         prog="engram",
+        usage="engram [--json] [--workspace DIR] COMMAND [ARGS]",
         description="Local, git-friendly memory for coding agents.",
+        epilog="`engram COMMAND --help` shows a command's arguments and options.",
         parents=[_global_flags(True)],
     )
     parser.add_argument("--version", action="version", version=f"engram {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # the commands are listed by group in the help (CommandParser), not in argparse's flat list
+    sub = parser.add_subparsers(
+        dest="command",
+        metavar="COMMAND",
+        help=argparse.SUPPRESS,
+        prog="engram",
+        parser_class=argparse.ArgumentParser,
+    )
     inner = _global_flags(False)
 
     def command(
@@ -371,7 +386,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    if (unknown := unknown_command(words, parser.names())) is not None:
+        print(unknown, file=sys.stderr)
+        return 2
+    args = parser.parse_args(words)
+    if args.command is None:  # `engram` alone: what there is to run, and exit 2 as for any usage error
+        print(parser.format_help(), end="", file=sys.stderr)
+        return 2
     if args.command == "hook":
         return session_start(args.workspace)  # never fails the host's session start
     read_only = os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")

@@ -1,4 +1,5 @@
-"""What every `engram` command shares: the y/N question, argument checks, and CLI wording.
+"""What every `engram` command shares: the y/N question, argument checks, CLI wording, and the
+top-level parser (commands listed by group; a near miss named).
 
 The tools speak to agents ("call engram_commit with this approval_token"); the CLI speaks to
 the human at a terminal, naming commands and flags. Every next step an operation or the store
@@ -9,15 +10,20 @@ argument name in what it prints.
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import re
+import shutil
 import sys
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 from engram_mcp.errors import Fixable, UsageError
 from engram_mcp.outcome import Hint
 from protocol.validation import compile_validator
 from store.files.ids import ID_RULE, is_valid_id
+from store.safety import untrusted
 
 _FIXED: Final = {
     "fetch_body": "print a body with `engram load --id ID`",
@@ -28,6 +34,7 @@ _FIXED: Final = {
     "save_instead": "add one with `engram add`",
     "approve": "--approve",
     "approve_forms": '--approve takes "all" or candidate numbers like 1,3',
+    "propose_again": "run `engram save-session` (or the command that made it) again to propose it afresh",
 }
 
 
@@ -86,3 +93,106 @@ def memory_id_arg(flag: str, value: str | None) -> str | None:
     if value is not None and not is_valid_id(value):
         raise UsageError(f"{flag} {value[:80]!r} is not a memory id: {ID_RULE}")
     return value
+
+
+GROUPS: Final = (
+    ("Start", ("init", "status", "doctor", "link", "unlink", "upgrade")),
+    ("Memory", ("add", "list", "show", "search", "route", "load", "edit", "forget", "restore")),
+    ("Review", ("pending", "commit", "verify", "stale", "history")),
+    ("Session", ("save-session", "note", "promote", "gc", "import", "export")),
+    ("For hosts", ("hook",)),
+)
+"""The top-level help's groups, in the order a person meets them (issue 22: a flat list of 28
+commands in no order). A command in no group is listed under "Other", never left out."""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """`engram`'s top-level parser: its help lists the commands by group (GROUPS), each with
+    its one-line help, instead of argparse's flat list (its subparsers action is SUPPRESSed)."""
+
+    def commands(self) -> dict[str, tuple[str, str]]:
+        """Every command: its name as listed (`save-session (ss)`) and its one-line help."""
+        found: dict[str, tuple[str, str]] = {}
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for choice in action._choices_actions:
+                    found[choice.dest] = (str(choice.metavar or choice.dest), choice.help or "")
+        return found
+
+    def names(self) -> list[str]:
+        """Every command name and alias."""
+        return [
+            name
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices
+        ]
+
+    def format_help(self) -> str:
+        head = self._get_formatter()
+        head.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        head.add_text(self.description)
+        tail = self._get_formatter()
+        for group in self._action_groups:
+            shown = [a for a in group._group_actions if a.help is not argparse.SUPPRESS]
+            if shown:
+                tail.start_section(group.title)
+                tail.add_arguments(shown)
+                tail.end_section()
+        tail.add_text(self.epilog)
+        return head.format_help() + "\n" + grouped(self.commands()) + "\n" + tail.format_help()
+
+
+def grouped(commands: Mapping[str, tuple[str, str]], width: int | None = None) -> str:
+    """The commands under their GROUPS headings, help wrapped to the terminal's width."""
+    width = width or max(shutil.get_terminal_size().columns - 2, 60)
+    listed = {name for _, names in GROUPS for name in names}
+    groups = [*GROUPS, ("Other", tuple(name for name in commands if name not in listed))]
+    column = min(max(len(shown) for shown, _ in commands.values()) + 4, 24) if commands else 0
+    lines: list[str] = []
+    for title, names in groups:
+        present = [name for name in names if name in commands]
+        if not present:
+            continue
+        lines.append(f"{title}:")
+        for name in present:
+            shown, help_text = commands[name]
+            wrapped = textwrap.wrap(help_text, max(width - column, 30)) or [""]
+            first = f"  {shown}".ljust(column)
+            if len(first) > column:  # a long name gets a line of its own
+                lines.append(first.rstrip())
+                first = " " * column
+            lines.append(first + wrapped[0])
+            lines += [" " * column + more for more in wrapped[1:]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+_VALUED: Final = frozenset({"--workspace"})
+"""The top-level options that take the next word as their value."""
+_OWN: Final = frozenset({"-h", "--help", "--version"})
+
+
+def unknown_command(argv: Sequence[str], names: Collection[str]) -> str | None:
+    """The message for a first word that names no command (`engram lsit`): the closest command
+    names and aliases (difflib), or where the commands are listed. None when the word is a
+    command, or when there is none (or `--help`, `--version` come first: argparse answers)."""
+    words = iter(argv)
+    for word in words:
+        if word in _OWN:
+            return None
+        if word in _VALUED:
+            next(words, None)
+            continue
+        if word.startswith("-"):
+            continue
+        if word in names:
+            return None
+        shown = untrusted.line(word, 60)
+        close = difflib.get_close_matches(word, sorted(names), n=3, cutoff=0.6)
+        if not close:
+            return f"engram: unknown command {shown!r}. `engram --help` lists the commands."
+        named = [repr(c) for c in close]
+        either = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
+        return f"engram: unknown command {shown!r}. Did you mean {either}?"
+    return None

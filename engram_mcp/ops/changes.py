@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from store.safety import untrusted
+from store.wording import count
 from store.write.proposal_entry import Before, ProposalEntry
 
 DIFF_LINES: Final = 600
@@ -99,8 +100,8 @@ class Change:
         if not (self.unread or self.tail):
             return None
         return (
-            f"… (the diff covers the first {DIFF_LINES} lines: {len(self.tail)} more line(s) of the new "
-            f"body and {self.unread} of {self.target}'s were not compared)"
+            f"… (the diff covers the first {DIFF_LINES} lines: {count(len(self.tail), 'more line')} of the "
+            f"new body and {self.unread} of {self.target}'s were not compared)"
         )
 
 
@@ -224,9 +225,9 @@ def drop_mark(c: Change) -> str | None:
     """`! this update drops 1 line of the body and the tags web, vitest`, or None."""
     parts = []
     if c.dropped_lines:
-        parts.append(f"{c.dropped_lines} line{'s' if c.dropped_lines != 1 else ''} of the body")
+        parts.append(f"{count(c.dropped_lines, 'line')} of the body")
     if c.unread:
-        parts.append(f"maybe {c.unread} more line(s) of the body, not compared")
+        parts.append(f"maybe {count(c.unread, 'more line')} of the body, not compared")
     for name, (gone, _) in (("tags", c.tags), ("paths", c.paths)):
         if gone:
             parts.append(f"the {name if len(gone) > 1 else name[:-1]} {_listed(gone)}")

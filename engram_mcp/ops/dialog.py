@@ -34,6 +34,7 @@ from engram_mcp.ops.changes import (
 )
 from engram_mcp.ops.shown import Shown, code_line, shown, written_fields
 from store.safety import untrusted
+from store.wording import count
 from store.write.notes import NoteDraft
 from store.write.proposal_entry import Before, ProposalEntry
 
@@ -159,19 +160,23 @@ def _part(
 
     if change is not None:
         more = ["   " + line for line in summary(change)]
-        add(more, min(HEAD_LIMIT, share // 2) - _size(part), lambda i: f"   … ({len(more) - i} more line(s))")
+        add(
+            more,
+            min(HEAD_LIMIT, share // 2) - _size(part),
+            lambda i: f"   … ({count(len(more) - i, 'more line')})",
+        )
     body = ["   body:", *_body_lines(entry.body)]
     diff = ["   " + line for line in short_diff(change)] if change is not None else []
     left = share - _size(part)
     add(
         body,
         left - min(_size(diff), left // 2),
-        lambda i: f"   … ({len(body) - i} more line(s) of the body not shown)",
+        lambda i: f"   … ({count(len(body) - i, 'more line')} of the body not shown)",
     )
     add(
         diff,
         share - _size(part),
-        lambda i: f"   … ({changed_lines(diff[i:])} more changed line(s) not shown)",
+        lambda i: f"   … ({count(changed_lines(diff[i:]), 'more changed line')} not shown)",
     )
     return part, cut
 
@@ -211,8 +216,8 @@ def _message(view: Shown) -> tuple[str, set[int]]:
     entries, redactions, changes = view.entries, view.redactions, view.changes
     scopes = {e.scope for e in entries}
     where = _WHERE.get(frozenset(scopes), "this project and your user memory")
-    header = f"engram: save {len(entries)} memory candidate(s) to {where}? Untick any you reject." + (
-        f" ({redactions} secret(s) redacted.)" if redactions else ""
+    header = f"engram: save {count(len(entries), 'memory candidate')} to {where}? Untick any you reject." + (
+        f" ({count(redactions, 'secret')} redacted.)" if redactions else ""
     )
     room = MESSAGE_LIMIT - len(header) - len(CUT_WARNING)
     share = room - 2 if len(entries) == 1 else min(SHARE_LIMIT, room // max(len(entries), 1) - 2)
@@ -231,7 +236,7 @@ def note_message(draft: NoteDraft) -> str:
     """A note's question: its title, id, kind, scope, objective and text, quoted and bounded."""
     head = [
         f"engram: save the working note '{untrusted.line(draft.title)}' ({draft.id})?"
-        + (f" ({draft.redactions} secret(s) redacted.)" if draft.redactions else ""),
+        + (f" ({count(draft.redactions, 'secret')} redacted.)" if draft.redactions else ""),
         f"   type: note{f' ({untrusted.line(draft.kind, 40)})' if draft.kind else ''} · scope: {draft.scope}",
     ]
     if draft.objective:
@@ -242,7 +247,7 @@ def note_message(draft: NoteDraft) -> str:
         + within(
             ["   text:", *text],
             NOTE_LIMIT - _size(head),
-            lambda i: f"   … ({len(text) + 1 - i} more line(s) not shown)",
+            lambda i: f"   … ({count(len(text) + 1 - i, 'more line')} not shown)",
         )
     )
 

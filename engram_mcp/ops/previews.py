@@ -21,6 +21,7 @@ from engram_mcp.ops.wording import tool_wording
 from engram_mcp.outcome import Hint, Outcome, Wording
 from store.files.memory import iso
 from store.safety import untrusted
+from store.wording import count
 from store.write.approvals import MAX_PROPOSALS
 from store.write.commits import CommitReport
 from store.write.proposal_entry import Before, ProposalEntry
@@ -105,7 +106,8 @@ def preview_text(
 def text(view: Shown) -> str:
     changes = view.changes
     lines = [
-        f"Proposal: {len(view.entries)} candidate(s), {view.redactions} redaction(s). Nothing is saved yet.",
+        f"Proposal: {count(len(view.entries), 'candidate')}, {count(view.redactions, 'redaction')}. "
+        "Nothing is saved yet.",
         "",
     ]
     for e in view.entries:
@@ -149,7 +151,7 @@ def text(view: Shown) -> str:
 
 def _bounded_diff(c: Change, budget: int) -> list[str]:
     diff = ["   " + line for line in short_diff(c)]
-    return within(diff, budget, lambda i: f"   … ({changed_lines(diff[i:])} more changed line(s))")
+    return within(diff, budget, lambda i: f"   … ({count(changed_lines(diff[i:]), 'more changed line')})")
 
 
 def token_outcome(preview: Preview, prefix: str = "", hint: Wording = tool_wording) -> Outcome:
@@ -166,18 +168,96 @@ def token_outcome(preview: Preview, prefix: str = "", hint: Wording = tool_wordi
     shown_text = prefix + text(view) + "\n".join(hint(h) for h in hints)
     if preview.dropped:
         shown_text += (
-            f"\n{preview.dropped} older pending proposal(s) were dropped to keep the pending file within "
-            f"its cap ({MAX_PROPOSALS} proposals); their tokens no longer work."
+            f"\n{count(preview.dropped, 'older pending proposal')} "
+            f"{'was' if preview.dropped == 1 else 'were'} dropped to keep the pending file within "
+            f"its cap ({MAX_PROPOSALS} proposals); {'its token' if preview.dropped == 1 else 'their tokens'} "
+            "no longer work" + ("s." if preview.dropped == 1 else ".")
         )
     return Outcome(True, shown_text, data, hints=hints)
 
 
-def report_outcome(report: CommitReport, extra: dict[str, Any] | None = None) -> Outcome:
-    lines = [f"Written: {len(report.written)}; deferred: {len(report.deferred)}."]
-    lines += [f"{w['n']}. {w['verdict']} → {w['id']} ({w['file']})" for w in report.written]
-    lines += [
-        f"{d['n']}. deferred: was {d['pinned']}, now {d['now']}: {d['reason']}" for d in report.deferred
-    ]
-    return Outcome(
-        True, "\n".join(lines), {"written": report.written, "deferred": report.deferred, **(extra or {})}
+NOOP_LINE: Final = "NOOP duplicate of "
+"""How store.write.verdicts.Verdict.line starts a duplicate's verdict."""
+
+
+STORE_CHANGED: Final = "the store changed since the proposal"
+"""store.write.commits' reason when a candidate's verdict or its target's content changed."""
+
+
+def report_outcome(
+    report: CommitReport, extra: dict[str, Any] | None = None, words: Wording = tool_wording
+) -> Outcome:
+    """What a commit wrote and what it did not, in plain words (issue 22: "Written: 1; deferred:
+    0." on every add, and a duplicate read "deferred: was NOOP duplicate of X, now NOOP duplicate
+    of X: already known: nothing to write"). A candidate the store now holds word for word (a
+    `save-session --force` wrote it meanwhile) is "already saved as X", not "propose again"; one
+    the store changed under is not saved, with the way to propose it afresh in `words`.
+    `data` keeps `written` and `deferred` (each deferred row gains `saved_as`: the id that holds
+    it, or None)."""
+    deferred = [{**d, "saved_as": _saved_as(d)} for d in report.deferred]
+    data = {"written": report.written, "deferred": deferred, **(extra or {})}
+    return Outcome(True, _report_text(report.written, deferred, words), data)
+
+
+def _target(verdict: str) -> str | None:
+    """The id a verdict line names: `NOOP duplicate of X`, `UPDATE X`, `SUPERSEDE X`."""
+    if verdict.startswith(NOOP_LINE):
+        return verdict.removeprefix(NOOP_LINE)
+    kind, _, target = verdict.partition(" ")
+    return target if kind in ("UPDATE", "SUPERSEDE") and target else None
+
+
+def _saved_as(row: Mapping[str, Any]) -> str | None:
+    """The memory that already holds a deferred candidate's text (its verdict now is NOOP)."""
+    return _target(str(row["now"])) if str(row["now"]).startswith(NOOP_LINE) else None
+
+
+def _why_not(row: Mapping[str, Any]) -> tuple[str, bool]:
+    """Why a deferred candidate was not saved, and whether proposing it afresh would help."""
+    if row["saved_as"] is not None:
+        return f"already saved as {row['saved_as']}", False
+    pinned, now, reason = str(row["pinned"]), str(row["now"]), str(row["reason"])
+    if pinned != now and (changed := _target(pinned) or _target(now)) is not None and now != "invalid":
+        return f"{changed} changed since the proposal (its verdict now: {now})", True
+    if reason.startswith(STORE_CHANGED) and (changed := _target(pinned)) is not None:
+        return f"{changed} changed since the proposal", True
+    return reason.removesuffix("; propose again"), True
+
+
+def _saved(row: Mapping[str, Any]) -> str:
+    """`use-uv (.engram/memory/use-uv.md)`, with what an UPDATE or SUPERSEDE did."""
+    verdict = str(row["verdict"])
+    done = f"{row['id']} ({row['file']})"
+    if verdict.startswith("UPDATE "):
+        return done + ", updated in place"
+    if verdict.startswith("SUPERSEDE "):
+        return done + f", superseding {_target(verdict)} (kept, marked superseded)"
+    return done
+
+
+def _report_text(written: list[dict[str, Any]], deferred: list[dict[str, Any]], words: Wording) -> str:
+    notes = [w for w in written if w["verdict"] == "NOTE"]
+    noun = "note" if notes and len(notes) == len(written) else "memory"
+    reasons = {d["n"]: _why_not(d) for d in deferred}
+    again = Hint("propose_again")
+    if not deferred:
+        if not written:
+            return "Nothing was saved."
+        if len(written) == 1:
+            return f"Saved {count(1, noun)}: {_saved(written[0])}."
+        return "\n".join(
+            [f"Saved {count(len(written), noun)}:", *(f"{w['n']}. {_saved(w)}" for w in written)]
+        )
+    if not written and len(deferred) == 1:
+        why, fresh = reasons[deferred[0]["n"]]
+        return f"Not saved: {why}" + (f"; {words(again)}." if fresh else ".")
+    head = (
+        f"Saved {count(len(written), noun)}, {len(deferred)} not saved:" if written else "Nothing was saved:"
     )
+    rows = sorted(
+        [(w["n"], _saved(w)) for w in written] + [(n, f"not saved: {why}") for n, (why, _) in reasons.items()]
+    )
+    lines = [head, *(f"{n}. {line}" for n, line in rows)]
+    if changed := sum(1 for _, fresh in reasons.values() if fresh):
+        lines.append(f"For {'that one' if changed == 1 else 'those'}: {words(again)}.")
+    return "\n".join(lines)

@@ -28,6 +28,7 @@ _FIXED: Final = {
     "approve_forms": (
         'approve takes "all", an array of candidate numbers like [1, 3], or a string like "1,3"'
     ),
+    "propose_again": "propose it again (engram_save or engram_save_session) to show the human its new verdict",
 }
 
 

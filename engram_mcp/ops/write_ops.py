@@ -15,7 +15,7 @@ from engram_mcp.ops.dialog import chosen_entries, dialog, note_message, shown_ke
 from engram_mcp.ops.previews import report_outcome, rows, token_outcome
 from engram_mcp.ops.shown import shown
 from engram_mcp.ops.wording import tool_wording
-from engram_mcp.outcome import Hint, Outcome, failure
+from engram_mcp.outcome import Hint, Outcome, Wording, failure
 from engram_mcp.transcripts.sessions import session_candidates
 from protocol.spec import Elicit, ElicitAnswer
 from store.files.memory import iso
@@ -153,8 +153,9 @@ def note_flow(store: Store, draft: notes.NoteDraft) -> Flow:
     return Outcome(True, outcome.text, data, hints=outcome.hints)
 
 
-def commit(store: Store, token: str, approve: object) -> Outcome:
-    return report_outcome(commits.commit(store, token, approve))
+def commit(store: Store, token: str, approve: object, words: Wording = tool_wording) -> Outcome:
+    """Commit a pending proposal; what it wrote and did not, its next steps in `words`."""
+    return report_outcome(commits.commit(store, token, approve), words=words)
 
 
 def set_role(store: Store, role: str) -> Outcome:

@@ -169,4 +169,4 @@ def test_history_follows_the_supersede_chain_both_ways_with_the_git_log(
     assert [c["subject"] for c in data["commits"]] == ["step 2", "step 1"]
     assert main(["history", "port-is-6000"]) == 0
     text = capsys.readouterr().out
-    assert "- port-is-6000 [active] Port is 6000" in text and "git log of its file (1 commit(s))" in text
+    assert "- port-is-6000 [active] Port is 6000" in text and "git log of its file (1 commit):" in text

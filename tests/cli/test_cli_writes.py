@@ -50,7 +50,7 @@ def test_save_session_previews_without_writing(
     assert main(["save-session", "--text", str(session_file)]) == 0
     out = capsys.readouterr().out
     token = token_in(out)
-    assert "Proposal: 4 candidate(s)" in out
+    assert "Proposal: 4 candidates, 0 redactions." in out
     assert "1. Verdict: ADD" in out
     assert "Verdict: UPDATE use-uv-for-python" in out
     assert "Verdict: NOOP duplicate of never-edit-applied-migrations" in out
@@ -84,7 +84,7 @@ def test_save_session_reads_stdin(
     out = capsys.readouterr().out
     token_in(out)
     # the secret line is redacted once, as mined, before it becomes a candidate's title and body
-    assert "Proposal: 5 candidate(s), 1 redaction(s)" in out
+    assert "Proposal: 5 candidates, 1 redaction." in out
     assert "abcdef123456" not in out
     assert memory_files(ws) == before
 
@@ -110,25 +110,25 @@ def test_save_session_force_writes_adds_and_defers_the_rest(
     uv_before = (ws / ".engram" / "memory" / "use-uv-for-python.md").read_bytes()
     assert main(["save-session", "--text", str(session_file), "--force"]) == 0
     out = capsys.readouterr().out
-    assert "Written: 2" in out
+    assert "Saved 2 memories:" in out
     for memory_id in ADD_IDS:
         assert (ws / ".engram" / "memory" / f"{memory_id}.md").exists()
     assert (ws / ".engram" / "memory" / "use-uv-for-python.md").read_bytes() == uv_before
-    assert "Deferred for review" in out
+    assert "Not saved, kept for your review" in out
     review_token = token_in(out)
-    review = out.split("Deferred for review", 1)[1]
+    review = out.split("Not saved, kept for your review", 1)[1]
     assert "1. Verdict: UPDATE use-uv-for-python" in review
     assert "2. Verdict: NOOP duplicate of never-edit-applied-migrations" in review
 
     # the human reviews and commits the deferred ones
     assert main(["commit", review_token, "--approve", "1,2"]) == 0
     out = capsys.readouterr().out
-    assert "Written: 1; deferred: 1." in out
-    assert "UPDATE use-uv-for-python" in out
+    assert "Saved 1 memory, 1 not saved:" in out
+    assert "1. use-uv-for-python (.engram/memory/use-uv-for-python.md), updated in place" in out
     meta, body = split_front_matter((ws / ".engram" / "memory" / "use-uv-for-python.md").read_text("utf-8"))
     assert meta["created"] == "2026-09-14T10:02:00Z"
     assert "never bare pip install" in body
-    assert "never-edit-applied-migrations" in out
+    assert "2. not saved: already saved as never-edit-applied-migrations" in out
 
     # single use
     assert main(["commit", review_token]) == 1
@@ -143,8 +143,8 @@ def test_save_session_force_with_only_adds_prints_no_token(
     )
     assert main(["save-session", "--text", "-", "--force"]) == 0
     out = capsys.readouterr().out
-    assert "Written: 1" in out
-    assert "approval_token" not in out
+    assert "Saved 1 memory: " in out
+    assert "approval_token" not in out and "approval token" not in out
 
 
 def test_commit_selected_numbers(ws: Path, session_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,7 +152,7 @@ def test_commit_selected_numbers(ws: Path, session_file: Path, capsys: pytest.Ca
     token = token_in(capsys.readouterr().out)
     assert main(["commit", token, "--approve", "1,2"]) == 0
     out = capsys.readouterr().out
-    assert "Written: 2; deferred: 0." in out
+    assert "Saved 2 memories:" in out and "not saved" not in out
     for memory_id in ADD_IDS:
         assert (ws / ".engram" / "memory" / f"{memory_id}.md").exists()
     assert main(["verify"]) == 1  # the fixture files were never accepted…
@@ -232,11 +232,11 @@ def test_promote_unknown_note_fails(ws: Path, capsys: pytest.CaptureFixture[str]
 
 def test_gc_removes_expired_notes(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["gc"]) == 0
-    assert "Removed 1 expired note(s): stripe-api-upgrade-scratch" in capsys.readouterr().out
+    assert "Removed 1 expired note: stripe-api-upgrade-scratch" in capsys.readouterr().out
     working = sorted(p.stem for p in (ws / ".engram" / "working").glob("*.md"))
     assert working == ["fix-flaky-invoice-export-test", "tax-rate-backfill-progress"]
     assert main(["gc"]) == 0
-    assert "Removed 0 expired note(s)." in capsys.readouterr().out
+    assert "Removed 0 expired notes." in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
