@@ -20,6 +20,7 @@ from store.code.validity import current
 from store.config import CHECKED_NAME, CheckedConfigs, Config, load_config
 from store.errors import Next, NotFound, Problem, UnsafePath, Words
 from store.files.fsutil import clean_stale_temps
+from store.files.git import repository
 from store.files.ids import check_id
 from store.files.memory import Memory
 from store.files.workspace import (
@@ -31,7 +32,7 @@ from store.files.workspace import (
     state_file_problem,
     user_dir,
 )
-from store.read.catalog import Catalog, Snapshot, memory_key
+from store.read.catalog import Broken, Catalog, Snapshot, memory_key
 from store.read.load import LoadResult, Selected, Why, plain_words, single, tiered
 from store.read.route import RouteEntry, RoutePlan, RoutePool, route, task_classes
 from store.read.session import (
@@ -79,6 +80,16 @@ class View:
 
     def everything(self) -> list[Memory]:
         return [*self.durable.values(), *self.notes.values()]
+
+    @property
+    def broken(self) -> list[Broken]:
+        """The memory files of both scopes that engram could not use, project first."""
+        return [b for s in self.snapshots for b in s.broken]
+
+    def broken_file(self, memory_id: str) -> Broken | None:
+        """The unusable file with that id, when no memory has it (project first, durable first)."""
+        found = [b for b in self.broken if b.id == memory_id]
+        return min(found, key=lambda b: b.tier != "durable", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,11 +323,14 @@ class Store:
 
     # --- lookups ---------------------------------------------------------------------------
     def get(self, memory_id: object, view: View | None = None) -> Memory:
-        """The memory with that id (durable first, then a live note); InvalidId / NotFound."""
+        """The memory with that id (durable first, then a live note); InvalidId / NotFound, or
+        CorruptMemory naming the problem when its file is there but unusable."""
         wanted = check_id(memory_id)
         view = view or self.view()
         found = view.durable.get(wanted) or view.notes.get(wanted)
         if found is None:
+            if (broken := view.broken_file(wanted)) is not None:
+                raise broken.error()  # there, but unusable: the problem, not "no memory"
             raise NotFound(f"no memory with id {wanted!r}: ", Next("find_ids"))
         return found
 
@@ -658,12 +672,17 @@ class Store:
                     self.notice("ENGRAM_UNSAFE_PATH", reason + " (writes are refused until then)")
 
     def status(self) -> dict[str, Any]:
+        """What status reports: the workspace (and whether git holds it), the user scope, the
+        counts, the files that cannot be used by id, pending proposals, the vector signal."""
         self.note_state_files()
         view = self.view()
         config = self.config()
         durable = list(view.durable.values())
         return {
             "workspace": untrusted.line(self.workspace, 1000),  # a folder name a clone may choose
+            "git": repository(self.workspace) is not None,
+            "user_scope": untrusted.line(self.user.root, 1000),
+            "user_scope_exists": self.user.root.is_dir(),
             "initialized": self.project.root.is_dir(),
             "counts": {
                 "project": sum(1 for m in durable if m.scope == "project" and m.active),
@@ -676,7 +695,18 @@ class Store:
             "role": config.role,
             "rule_variant": config.rule_variant.get("mode", "base"),
             "pending_proposals": self.pending_count(),
-            "index": {
+            "broken": [
+                {
+                    "id": b.id,
+                    "scope": b.scope,
+                    "tier": b.tier,
+                    "file": b.problem.file,
+                    "code": b.problem.code,
+                    "verdict": b.verdict,
+                }
+                for b in view.broken
+            ],
+            "index": {  # the proof line's hash (status's text leaves it out: it says nothing to a person)
                 "hash": self.index_hash(view)[:12],
                 "memories": sum(len(s.memories) for s in view.snapshots),
             },

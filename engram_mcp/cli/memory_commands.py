@@ -16,27 +16,38 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp.cli.common import checked, confirm, memory_id_arg
+from engram_mcp.cli.common import checked, cli_wording, confirm, memory_id_arg
 from engram_mcp.errors import Fixable, UsageError
 from engram_mcp.ops.previews import preview_rows, preview_text, report_outcome
 from engram_mcp.outcome import Outcome
 from engram_mcp.schemas import MEMORY_TYPES, SCOPES
 from engram_mcp.tools.write_tools import CANDIDATE
 from store.code.validity import is_date
+from store.errors import StoreError
 from store.files.memory import DURABLE_TYPES, STATUSES
+from store.read.catalog import Broken
 from store.safety import untrusted
 from store.safety.invisible import describe, first_invisible
-from store.safety.redact import redact
+from store.safety.redact import redact, redaction_kinds
 from store.store import Store
-from store.write import commits, curate, proposals, transaction
+from store.wording import count
+from store.write import commits, curate, kept_edits, proposals, transaction
 
 Command = Callable[[argparse.Namespace, Store], Outcome]
 Register = Callable[..., argparse.ArgumentParser]
 
+ID_COLUMN: Final = 40
+"""Characters `list` pads its id column to at most (ids are up to 64: a longer one overruns)."""
+TYPE_COLUMN: Final = 12
+"""`[preference]`, the longest type in its brackets."""
+PROBLEM_LIMIT: Final = 400
+"""Characters of a `list` line's problem (its file and the parser's words, escaped)."""
 SHOW_LIMIT: Final = 200_000
 """Characters of a file `engram show` prints. It prints the file as written, like `cat`, but
 with control characters other than line breaks and tabs escaped (store.safety.untrusted.block), and
@@ -120,12 +131,44 @@ def _add(args: argparse.Namespace, store: Store) -> Outcome:
     if not confirm("Save this memory?", yes=args.yes, action="save it"):
         data = {"candidates": rows, "redactions": redactions, "written": [], "deferred": []}
         return Outcome(True, "Nothing was saved.", data)
-    outcome = report_outcome(commits.apply_entries(store, entries))
+    outcome = report_outcome(commits.apply_entries(store, entries), words=cli_wording)
     outcome.data.update(candidates=rows, redactions=redactions)
-    return outcome
+    said = _redacted(candidate)
+    if not said:
+        return outcome
+    outcome.data["redacted"] = said
+    return replace(outcome, text=outcome.text + "\n" + _redacted_line(said))
+
+
+_FIELDS: Final = ("title", "body", "tags", "paths")
+
+
+def _redacted(candidate: dict[str, Any]) -> dict[str, list[str]]:
+    """The kinds of what redaction took out of each field, for the person who gave them (issue
+    22: `add --yes` redacted silently; the preview only counts)."""
+    found: dict[str, list[str]] = {}
+    for name in _FIELDS:
+        value = candidate.get(name)
+        values = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+        kinds = [kind for text in values for kind in redaction_kinds(str(text))]
+        if kinds:
+            found[name] = kinds
+    return found
+
+
+def _redacted_line(found: dict[str, list[str]]) -> str:
+    """`Redacted 1 secret (aws-access-token) from the body, …`: every field, every kind."""
+    parts = []
+    for name, kinds in found.items():
+        named = ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in Counter(kinds).items())
+        parts.append(f"{count(len(kinds), 'secret')} ({named}) from the {name}")
+    return "Redacted " + "; ".join(parts) + ", before anything was saved."
 
 
 def _list(args: argparse.Namespace, store: Store) -> Outcome:
+    """The memories, one aligned line each, then a `!` line per memory file engram could not
+    use (issue 22: never left out without a word). Exit 0 either way: a listing that could not
+    read every file says so and names the files (`verify` and `doctor`, the checks, exit 1)."""
     view = store.view()
     wanted = set(STATUSES) if args.status == "all" else {args.status}
     memories = sorted(
@@ -151,8 +194,11 @@ def _list(args: argparse.Namespace, store: Store) -> Outcome:
         }
         for m in memories
     ]
+    broken = [_broken_row(b) for b in view.broken if not args.scope or b.scope == args.scope]
+    width = min(max((len(m.id) for m in memories), default=0), ID_COLUMN)
+    kinds = min(max((len(m.type) for m in memories), default=0) + 2, TYPE_COLUMN)
     lines = [
-        f"{r['id']}  [{r['type']}] {r['title']}"
+        f"{r['id']:<{width}}  {'[' + str(r['type']) + ']':<{kinds}}  {r['title']}"
         + "".join(
             f" ({x})"
             for x in (
@@ -164,16 +210,49 @@ def _list(args: argparse.Namespace, store: Store) -> Outcome:
         )
         for r in rows
     ]
+    lines += [f"!  {b['id']}  {b['verdict']}: {b['shown']}" for b in broken]
+    unusable = ""
+    if broken:
+        parse = all(b["verdict"] == "does not parse" for b in broken)
+        verb = ("does not parse" if len(broken) == 1 else "do not parse") if parse else "cannot be used"
+        unusable = f"{count(len(broken), 'file')} {verb} (marked !): fix by hand; nothing of it is loaded"
     if not rows:
         filtered = args.type or args.scope or args.status != "active"
-        lines = [
+        lines.append(
             "No memory matches these filters."
             if filtered and view.everything()
+            else f"No memory could be read: {unusable}."
+            if broken
             else "No memories yet: add one with `engram add TYPE TITLE BODY`."
-        ]
+        )
     else:
-        lines.append(f"{len(rows)} memories. `engram show ID` prints one.")
-    return Outcome(True, "\n".join(lines), {"memories": rows})
+        lines.append(
+            f"{count(len(rows), 'memory')}"
+            + (f"; {unusable}" if broken else "")
+            + ". `engram show ID` prints one."
+        )
+    data: dict[str, Any] = {
+        "memories": rows,
+        "broken": [{k: v for k, v in b.items() if k != "shown"} for b in broken],
+    }
+    diagnostics = tuple((b["code"], b["shown"]) for b in broken)
+    return Outcome(True, "\n".join(lines), data, diagnostics)
+
+
+def _broken_row(broken: Broken) -> dict[str, str]:
+    """A file `list` marks: its id, where it is and what is wrong (escaped, bounded: a clone's
+    file name, YAML error and key names)."""
+    problem = broken.problem
+    return {
+        "id": broken.id,
+        "scope": broken.scope,
+        "tier": broken.tier,
+        "file": problem.file,
+        "code": problem.code,
+        "verdict": broken.verdict,
+        "problem": untrusted.line(problem.message, PROBLEM_LIMIT),
+        "shown": untrusted.line(f"{problem.file}: {problem.message}", PROBLEM_LIMIT),
+    }
 
 
 def _show(args: argparse.Namespace, store: Store) -> Outcome:
@@ -235,17 +314,60 @@ def _restore(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 def _edit(args: argparse.Namespace, store: Store) -> Outcome:
+    """Edit a memory's file in $EDITOR. An edit engram refuses is kept, not lost
+    (store.write.kept_edits): the message names where, and `engram edit ID` reopens it."""
     memory = curate.find(store, memory_id_arg("ID", args.id))
     original, _, _ = curate.read_file(store, memory)
     transaction.check_workspace(store)
+    start = original
+    kept = kept_edits.find(store, memory, original)
+    if kept is not None and kept.text is not None:
+        start = kept.text
+        print(
+            f"engram edit: reopening your kept edit of {memory.id} ({_shown_path(kept.path)})",
+            file=sys.stderr,
+        )
+    elif kept is not None:
+        print(
+            f"engram edit: {memory.id} changed since your edit of it was kept in {_shown_path(kept.path)}; "
+            "starting from the file as it is now (copy from the kept edit what you need)",
+            file=sys.stderr,
+        )
     with tempfile.TemporaryDirectory(prefix="engram-edit-") as folder:
         path = Path(folder) / f"{memory.id}.md"
-        path.write_bytes(original)
+        path.write_bytes(start)
         edited = _edit_file(path)
     if edited == original:
+        kept_edits.drop(store, memory, original)
         return Outcome(
             True, f"{memory.id}: no change; nothing was written.", {"id": memory.id, "changed": False}
         )
+    try:
+        clean, redactions = _checked_edit(edited)
+        change = curate.replace(store, memory.id, original, clean.encode("utf-8"))
+    except (Fixable, StoreError) as exc:
+        code, message = (
+            (exc.code, exc.message) if isinstance(exc, Fixable) else (exc.code, exc.text(cli_wording))
+        )
+        where = _shown_path(kept_edits.keep(store, memory, original, edited))
+        raise Fixable(
+            code,
+            f"{message.rstrip('. ')}. Your edit is kept in {where}: `engram edit {memory.id}` reopens it "
+            "(delete that file to start again from the memory's file)",
+        ) from None
+    kept_edits.drop(store, memory, original)
+    outcome = _change(
+        change,
+        f"Saved {change.id} ({change.file})"
+        + (f"; {count(redactions, 'secret')} redacted" if redactions else "")
+        + ".",
+    )
+    outcome.data["redactions"] = redactions
+    return outcome
+
+
+def _checked_edit(edited: bytes) -> tuple[str, int]:
+    """The edited file as text, redacted (Fixable when it is not UTF-8 or hides a character)."""
     try:
         text = edited.decode("utf-8")
     except UnicodeDecodeError:
@@ -256,16 +378,14 @@ def _edit(args: argparse.Namespace, store: Store) -> Outcome:
             "ENGRAM_VALIDATION",
             f"the edited file contains the invisible character {describe(bad)}; remove it. Nothing was written",
         )
-    clean, redactions = redact(text)
-    change = curate.replace(store, memory.id, original, clean.encode("utf-8"))
-    outcome = _change(
-        change,
-        f"Saved {change.id} ({change.file})"
-        + (f"; {redactions} secret(s) redacted" if redactions else "")
-        + ".",
-    )
-    outcome.data["redactions"] = redactions
-    return outcome
+    return redact(text)
+
+
+def _shown_path(path: Path) -> str:
+    """A path of the user's own folder as they would type it (`~/…` under their home)."""
+    home = Path.home()
+    shown = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+    return untrusted.line(shown, 1000)
 
 
 def _pending(args: argparse.Namespace, store: Store) -> Outcome:

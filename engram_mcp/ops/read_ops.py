@@ -10,6 +10,7 @@ from engram_mcp.outcome import Hint, Outcome, Wording
 from store.code.staleness import key
 from store.read import arrivals
 from store.store import Store
+from store.wording import count
 from store.write import review
 
 MAX_REPORTED_PROBLEMS: Final = 10
@@ -137,11 +138,16 @@ def load(store: Store, args: dict[str, Any], words: Wording = tool_wording) -> O
 
 
 def verify(store: Store) -> Outcome:
+    """The review: what changed since engram last recorded each file. A file that is there but
+    does not parse says so, with its problem, and is never reported as gone (issue 22)."""
     report = review.verify(store)
     problems = report.pop("problems")
     repaired = report.pop("repaired")
+    broken = {b.problem: b for b in store.view(recent_ok=True).broken}
+    unusable = f" ({count(len(report['unparsed']), 'more file')} unusable)" if report["unparsed"] else ""
     lines = [
-        f"engram verify: {report['checked']} memory files checked, {report['pending']} pending proposals."
+        f"engram verify: {count(report['checked'], 'memory file')} checked{unusable}, "
+        f"{count(report['pending'], 'pending proposal')}."
     ]
     pulled = from_git(store, report)  # store.read.arrivals: arrived through a pull, listed once
     if pulled["new"] or pulled["changed"]:
@@ -163,12 +169,19 @@ def verify(store: Store) -> Outcome:
             "Written from an agent's shell, not by you at a terminal: " + ", ".join(report["agent_shell"])
         )
     for problem in problems:
-        lines.append(f"Unusable: {problem.file}: {problem.message}")
+        found = broken.get(problem)
+        verdict = found.verdict.capitalize() if found is not None else "Unusable"
+        lines.append(f"{verdict}: {problem.file}: {problem.message}")
     lines += [f"Repaired: {line}" for line in repaired]
     if report["mismatched"] or report["missing"] or report["unindexed"] or report.get("agent_shell"):
         lines.append(
             "Review the changes, then run `engram verify --accept` in your own terminal to record them"
             " as reviewed."
+        )
+    if report["unparsed"]:
+        lines.append(
+            "Fix each file that cannot be used by hand: nothing of it is loaded, and its last recorded"
+            " version stands (accepting records nothing for it) until it parses again."
         )
     if report["ok"]:
         lines.append("OK: every memory file matches what engram recorded.")
@@ -196,19 +209,42 @@ def _vector_line(state: dict[str, Any]) -> str:
     return f"vectors: {state['model']}, ready ({counts})"
 
 
+STATUS_BROKEN: Final = 10
+"""Files that cannot be used status names (the rest are counted; `verify` lists them all)."""
+
+
 def status(store: Store) -> Outcome:
+    """What a person asks first: which workspace (in git or not), the user scope, the counts,
+    what cannot be used, pending proposals and the vector signal (issue 22: no index hash,
+    which says nothing to a person; `--json` keeps it in `data.index`)."""
     data = store.status()
     counts = data["counts"]
+    if not data["initialized"]:
+        where = " (no .engram/ yet: run `engram init`)"
+    elif data["git"]:
+        where = " (a git repository)"
+    else:
+        where = " (not in a git repository: its memories cannot be shared or reviewed through git)"
     lines = [
-        f"workspace: {data['workspace']}"  # escaped by Store.status
-        + ("" if data["initialized"] else " (no .engram/ yet: run `engram init`)"),
+        f"workspace: {data['workspace']}{where}",  # escaped by Store.status
+        f"user scope ($ENGRAM_HOME): {data['user_scope']}"
+        + ("" if data["user_scope_exists"] else " (not created yet)"),
         f"memories: {counts['project']} project, {counts['user']} user, {counts['superseded']} superseded, "
-        f"{counts['retired']} retired, "
-        f"{counts['notes']} working notes, {counts['invalid']} unusable files",
-        f"role: {data['role']}; rule variant: {data['rule_variant']}; pending proposals: {data['pending_proposals']}",
-        f"index: {data['index']['hash']} ({data['index']['memories']} files)"
-        + ("; read-only" if data["read_only"] else ""),
+        f"{counts['retired']} retired, {count(counts['notes'], 'working note')}",
     ]
+    broken = data["broken"]
+    if broken:
+        named = ", ".join(f"{b['id']} ({b['file']})" for b in broken[:STATUS_BROKEN])
+        more = f", and {len(broken) - STATUS_BROKEN} more" if len(broken) > STATUS_BROKEN else ""
+        lines.append(f"{count(len(broken), 'file')} cannot be used (fix by hand): {named}{more}")
+    elif counts["invalid"]:
+        lines.append(f"{count(counts['invalid'], 'file')} under the memory folders cannot be used")
+    lines.append(
+        f"role: {data['role']}; rule variant: {data['rule_variant']}; "
+        f"{count(data['pending_proposals'], 'pending proposal')}"
+    )
+    if data["read_only"]:
+        lines.append("read-only: writes are refused")
     if "vectors" in data:  # the signal is on (status says nothing of it when it is off)
         lines.append(_vector_line(data["vectors"]))
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store, notices=True))

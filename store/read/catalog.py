@@ -66,12 +66,45 @@ def sweep_pause(took: float, *, watched: bool) -> float:
 
 
 @dataclass(frozen=True, slots=True)
+class Broken:
+    """A memory file engram could not use, named by the id its file name gives (issue 22: one
+    story everywhere: `list` marks it, `show` and a load by id answer ENGRAM_CORRUPT with its
+    problem, `verify` says it does not parse and `verify --accept` keeps its last record)."""
+
+    scope: str
+    tier: str
+    id: str
+    problem: Problem
+    parsed: bool = True
+    """Its bytes were read and failed to parse (False: never read, such as a link or a FIFO)."""
+
+    @property
+    def key(self) -> str:
+        """The catalog's key of the file, as `memory_key` gives a parsed one's."""
+        return f"{self.tier}/{self.id}"
+
+    @property
+    def verdict(self) -> str:
+        """What is wrong, in two words a person reads before the problem itself."""
+        return "does not parse" if self.parsed else "cannot be read"
+
+    def error(self) -> CorruptMemory:
+        """What a read of this id by name answers (`engram show`, a load by id): not NotFound."""
+        return CorruptMemory(
+            f"{self.problem.file} {self.verdict}: {self.problem.message}. engram leaves the file "
+            "untouched: fix it by hand"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Every parsed memory of one scope at one instant, plus the files that failed."""
 
     memories: tuple[Memory, ...]
     problems: tuple[Problem, ...]
     version: int
+    broken: tuple[Broken, ...] = ()
+    """The failed files that name a memory id (a subset of `problems`, by id)."""
 
 
 @dataclass(slots=True)
@@ -82,10 +115,18 @@ class _Entry:
     memory: Memory | None
     problem: Problem | None
     tier: str = "durable"
+    parsed: bool = True
+    """With `problem`: the bytes were read and failed to parse (False: never read)."""
 
 
 def memory_key(memory: Memory) -> str:
     return f"{memory.tier}/{memory.id}"
+
+
+def _stem(path: str) -> str:
+    """A memory file's name without `.md` (its id, when the name is one)."""
+    name = os.path.basename(path)
+    return name[:-3] if name.endswith(".md") else ""
 
 
 class Catalog:
@@ -114,7 +155,8 @@ class Catalog:
         self._counts = {tier: 0 for tier, _ in TIERS}
         """Entries per tier: a listing that saw as many of them as there are lost none."""
         self._folders: dict[Path, int] = {}
-        self._folder_problems: dict[Path, list[Problem]] = {}
+        self._folder_problems: dict[Path, list[tuple[str, Problem]]] = {}
+        """By folder: (path, problem) of what a listing refused (a link, a name that is no id)."""
         self._last_sweep = 0.0
         self._sweeper: threading.Thread | None = None
         self._swept: set[str] = set()
@@ -268,7 +310,7 @@ class Catalog:
         self._folders[folder] = stamp
         changed = False
         seen: list[str] = []
-        problems: list[Problem] = []
+        problems: list[tuple[str, Problem]] = []
         known = self._counts[tier]
         found, unchanged = self._scan(folder, skip=not sweep)
         listed = len(unchanged)  # known files listed again
@@ -276,7 +318,7 @@ class Catalog:
         for done, (path, inode, problem) in enumerate(found, 1):
             progress.step(done)
             if problem is not None:
-                problems.append(problem)
+                problems.append((path, problem))
                 continue
             seen.append(path)
             cached = self._entries.get(path)
@@ -381,6 +423,7 @@ class Catalog:
         key = f"{tier}/{name}"
         memory: Memory | None = None
         problem: Problem | None = None
+        parsed = False
         stored = self._stored.pop(key, None)
         if stored is not None and "r" not in stored:
             stored = None  # a seal without a record (a file engram knew, gone or not yet indexed)
@@ -403,7 +446,7 @@ class Catalog:
                     data = read_regular(Path(path), MAX_FILE_BYTES)
                     memory = parse_memory(data, file_id=name, scope=self.scope.scope, tier=tier, path=path)
                 except CorruptMemory as exc:
-                    problem = Problem(exc.code, self._shown(path), exc.message)
+                    problem, parsed = Problem(exc.code, self._shown(path), exc.message), True
                 except NotRegular:
                     problem = Problem("ENGRAM_CORRUPT", self._shown(path), _NOT_REGULAR)
                 except OSError as exc:
@@ -412,13 +455,14 @@ class Catalog:
                     problem = Problem(
                         "ENGRAM_CORRUPT", self._shown(path), f"cannot be parsed ({type(exc).__name__})"
                     )
+                    parsed = True
         previous = cached.memory if cached is not None else None
         if memory is not None and previous is not None and memory.hash == previous.hash:
             self._entries[path] = _Entry(mtime_ns, size, inode, previous, problem, tier)
             return False  # touched, not changed
         if cached is None:
             self._counts[tier] += 1
-        self._entries[path] = _Entry(mtime_ns, size, inode, memory, problem, tier)
+        self._entries[path] = _Entry(mtime_ns, size, inode, memory, problem, tier, parsed)
         if stored is None or memory is None or memory.hash != stored["r"][0]:
             self._dirty = True  # index.json no longer describes this file
         self._changes[key] = memory
@@ -436,9 +480,22 @@ class Catalog:
 
     def _build(self) -> Snapshot:
         memories = tuple([e.memory for e in self._entries.values() if e.memory is not None])
-        problems = [p for found in self._folder_problems.values() for p in found]
-        problems += [e.problem for e in self._entries.values() if e.problem is not None]
-        return Snapshot(memories, tuple(problems), self._version)
+        refused = [found for listed in self._folder_problems.values() for found in listed]
+        failed = [(path, e) for path, e in self._entries.items() if e.problem is not None]
+        problems = [p for _, p in refused] + [e.problem for _, e in failed if e.problem is not None]
+        scope = self.scope.scope
+        broken = [
+            Broken(scope, tier, name, problem, parsed=False)
+            for path, problem in refused
+            if (tier := self._tier_of(path)) and is_valid_id(name := _stem(path))
+        ]
+        broken += [Broken(scope, e.tier, _stem(path), e.problem, e.parsed) for path, e in failed if e.problem]
+        return Snapshot(memories, tuple(problems), self._version, tuple(broken))
+
+    def _tier_of(self, path: str) -> str:
+        """The tier whose folder holds `path` ("" for a folder's own problem)."""
+        parent = os.path.dirname(path)
+        return next((tier for tier, folder in self._tiers if str(folder) == parent), "")
 
     def note_written(self, paths: list[Path]) -> None:
         """engram itself just wrote these files, holding the workspace lock: take them in now,
@@ -486,7 +543,8 @@ class Catalog:
 
     def flush(self, accept_all: bool = False, *, agent_shell: bool = False) -> None:
         """Write index.json when it no longer describes the files (every current record,
-        keeping stored seals); `accept_all` writes it whatever, sealing every file; with
+        keeping stored seals); `accept_all` writes it whatever, sealing every file that parses
+        (one that does not keeps the seal it had: it is neither accepted nor recorded as gone); with
         `agent_shell` (`verify --accept` run from an agent's shell) a file whose seal is not its
         current hash, and a file gone since, is sealed as accepted there (`SHELL_MARK`): verify
         keeps listing it until the human accepts.
@@ -507,6 +565,7 @@ class Catalog:
             return  # a refresh is still parsing (a huge store's first start): derived data, skip
         try:
             entries = [(p, e) for p, e in sorted(self._entries.items()) if e.memory is not None]
+            broken = {b.key for b in self._snapshot.broken} if self._snapshot is not None else set()
             self._dirty = False
             self._last_write = time.monotonic()
         finally:
@@ -533,6 +592,10 @@ class Catalog:
                     elif previous.get("sealed"):
                         record["sealed"] = previous["sealed"]
                     records[key] = record
+                for key in sorted(broken - records.keys()):  # a file that does not parse is not gone:
+                    found = stored.get(key)  # its last record stays, to compare the repaired file with
+                    if isinstance(found, dict) and found.get("sealed"):
+                        records[key] = {"sealed": found["sealed"]}
                 if not accept_all or agent_shell:
                     for key, previous in stored.items():  # keep tombstones until accepted
                         if key not in records and isinstance(previous, dict) and previous.get("sealed"):

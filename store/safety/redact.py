@@ -98,6 +98,8 @@ class _Rule(NamedTuple):
     """A command that must stand earlier on the match's line (within `_COMMAND_REACH`): the
     rule matches the flag and this is checked after, which keeps the cost linear (a pattern
     `curl[^\\n]*?-u` took 30 s on a 100 KB line of `curl curl …`)."""
+    kind: str = "secret-named value"
+    """What a person is told was redacted (`redaction_kinds`); `_TOKEN` names the token's own kind."""
 
 
 _COMMAND_REACH: Final = 2000
@@ -192,6 +194,7 @@ def _rules() -> tuple[_Rule, ...]:
         flags: int = 0,
         code: bool = False,
         command: str | None = None,
+        kind: str = "secret-named value",
     ) -> _Rule:
         return _Rule(
             re.compile(pattern, flags),
@@ -199,44 +202,69 @@ def _rules() -> tuple[_Rule, ...]:
             secret,
             code=code,
             command=None if command is None else re.compile(command),
+            kind=kind,
         )
 
     return (
-        _Rule(re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL), mark=""),
+        _Rule(
+            re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL),
+            mark="",
+            kind="<private> text",
+        ),
         rule(
             _ARMOUR.replace("EDGE", "BEGIN") + r".*?(?:" + _ARMOUR.replace("EDGE", "END") + r"|\Z)",
             flags=re.DOTALL,
+            kind="private key",
         ),
-        rule(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)", flags=re.DOTALL),
-        rule(r"(?<![\w-])(?:" + "|".join(f"(?:{pattern})" for _, pattern in (*WEBHOOKS, *TOKENS)) + ")"),
+        rule(
+            r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)",
+            flags=re.DOTALL,
+            kind="private key",
+        ),
+        rule(
+            r"(?<![\w-])(?:" + "|".join(f"(?:{pattern})" for _, pattern in (*WEBHOOKS, *TOKENS)) + ")",
+            kind=_TOKEN,
+        ),
         # user:password@ in URLs: the user may be empty, the password may hold '@' and '/';
         # a port followed by a path (`host:8443/users/@alice`) is not a password. User and
         # password are bounded (256 each): unbounded, a 100 KB run of `a://b:c` took 27 s.
-        rule(r"(?<=://)[^\s:/@]{0,256}:(?!\d+(?:[/?#\s]|$))\S{1,256}?(?=@[^\s@]*(?:\s|$))"),
+        rule(
+            r"(?<=://)[^\s:/@]{0,256}:(?!\d+(?:[/?#\s]|$))\S{1,256}?(?=@[^\s@]*(?:\s|$))",
+            kind="password in a URL",
+        ),
         rule(
             r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*"
             + _NOT_TEMPLATE
             + r"([^;\s'\"]{8,})",
             1,
+            kind="Azure connection-string key",
         ),
-        rule(r"(?i)[?&]sig=([A-Za-z0-9%+/=]{16,})", 1),
+        rule(r"(?i)[?&]sig=([A-Za-z0-9%+/=]{16,})", 1, kind="SAS signature"),
         # a command's flag, with the command earlier on its line (`_Rule.command`)
         rule(
             r"(?<!\S)(?:-u|--user)(?:=|\s*)(['\"]?)[^\s:'\"]*:" + _NOT_TEMPLATE + r"([^\s'\"]{3,})\1",
             2,
             command=r"\bcurl\b",
+            kind="command-line password",
         ),
         rule(
             r"(?<!\S)(?:-p|--password)(?:=|\s+)(['\"]?)" + _NOT_TEMPLATE + r"([^\s'\"]{3,})\1",
             2,
             command=r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm\s+registry)\s+login\b",
+            kind="command-line password",
         ),
-        rule(r"(?<!\S)-p\s*(['\"]?)" + _NOT_TEMPLATE + r"([^\s'\"]{3,})\1", 2, command=r"\bsshpass\b"),
+        rule(
+            r"(?<!\S)-p\s*(['\"]?)" + _NOT_TEMPLATE + r"([^\s'\"]{3,})\1",
+            2,
+            command=r"\bsshpass\b",
+            kind="command-line password",
+        ),
         rule(
             r"(?<!\S)-p" + _NOT_TEMPLATE + r"([^\s'\"]{4,})",
             1,
             _looks_secret,
             command=r"\bmysql(?:dump|admin)?\b",
+            kind="command-line password",
         ),
         rule(
             r"(?m)^([ \t]*(?:export\s+)?[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|"
@@ -268,10 +296,26 @@ def _rules() -> tuple[_Rule, ...]:
             + r"([A-Za-z0-9._~+/=-]{8,})",
             2,
             _header_value,
+            kind="Authorization header",
         ),
-        rule(r"(?i)\b(bearer\s+)(?!\[REDACTED\])([A-Za-z0-9._~+/=-]{16,})", 2, _long_secret),
-        rule(r"(?im)(\blogin\s+\S+\s+pass(?:word|wd)\s+)(?!\[REDACTED\])(\S{4,})(?=\s|$)", 2, _looks_secret),
-        rule(r"(?im)(^[ \t]*pass(?:word|wd)[ \t]+)(?!\[REDACTED\])(\S{4,})(?=[ \t]*$)", 2, _looks_secret),
+        rule(
+            r"(?i)\b(bearer\s+)(?!\[REDACTED\])([A-Za-z0-9._~+/=-]{16,})",
+            2,
+            _long_secret,
+            kind="bearer token",
+        ),
+        rule(
+            r"(?im)(\blogin\s+\S+\s+pass(?:word|wd)\s+)(?!\[REDACTED\])(\S{4,})(?=\s|$)",
+            2,
+            _looks_secret,
+            kind=".netrc password",
+        ),
+        rule(
+            r"(?im)(^[ \t]*pass(?:word|wd)[ \t]+)(?!\[REDACTED\])(\S{4,})(?=[ \t]*$)",
+            2,
+            _looks_secret,
+            kind=".netrc password",
+        ),
         rule(
             rf"(?i)(?<![\w.-])({_SECRET_KEY}\s*[=:]\s*){_NOT_A_VALUE}([^\s'\"]{{3,}}[^\s'\".,;:)])",
             2,
@@ -287,8 +331,9 @@ class _Span(NamedTuple):
     mark: str
 
 
-def _spans(flat: str) -> tuple[list[_Span], int]:
-    """The replaced spans of `flat` (sorted, disjoint, in `flat`'s positions) and their count.
+def _spans(flat: str, kinds: list[str] | None = None) -> tuple[list[_Span], int]:
+    """The replaced spans of `flat` (sorted, disjoint, in `flat`'s positions) and their count;
+    `kinds` gets each redaction's kind, in order (`redaction_kinds`).
 
     Rules run in order, each on the text the earlier ones left, so a value a token rule has
     already replaced is `[REDACTED]` to the assignment rules."""
@@ -300,11 +345,10 @@ def _spans(flat: str) -> tuple[list[_Span], int]:
             commands = [c.end() for c in rule.command.finditer(current)]
             if not commands:
                 continue
-        found = [
-            m.span(rule.group)
-            for m in rule.pattern.finditer(current)
-            if _accepted(rule, m, current, commands)
-        ]
+        matched = [m for m in rule.pattern.finditer(current) if _accepted(rule, m, current, commands)]
+        found = [m.span(rule.group) for m in matched]
+        if kinds is not None:
+            kinds.extend(_kind_of(rule, m.group(rule.group)) for m in matched)
         if found:
             count += len(found)
             spans = _replaced(spans, found, rule.mark)
@@ -363,6 +407,29 @@ def _rebuild(text: str, spans: list[_Span], origin: Callable[[int], int]) -> str
         at = end
     out.append(text[at:])
     return "".join(out)
+
+
+_TOKEN: Final = "token"
+"""The kind of the token rule: each match is named by the kind in redact_rules that it is."""
+
+
+@functools.cache
+def _token_kinds() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((kind, re.compile(pattern)) for kind, pattern in (*WEBHOOKS, *TOKENS))
+
+
+def _kind_of(rule: _Rule, value: str) -> str:
+    if rule.kind != _TOKEN:
+        return rule.kind
+    return next((kind for kind, pattern in _token_kinds() if pattern.fullmatch(value)), "token")
+
+
+def redaction_kinds(text: str) -> list[str]:
+    """What `redact(text)` replaces, one kind per redaction (`aws-access-token`, `private key`,
+    `password in a URL`, `secret-named value`…): what a person is told was taken out."""
+    kinds: list[str] = []
+    _spans(Matchable(text).flat, kinds)
+    return kinds
 
 
 def redact(text: str) -> tuple[str, int]:

@@ -62,11 +62,14 @@ def file_name(store: Store, memory: Memory) -> str:
 
 def find(store: Store, memory_id: object) -> Memory:
     """The memory a person names: a durable memory of any status (project shadows user), else a
-    live working note. NotFound names the command that lists ids."""
+    live working note. NotFound names the command that lists ids; CorruptMemory the problem of a
+    file with that id that is there but unusable."""
     wanted = check_id(memory_id)
     view = store.view()
     found = view.durable.get(wanted) or view.notes.get(wanted)
     if found is None:
+        if (broken := view.broken_file(wanted)) is not None:
+            raise broken.error()  # there, but unusable: the problem, not "no memory"
         raise NotFound(f"no memory with id {wanted!r}: `engram list` shows the ids")
     return found
 

@@ -25,16 +25,18 @@ def display_id(memory: Memory) -> str:
 
 def verify(store: Store) -> dict[str, Any]:
     """Files against what engram recorded: hand edits, vanished and unrecorded files, and CLI
-    writes made from an agent's shell (`agent_shell`: sealed with store.read.index_file.SHELL_MARK,
-    listed until the human accepts them; a file changed after such a write is a hand edit).
+        writes made from an agent's shell (`agent_shell`: sealed with store.read.index_file.SHELL_MARK,
+        listed until the human accepts them; a file changed after such a write is a hand edit).
+    A file that is there but does not parse is `unparsed` (by id; its problem is among `problems`),
+    never `missing`: `accept` keeps its last record, so the repaired file compares with it.
 
-    Lock-free first, as reads are. A commit of another process in flight can make a clean
-    store look otherwise for an instant (its file renamed in, its seal not yet appended, or
-    the other way round between this look at the files and the read of the seals), so a
-    result that is not clean is confirmed under the workspace lock, every folder listed and
-    every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
-    reported as the user's). When the lock is busy or the store is read-only, the lock-free
-    result stands."""
+        Lock-free first, as reads are. A commit of another process in flight can make a clean
+        store look otherwise for an instant (its file renamed in, its seal not yet appended, or
+        the other way round between this look at the files and the read of the seals), so a
+        result that is not clean is confirmed under the workspace lock, every folder listed and
+        every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
+        reported as the user's). When the lock is busy or the store is read-only, the lock-free
+        result stands."""
     store.note_state_files()
     view = store.view()
     report = _compare(store, store.catalogs, view.snapshots)
@@ -80,6 +82,7 @@ def _compare(store: Store, catalogs: Sequence[Catalog], snapshots: Sequence[Snap
     missing: list[str] = []
     unindexed: list[str] = []
     shell: list[str] = []
+    unparsed: list[str] = []
     repaired: list[Problem] = []
     damaged_index: list[Problem] = []
     checked = 0
@@ -92,6 +95,9 @@ def _compare(store: Store, catalogs: Sequence[Catalog], snapshots: Sequence[Snap
         elif problem is not None:
             repaired.append(problem)
         present = {memory_key(m): m for m in snapshot.memories}
+        broken = {b.key: b for b in snapshot.broken if b.key not in present}
+        prefix = "" if catalog.scope.scope == "project" else "user:"
+        unparsed += [prefix + ("note:" if b.tier == "working" else "") + b.id for b in broken.values()]
         checked += len(present)
         for key, memory in present.items():
             sealed = stored.get(key, {}).get("sealed") if isinstance(stored.get(key), dict) else None
@@ -103,8 +109,9 @@ def _compare(store: Store, catalogs: Sequence[Catalog], snapshots: Sequence[Snap
             elif sealed != memory.hash:
                 mismatched.append(display_id(memory))
         for key, record in stored.items():
+            if key in broken:  # there, and unreadable: its record stands until the file parses
+                continue
             if key not in present and isinstance(record, dict) and record.get("sealed"):
-                prefix = "" if catalog.scope.scope == "project" else "user:"
                 shown = prefix + ("note:" if key.startswith("working/") else "") + key.split("/", 1)[1]
                 if record["sealed"] == SHELL_MARK:  # removed from an agent's shell
                     shell.append(f"{shown} (removed)")
@@ -118,6 +125,7 @@ def _compare(store: Store, catalogs: Sequence[Catalog], snapshots: Sequence[Snap
         "missing": sorted(missing),
         "unindexed": sorted(unindexed),
         "agent_shell": sorted(shell),
+        "unparsed": sorted(unparsed),
         "pending": store.pending_count(),
         "problems": problems,
         "repaired": list(
