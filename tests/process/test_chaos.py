@@ -243,7 +243,7 @@ def cli_actor(actor: Actor, workspace: Path, env: dict[str, str], seed: int, ack
         assert proc.returncode == 0, err
         with acked.lock:
             if n % 2 == 0:
-                assert "Written: 1; deferred: 0." in out, out
+                assert out.startswith("Saved 1 memory: ") and "not saved" not in out.lower(), out
                 acked.memories[line.removeprefix("Remember that ").capitalize()] = ""
             else:
                 acked.notes[note] = ""

@@ -533,6 +533,6 @@ def test_the_preview_says_older_proposals_were_dropped(workspace: Path) -> None:
 
     preview = proposals.Preview("engram-00000000-x", NOW, [], 0)
     preview.dropped = 3
-    assert "3 older pending proposal(s) were dropped" in token_outcome(preview).text
+    assert "3 older pending proposals were dropped" in token_outcome(preview).text
     preview.dropped = 0
     assert "dropped" not in token_outcome(preview).text

@@ -75,6 +75,6 @@ def save_sessions(
         )
         assert "ENGRAM_BUSY" not in proc.stderr, "the CLI starved into ENGRAM_BUSY"
         assert proc.returncode == 0, proc.stderr
-        assert f"Written: {lines}; deferred: 0." in proc.stdout, proc.stdout
+        assert f"Saved {lines} memor" in proc.stdout and "not saved" not in proc.stdout.lower(), proc.stdout
         titles += [line.removeprefix("Remember that ").rstrip(".").capitalize() for line in said]
     return titles
