@@ -92,7 +92,7 @@ def _stale_memory(workspace: Path, memory_id: str, title: str, ref: str) -> None
 def _token(text: str) -> str:
     found = TOKEN.findall(text)
     assert found, text
-    return found[0]
+    return str(found[0])
 
 
 # --- the CLI never shows text meant for the agent ------------------------------------------------
