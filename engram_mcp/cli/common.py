@@ -16,7 +16,7 @@ import re
 import shutil
 import sys
 import textwrap
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from engram_mcp.errors import Fixable, UsageError
@@ -188,11 +188,16 @@ def unknown_command(argv: Sequence[str], names: Collection[str]) -> str | None:
             continue
         if word in names:
             return None
-        shown = untrusted.line(word, 60)
-        close = difflib.get_close_matches(word, sorted(names), n=3, cutoff=0.6)
-        if not close:
-            return f"engram: unknown command {shown!r}. `engram --help` lists the commands."
-        named = [repr(c) for c in close]
-        either = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
-        return f"engram: unknown command {shown!r}. Did you mean {either}?"
+        said = f"engram: unknown command {untrusted.line(word, 60)!r}."
+        return f"{said} {did_you_mean(word, names) or '`engram --help` lists the commands.'}"
     return None
+
+
+def did_you_mean(word: str, names: Iterable[str]) -> str | None:
+    """`Did you mean 'list'?` (or `'a', 'b' or 'c'`) for the names closest to `word`
+    (difflib, at most three), or None when none is close."""
+    close = difflib.get_close_matches(word, sorted(names), n=3, cutoff=0.6)
+    if not close:
+        return None
+    named = [repr(name) for name in close]
+    return f"Did you mean {named[0] if len(named) == 1 else ', '.join(named[:-1]) + ' or ' + named[-1]}?"
