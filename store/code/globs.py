@@ -1,9 +1,11 @@
-"""Glob patterns of `paths` and `refs`, matched in time linear in the pattern and the path.
+r"""Glob patterns of `paths` and `refs`, matched in time linear in the pattern and the path.
 
 The syntax: `*` matches within one folder name, `?` one character of it, a whole `**` segment
 any number of folders (`a/**/b` includes `a/b`; a trailing `**` at least one name: `web/**`
 is what lies under `web/`), and `**` inside a name anything, folders included (`src/**.py`).
-Every other character, `[` included, stands for itself.
+`\` is a folder separator like `/`, in the pattern and in the path, on every platform (a
+memory written on Windows means the same on Linux: store.files.fs_platform), so `src\**` is
+`src/**`; it escapes nothing. Every other character, `[` included, stands for itself.
 
 A pattern is a clone's text, so matching must cost a bounded amount whatever it holds: a
 regular expression with a run of `*` or `**/` backtracks exponentially (forty stars and a `Z`
@@ -20,6 +22,8 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
+
+from store.files.fs_platform import slashed
 
 MAX_INNER_GLOBSTARS: Final = 3
 """`**` inside one name beyond this many are read as `*` (each one doubles the alternatives)."""
@@ -88,5 +92,5 @@ def _matches(segments: tuple[Segment | None, ...], names: list[str]) -> bool:
 
 def glob_match(path: str, pattern: str) -> bool:
     """Whether the workspace-relative `path` matches `pattern` (see the module docstring)."""
-    names = path.removeprefix("./").split("/")
-    return any(_matches(alt, names) for alt in compiled(pattern))
+    names = slashed(path).removeprefix("./").split("/")
+    return any(_matches(alt, names) for alt in compiled(slashed(pattern)))

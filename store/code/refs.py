@@ -1,10 +1,19 @@
-"""Code references (`refs:`): their grammar, the definition check, and extraction from text.
+r"""Code references (`refs:`): their grammar, the definition check, and extraction from text.
 
 A memory may cite code in its front matter, `refs: [store/search/bm25.py, store/search/bm25.py#InvertedIndex,
 "tests/**/*.py"]`: a workspace-relative path, a path and a symbol defined in it, or a glob
 (`*`, `?`, `**`). `paths:` keeps its routing meaning; `refs:` is what staleness checks
 (store.code.staleness). A reference is never absolute and never climbs out with `..`: it comes
 from a file that may have arrived through git, so it names nothing outside the workspace.
+
+A memory is shared between teammates on every platform, so a reference means the same on each
+(store.files.fs_platform): `\` is a folder separator (`src\app.py` is `src/app.py`, read so on
+Linux and macOS too), and what Windows would read as a way out is refused everywhere after that:
+`..` and an absolute path in either spelling (`..\..\etc`, `\\server\share`), a drive
+(`C:`), a `:` anywhere else (Windows reads `src/D:x` as a path on drive D:, `a.py:s` as a
+stream of `a.py`), and a name of only dots and spaces (`.. `: Windows drops trailing dots and
+spaces, so it would climb out). `path:LINE` and `path:LINE-LINE`, which agents often write,
+cite the file: the line is kept in the written form and not checked.
 
 The definition check is language-agnostic and simple on purpose: NAME is defined in a file
 when a line starts (after indentation and modifiers such as `export`, `pub`, `async`,
@@ -29,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from store.files.fs_platform import slashed
 from store.files.git import repository, run_git
 
 MAX_REFS: Final = 20
@@ -116,22 +126,38 @@ class Ref:
     glob: bool = False
 
 
+_LINE: Final = re.compile(r":[0-9]+(?:-[0-9]+)?$")
+
+
 def parse_ref(text: str) -> Ref | None:
     """A reference from its written form; None when it could name something outside the
-    workspace (absolute, `..`, a backslash, a control character) or is empty."""
+    workspace on any platform (absolute, `..`, a drive or another `:`, a control character;
+    see the module docstring) or is empty. `\\` reads as `/`."""
     value = text.strip()
     if not value or len(value) > MAX_REF_LENGTH or any(ord(ch) < 32 for ch in value):
         return None
     path, _, symbol = value.partition("#")
-    path = path.removeprefix("./")
-    if not path or path.startswith("/") or "\\" in path or re.match(r"^[A-Za-z]:", path):
+    path = _LINE.sub("", slashed(path)).removeprefix("./")
+    if not path or path.startswith("/") or ":" in path:
         return None
-    if any(part in ("..", "") for part in path.rstrip("/").split("/")):
+    if any(_climbs(part) for part in path.rstrip("/").split("/")):
         return None
     symbol = symbol.strip().rsplit(".", 1)[-1].removesuffix("()")
     if symbol and not re.fullmatch(r"[A-Za-z_$][\w$]*[!?]?", symbol):
         return None
     return Ref(value, path.rstrip("/"), symbol, any(ch in path for ch in "*?["))
+
+
+def ref_path(text: str) -> str:
+    """The path a written reference names, read as `parse_ref` reads it (`\\` as `/`, a line
+    dropped) but without its checks: for matching against paths git reported, never for opening."""
+    path = slashed(text.partition("#")[0].strip())
+    return (_LINE.sub("", path) if ":" in path else path).removeprefix("./")
+
+
+def _climbs(part: str) -> bool:
+    """An empty name, `..`, or a name Windows shortens to one (only dots and spaces; `.` stays)."""
+    return part != "." and not part.rstrip(". ")
 
 
 def invalid_refs(values: Iterable[str]) -> list[str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from store.code.globs import glob_match
+from store.files.fs_platform import slashed
 from store.files.memory import DURABLE_TYPES, Memory
 from store.search.tokenize import tokenize
 
@@ -99,7 +100,8 @@ nothing with the task, and listed first they took the whole budget from the memo
 names (fixtures/eval/tasks.jsonl, tune split: a needed memory arrived as a body for 0.61 of the
 tasks with the whole class first)."""
 _TYPE_ORDER: Final = {t: i for i, t in enumerate(DURABLE_TYPES)}
-_PATH_RE: Final = re.compile(r"(?:[\w.\-]+/)+[\w.\-]*|[\w\-]+\.[A-Za-z0-9]{1,8}\b")
+_PATH_RE: Final = re.compile(r"(?:[\w.\-]+[/\\])+[\w.\-]*|[\w\-]+\.[A-Za-z0-9]{1,8}\b")
+"""A path a task names: folders and a name, or a file name; `\\` separates folders too (Windows)."""
 
 
 class RouteEntry(NamedTuple):
@@ -140,7 +142,8 @@ def classify(task: str, classes: Mapping[str, Mapping[str, list[str]]]) -> str:
 
 
 def named_paths(task: str) -> list[str]:
-    return list(dict.fromkeys(m.group().rstrip(".") for m in _PATH_RE.finditer(task)))
+    """The paths a task names, `/`-separated (store.files.fs_platform: `src\\app.py` is `src/app.py`)."""
+    return list(dict.fromkeys(slashed(m.group()).rstrip(".") for m in _PATH_RE.finditer(task)))
 
 
 def for_role(memory: Memory, role: str) -> bool:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Final
 
 from store.code.globs import glob_match
+from store.code.refs import ref_path
+from store.files.fs_platform import slashed
 from store.files.git import run_git
 from store.files.memory import Memory
 from store.read.load import Why, count_tokens
@@ -159,13 +161,13 @@ class _Changed:
             if "*" in pattern or "?" in pattern:
                 self._seen[pattern] = next((p for p in self.paths if glob_match(p, pattern)), None)
             else:
-                literal = pattern.removeprefix("./")
+                literal = slashed(pattern).removeprefix("./")
                 self._seen[pattern] = literal if literal in self._literal else None
         return self._seen[pattern]
 
     def match(self, memory: Memory) -> tuple[str, str] | None:
         """(changed path, the glob or ref it matches) for the memory's first pattern that applies."""
-        for pattern in (*memory.paths, *(r.split("#", 1)[0] for r in memory.refs)):
+        for pattern in (*memory.paths, *(ref_path(r) for r in memory.refs)):
             path = self.hit(pattern) if pattern else None
             if path is not None:
                 return path, pattern
