@@ -3,7 +3,9 @@ The optional vector signal is off (ENGRAM_VECTORS=0) unless a test turns it on."
 
 from __future__ import annotations
 
+import os
 import shutil
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,17 @@ def human_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     human-path subprocess runs in a terminal of its own: tests/support/terminal.py)."""
     human = agent_shell.Observation(stdin_tty=True, controlling_tty=True, environ={})
     monkeypatch.setattr(agent_shell, "observe", lambda: human)
+
+
+@pytest.fixture(autouse=True)
+def engram_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This installation's scripts folder goes first on PATH, as after the README's install
+    (`make test` runs the venv's python without it): a workspace `engram link` writes the bare
+    `engram-mcp` only then, and refuses otherwise (issue 22). Tests of the other state set PATH
+    themselves (tests/hosts/test_portable_links.py)."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    monkeypatch.setenv("PATH", os.pathsep.join([str(scripts), os.environ.get("PATH", os.defpath)]))
+    return scripts
 
 
 @pytest.fixture

@@ -1,26 +1,57 @@
 """CLI commands for the hosts: `link`, `unlink`, `upgrade`, `doctor` (engram_mcp.hosts).
 
 `add_commands(command)` adds them to the parser of engram_mcp.cli; they edit host configs, not
-the store, so none is a `writing` command.
+the store, so none is a `writing` command. A target that is not one (`engram link claud`) is a
+usage error naming the closest target (exit 2). What `link` must say before it writes (the
+files will not be portable, the folder is outside git) goes to stderr first, and into the JSON
+envelope's `data.warnings`.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from engram_mcp.cli import code_commands
+from engram_mcp.cli.common import did_you_mean
 from engram_mcp.hosts.doctor import doctor
 from engram_mcp.hosts.doctor import upgrade as upgrade_hosts
+from engram_mcp.hosts.errors import Refused
 from engram_mcp.hosts.link import Result
 from engram_mcp.hosts.link import link as link_host
 from engram_mcp.hosts.link import unlink as unlink_host
 from engram_mcp.hosts.targets import TARGETS
-from engram_mcp.outcome import Outcome
+from engram_mcp.outcome import Outcome, failure
+from store.files.workspace import write_refusal
+from store.safety import untrusted
 from store.store import Store
 
 
-def _results(results: list[Result], data_key: str = "results") -> Outcome:
+def target_name(word: str) -> str:
+    """argparse's `type` for a target: the name, or an error naming the closest ones (exit 2)."""
+    if word in TARGETS:
+        return word
+    shown = untrusted.line(word, 60)
+    close = did_you_mean(word, TARGETS)
+    if close is None:
+        raise argparse.ArgumentTypeError(f"unknown target {shown!r}; the targets are {', '.join(TARGETS)}")
+    raise argparse.ArgumentTypeError(f"unknown target {shown!r}. {close}")
+
+
+class _Warnings:
+    """What `link` says before it writes: printed to stderr at once, kept for the envelope."""
+
+    def __init__(self) -> None:
+        self.said: list[dict[str, str]] = []
+
+    def __call__(self, code: str, message: str) -> None:
+        self.said.append({"code": code, "message": message})
+        print(f"warning: {code}: {message}", file=sys.stderr, flush=True)
+
+
+def _results(results: list[Result], data_key: str = "results", extra: Mapping[str, Any] = {}) -> Outcome:
     lines = [
         r.line() + (("\n" + r.diff.rstrip("\n")) if r.diff else "") + (f"\nnext: {r.step}" if r.step else "")
         for r in results
@@ -29,7 +60,8 @@ def _results(results: list[Result], data_key: str = "results") -> Outcome:
         data_key: [
             {"target": r.target, "file": r.file, "action": r.action, "message": r.message, "step": r.step}
             for r in results
-        ]
+        ],
+        **extra,
     }
     failed = [r for r in results if r.failed]
     if failed:
@@ -37,66 +69,107 @@ def _results(results: list[Result], data_key: str = "results") -> Outcome:
     return Outcome(True, "\n".join(lines) or "nothing to do", data)
 
 
+def _refused(exc: Refused) -> Outcome:
+    return failure(exc.code, exc.message)
+
+
 def _link(args: argparse.Namespace, store: Store) -> Outcome:
-    return _results(
-        link_host(
+    warnings = _Warnings()
+    try:
+        results = link_host(
             args.target,
             store.workspace,
             global_=args.global_,
             force=args.force,
             dry_run=args.dry_run,
             no_hook=args.no_hook,
+            machine_local=args.machine_local,
+            warn=warnings,
         )
-    )
+    except Refused as exc:
+        return _refused(exc)
+    return _results(results, extra={"warnings": warnings.said})
 
 
 def _unlink(args: argparse.Namespace, store: Store) -> Outcome:
-    return _results(
-        unlink_host(
+    try:
+        results = unlink_host(
             args.target, store.workspace, global_=args.global_, force=args.force, dry_run=args.dry_run
         )
-    )
+    except Refused as exc:
+        return _refused(exc)
+    return _results(results)
 
 
 def _upgrade(args: argparse.Namespace, store: Store) -> Outcome:
-    return _results(upgrade_hosts(store.workspace, dry_run=args.dry_run))
+    warnings = _Warnings()
+    results, refused = upgrade_hosts(
+        store.workspace, dry_run=args.dry_run, machine_local=args.machine_local, warn=warnings
+    )
+    outcome = _results(results, extra={"warnings": warnings.said})
+    if refused is None:
+        return outcome
+    text = "\n".join(
+        line for line in (outcome.text if results else "", f"{refused.code}: {refused.message}") if line
+    )
+    return Outcome(False, text, outcome.data, (*outcome.diagnostics, (refused.code, refused.message)))
+
+
+# --- doctor ----------------------------------------------------------------------------------------
+def in_workspace(store: Store) -> bool:
+    """Whether engram runs in a project (`.engram/` or a git repository), not in any folder."""
+    return write_refusal(store.workspace) is None
 
 
 def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
-    linked, findings, steps = doctor(store.workspace)
+    here = in_workspace(store)
+    linked, findings, steps = doctor(store.workspace, workspace_files=here)
     lines = [f"linked: {line}" for line in linked] or [
         "no host config has an engram entry yet (see `engram link`)"
     ]
+    if not here:
+        lines.append(
+            f"no project here ({untrusted.line(str(store.workspace))}): only your user-level host "
+            "files and $ENGRAM_HOME were checked"
+        )
     lines += [f.line() for f in (*findings, *steps)]
-    data = {
+    data: dict[str, Any] = {
         "ok": not findings,
+        "workspace": here,
         "linked": linked,
         "findings": [f.data() for f in findings],
         "steps": [f.data() for f in steps],
     }
-    memory_line, data["memory"] = code_commands.health_line(store)  # issue 13: stale, review, expired counts
-    lines.append(memory_line)
+    if here:
+        memory_line, data["memory"] = code_commands.health_line(store)  # issue 13: stale, review, expired
+        lines.append(memory_line)
     if findings:  # the command ran; its verdict (data.ok false) exits 1
         return Outcome(
             True, "\n".join(lines), data, tuple((f.code, f"{f.file}: {f.message}") for f in findings)
         )
-    pending = f" ({len(steps)} host step(s) still to do, above)" if steps else ""
+    pending = f" ({len(steps)} step(s) still to do, above)" if steps else ""
     return Outcome(True, "\n".join([*lines, f"OK: nothing to fix{pending}."]), data)
 
 
 def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     """Register the host commands with `cli.build_parser`'s `command` helper."""
+    machine_local = (
+        "write this machine's absolute path when PATH here does not find engram-mcp (the project's "
+        "files then work only on this machine: do not commit them)"
+    )
     link = command("link", _link, "register engram-mcp with a host (workspace scope by default)")
-    link.add_argument("target", choices=TARGETS)
+    link.add_argument("target", type=target_name, choices=TARGETS)
     link.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
     link.add_argument("--force", action="store_true", help="replace an `engram` entry that is not ours")
     link.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     link.add_argument("--no-hook", action="store_true", help="claude: no SessionStart hook")
+    link.add_argument("--machine-local", action="store_true", help=machine_local)
     unlink = command("unlink", _unlink, "remove engram's entry from a host config")
-    unlink.add_argument("target", choices=TARGETS)
+    unlink.add_argument("target", type=target_name, choices=TARGETS)
     unlink.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
     unlink.add_argument("--force", action="store_true", help="also remove an `engram` entry that is not ours")
     unlink.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     upgrade = command("upgrade", _upgrade, "re-pin every engram entry to this installation")
     upgrade.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    upgrade.add_argument("--machine-local", action="store_true", help=machine_local)
     command("doctor", _doctor, "check every host config for engram (exit 1 when something needs fixing)")

@@ -1,7 +1,11 @@
 """`engram doctor` and `engram upgrade` over every known host file (SPEC §8).
 
 doctor checks each engram entry (present, command resolvable, pinned to this installation, hook
-present), Claude's user and local scopes in `~/.claude.json` included; audits the gate
+present), Claude's user and local scopes in `~/.claude.json` included. A workspace entry is
+committed, so it must name the bare `engram-mcp`: one naming a path of this machine is
+`host.not_portable`, and a bare name this shell's PATH does not lead to this installation is
+`host.not_on_path`; both fixes are PATH's (path_hint.py), not a re-link that would pin the path
+again. It audits the gate
 (audit.py: `host.gate_open`, exit 1); and lists the host-side steps still missing for
 workspace links (steps.py: `host.step_pending`, informational), and the `/engram` command
 beside each linked entry (commands.py: `host.command_missing`, `host.command_stale`,
@@ -13,27 +17,34 @@ commit` unasked only by its default (opencode) is reported among the steps as
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from engram_mcp.hosts.audit import audit
 from engram_mcp.hosts.edits import Result, read
-from engram_mcp.hosts.errors import HostError
+from engram_mcp.hosts.errors import HostError, Refused
 from engram_mcp.hosts.findings import Finding, Where
 from engram_mcp.hosts.launch import is_current, resolve
 from engram_mcp.hosts.link import (
+    HOOK_SUFFIX,
+    Warn,
     current_entry,
     entry_is_ours,
+    hook_commands,
     hook_installed,
     link_file,
     link_hook,
+    portable,
 )
+from engram_mcp.hosts.path_hint import fix, off_path
 from engram_mcp.hosts.rule_files import link_rules, rule_file
 from engram_mcp.hosts.shell_rules import MARK
 from engram_mcp.hosts.slash_commands import check_command, command_files, is_ours, link_command
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import TARGETS, HostFile, claude_settings, known_files
+from store.safety import untrusted
 
 
 def _command_of(host: HostFile, entry: Mapping[str, Any]) -> tuple[Any, list[Any]]:
@@ -44,7 +55,63 @@ def _command_of(host: HostFile, entry: Mapping[str, Any]) -> tuple[Any, list[Any
     return command, list(args) if isinstance(args, list) else []
 
 
-def check_file(host: HostFile, workspace: Path) -> tuple[bool, list[Finding]]:
+NOT_ON_PATH: Final = "host.not_on_path"
+NOT_PORTABLE: Final = "host.not_portable"
+
+
+def is_bare(command: str, name: str) -> bool:
+    """`command` is `name` itself, for PATH to find (`engram-mcp`, not a path to it)."""
+    return command == name
+
+
+def portability(target: str, shown: str, command: object, env: Mapping[str, str]) -> Finding | None:
+    """For a committed (workspace) file: `host.not_on_path` when it names the bare `engram-mcp`
+    and PATH here does not lead to this installation's, `host.not_portable` when it names a path
+    of this machine (a teammate's host cannot start it); else None."""
+    if not isinstance(command, str):
+        return None
+    off = off_path(env)
+    if is_bare(command, "engram-mcp"):
+        if off is None:
+            return None
+        return Finding(
+            NOT_ON_PATH,
+            shown,
+            f"the entry runs engram-mcp by name, as a committed file should, but {off.problem()}",
+            f"{fix(off, env)}; then restart the host",
+        )
+    relink = f"run `engram link {target}` to write the bare name engram-mcp"
+    return Finding(
+        NOT_PORTABLE,
+        shown,
+        f"the entry runs {untrusted.line(command)!r}, a path on this machine only: a teammate's host "
+        "cannot start it from the committed file",
+        relink if off is None else f"{fix(off, env)}; then {relink}",
+    )
+
+
+def _hook_portability(workspace: Path, env: Mapping[str, str]) -> list[Finding]:
+    """`host.not_portable` for an engram SessionStart hook that runs engram by a path."""
+    for command in hook_commands(claude_settings(workspace)):
+        program = command.removesuffix(HOOK_SUFFIX).strip().strip('"')
+        if not is_bare(program, "engram"):
+            off = off_path(env)
+            relink = "run `engram link claude` to write the bare name engram"
+            return [
+                Finding(
+                    NOT_PORTABLE,
+                    ".claude/settings.json",
+                    f"the SessionStart hook runs {untrusted.line(program)!r}, a path on this machine "
+                    "only: a teammate's Claude Code cannot run it from the committed file",
+                    relink if off is None else f"{fix(off, env)}; then {relink}",
+                )
+            ]
+    return []
+
+
+def check_file(
+    host: HostFile, workspace: Path, env: Mapping[str, str] = os.environ
+) -> tuple[bool, list[Finding]]:
     """(engram entry present, findings) for one host file."""
     link_hint = f"engram link {host.target}" + (" --global" if host.scope == "global" else "")
     try:
@@ -65,7 +132,10 @@ def check_file(host: HostFile, workspace: Path) -> tuple[bool, list[Finding]]:
         ]
     findings = []
     command, args = _command_of(host, entry)
-    if not isinstance(command, str) or resolve(command) is None:
+    committed = portability(host.target, host.shown, command, env) if host.scope == "workspace" else None
+    if committed is not None:
+        findings.append(committed)
+    elif not isinstance(command, str) or resolve(command) is None:
         findings.append(
             Finding(
                 "host.command_missing",
@@ -84,6 +154,7 @@ def check_file(host: HostFile, workspace: Path) -> tuple[bool, list[Finding]]:
             )
         )
     if host.target == "claude" and host.scope == "workspace":
+        findings += _hook_portability(workspace, env)
         has_hook = hook_installed(claude_settings(workspace))
         if not has_hook and "--always-load" not in args:
             findings.append(
@@ -110,18 +181,22 @@ def _claude_json_files(workspace: Path, env: Mapping[str, str]) -> list[HostFile
 def _command_steps(host: HostFile, workspace: Path, env: Mapping[str, str]) -> list[Finding]:
     """The `/engram` command beside a linked entry: missing or stale (commands.py)."""
     files = command_files(host.target, host.scope != "workspace", workspace, env)
-    return [f for f in (check_command(file) for file in files) if f is not None]
+    return [f for f in (check_command(file, env) for file in files) if f is not None]
 
 
 def doctor(
-    workspace: Path, env: Mapping[str, str] = os.environ
+    workspace: Path, env: Mapping[str, str] = os.environ, *, workspace_files: bool = True
 ) -> tuple[list[str], list[Finding], list[Finding]]:
-    """(files with an engram entry, findings, host steps still pending) across every known host file."""
+    """(files with an engram entry, findings, host steps still pending) across every known host
+    file; without `workspace_files` (no project here) the user-level files only."""
     linked: list[str] = []
     findings: list[Finding] = []
     steps: list[Finding] = []
-    for host in [*known_files(workspace, env), *_claude_json_files(workspace, env)]:
-        present, found = check_file(host, workspace)
+    hosts = [*known_files(workspace, env), *_claude_json_files(workspace, env)]
+    if not workspace_files:
+        hosts = [h for h in hosts if h.scope in ("global", "user")]
+    for host in hosts:
+        present, found = check_file(host, workspace, env)
         if present:
             scope = f" ({host.scope} scope)" if host.scope in ("user", "local") else ""
             linked.append(f"{host.target}: {host.shown}{scope}")
@@ -137,9 +212,13 @@ def doctor(
     return linked, list(dict.fromkeys(findings)), steps
 
 
-def upgrade(workspace: Path, *, dry_run: bool = False, env: Mapping[str, str] = os.environ) -> list[Result]:
-    """Re-pin every entry of ours to this installation; other entries are not touched."""
-    results = []
+Step = Callable[..., Result]
+"""One re-pin of `upgrade`, called with `dry_run=`."""
+
+
+def _steps(workspace: Path, env: Mapping[str, str]) -> list[tuple[bool, Step]]:
+    """(in the workspace, the re-pin) for every file of ours that names the installation."""
+    steps: list[tuple[bool, Step]] = []
     for host in known_files(workspace, env):
         try:
             entry = current_entry(host, read(host.path))
@@ -149,9 +228,9 @@ def upgrade(workspace: Path, *, dry_run: bool = False, env: Mapping[str, str] = 
             continue
         _, args = _command_of(host, entry)
         extra = [a for a in args if isinstance(a, str) and a.startswith("--")]
-        results.append(link_file(host, args=extra, force=False, dry_run=dry_run))
+        steps.append((host.scope == "workspace", partial(link_file, host, args=extra, force=False)))
     if hook_installed(claude_settings(workspace)):
-        results.append(link_hook(workspace, dry_run))
+        steps.append((True, partial(link_hook, workspace)))
     for target in ("codex", "gemini"):  # re-pin engram's shell-rule files (they name the script)
         for global_ in (False, True):
             rules = rule_file(target, global_, workspace, env)
@@ -160,7 +239,7 @@ def upgrade(workspace: Path, *, dry_run: bool = False, env: Mapping[str, str] = 
             except HostError:
                 continue
             if rules is not None and text is not None and MARK in text and text != rules.text:
-                results.append(link_rules(rules, dry_run=dry_run))
+                steps.append((rules.scope == "workspace", partial(link_rules, rules)))
     for target in TARGETS:  # re-pin every /engram command of ours (its text names `engram`)
         for global_ in (False, True):
             for file in command_files(target, global_, workspace, env):
@@ -169,5 +248,29 @@ def upgrade(workspace: Path, *, dry_run: bool = False, env: Mapping[str, str] = 
                 except HostError:
                     continue
                 if text is not None and is_ours(text) and text != file.text:
-                    results.append(link_command(file, force=False, dry_run=dry_run))
-    return results
+                    steps.append((file.scope == "workspace", partial(link_command, file, force=False)))
+    return steps
+
+
+def upgrade(
+    workspace: Path,
+    *,
+    dry_run: bool = False,
+    machine_local: bool = False,
+    warn: Warn = lambda code, message: None,
+    env: Mapping[str, str] = os.environ,
+) -> tuple[list[Result], Refused | None]:
+    """Re-pin every entry of ours to this installation; other entries are not touched. The
+    project's files follow `link`'s rule (link.portable): while PATH here does not find this
+    installation they are left as they are, with the refusal to show (ENGRAM_NOT_ON_PATH),
+    unless `machine_local`; the user-level files are re-pinned either way."""
+    steps = _steps(workspace, env)
+    shared = [step for in_workspace, step in steps if in_workspace]
+    refused = None
+    if any(step(dry_run=True).action != "unchanged" for step in shared):
+        try:
+            portable("upgrade", machine_local=machine_local, warn=warn, env=env)
+        except Refused as exc:
+            refused = exc
+    chosen = [step for in_workspace, step in steps if not (in_workspace and refused is not None)]
+    return [step(dry_run=dry_run) for step in chosen], refused

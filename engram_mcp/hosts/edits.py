@@ -1,23 +1,37 @@
-"""The file edits every host change goes through: read, atomic write with one `.bak`, diff, and
+"""The file edits every host change goes through: read, atomic write with one backup, diff, and
 the per-file `Result` that `link`, `unlink`, `upgrade` and `doctor` report.
+
+The backup of a file's original (made at engram's first change to it) lives under
+`$ENGRAM_HOME/backups/`, named by a hash of the file's absolute path, never beside the file: a
+`.mcp.json.bak` in a repository is committed by `git add -A` (issue 22). `unlink` reads it to
+give back the original bytes, then removes it. An `X.bak` beside a file is what engram wrote
+before; inside a workspace it is repository content (a clone can plant `.mcp.json.bak`), so it
+is never read or restored, and unlink names it for the user to delete; beside a file of the
+user's own folders it is still taken as that file's original, and removed with the backup.
 
 A host config kept as a symbolic link (dotfiles) is edited through its link (SPEC §8): the
 target's bytes change, atomically in the target's folder with the target's mode, and the link
-stays; the `.bak` is a plain copy beside the link, where `unlink` looks for it (not in the
-dotfiles repository). A link whose target is missing is refused with a message naming it,
-rather than replaced by a file."""
+stays; its backup is keyed by the link's path (nothing is written into the dotfiles
+repository). A link whose target is missing is refused with a message naming it, rather than
+replaced by a file."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Final, Protocol
 
 from engram_mcp.hosts.errors import HostError
 from store.files.fsutil import clean_stale_temps, write_atomic
+from store.files.workspace import engram_home
 from store.safety import untrusted
+
+BACKUPS: Final = "backups"
+"""The folder of `$ENGRAM_HOME` holding the originals of host files engram changed."""
 
 
 class Edited(Protocol):
@@ -29,6 +43,8 @@ class Edited(Protocol):
     def shown(self) -> str: ...
     @property
     def path(self) -> Path: ...
+    @property
+    def scope(self) -> str: ...
 
 
 @dataclass(slots=True)
@@ -38,7 +54,8 @@ class Result:
     target: str
     file: str
     action: str
-    """added, updated, unchanged, removed, absent, skipped, printed, foreign, error"""
+    """added, updated, unchanged, removed, restored (unlink gave back the original bytes), absent,
+    skipped, printed, foreign, error"""
     message: str = ""
     diff: str = ""
     step: str = ""
@@ -96,8 +113,63 @@ def link_outside(path: Path, base: Path) -> str | None:
 
 
 def backup_path(path: Path) -> Path:
-    """Where the one `.bak` of a host file's original is kept."""
+    """Where the backup of a host file's original is kept: `$ENGRAM_HOME/backups/<key>-<name>`,
+    `key` a hash of the file's absolute path (its folder resolved, the file itself not, so a
+    symlinked config is keyed by its link), so two projects' `.mcp.json` never share one."""
+    absolute = Path(os.path.realpath(path.parent)) / path.name
+    key = hashlib.sha256(os.fsencode(absolute)).hexdigest()[:16]
+    return engram_home() / BACKUPS / f"{key}-{path.name}"
+
+
+def legacy_backup(path: Path) -> Path:
+    """Where engram kept the backup before issue 22: `X.bak` beside the file."""
     return path.with_name(path.name + ".bak")
+
+
+def _backups(path: Path, in_workspace: bool) -> list[Path]:
+    """The backups that may hold `path`'s original, first found wins; a `.bak` beside a
+    workspace file is the repository's, never one of them."""
+    return [backup_path(path)] + ([] if in_workspace else [legacy_backup(path)])
+
+
+def original(path: Path, *, in_workspace: bool) -> str | None:
+    """`path`'s text before engram first changed it (its backup), or None."""
+    for backup in _backups(path, in_workspace):
+        try:
+            text = read(backup)
+        except HostError:
+            continue
+        if text is not None:
+            return text
+    return None
+
+
+def has_original(path: Path, *, in_workspace: bool) -> bool:
+    return any(os.path.lexists(backup) for backup in _backups(path, in_workspace))
+
+
+def drop_backup(path: Path, *, in_workspace: bool) -> None:
+    """Remove `path`'s backup once unlink has used it (an older engram's `.bak` outside a
+    workspace too)."""
+    for backup in _backups(path, in_workspace):
+        backup.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # the last backup gone: no empty folder stays
+        backup_path(path).parent.rmdir()
+
+
+def planted_backup(path: Path, base: Path) -> Path | None:
+    """An `X.bak` beside workspace file `path`: an older engram's backup or a file a clone
+    planted; engram neither restores nor removes it (unlink names it)."""
+    legacy = legacy_backup(path)
+    return legacy if os.path.lexists(legacy) and legacy.parent.is_relative_to(base) else None
+
+
+def save_backup(path: Path, data: bytes) -> None:
+    """Keep `data` as `path`'s original, in a folder only the user can read (a host config
+    may hold tokens in its `env`)."""
+    backup = backup_path(path)
+    backup.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_atomic(backup, data, mode=0o600)
 
 
 def prune_empty(folder: Path, base: Path) -> None:
@@ -116,8 +188,9 @@ def real_path(path: Path) -> Path:
     return path.resolve() if path.is_symlink() else path
 
 
-def write(host_path: Path, before: str | None, after: str | None) -> None:
-    """Atomic write keeping the mode; one `.bak` of the original on the first change.
+def write(host_path: Path, before: str | None, after: str | None, *, in_workspace: bool) -> None:
+    """Atomic write keeping the mode; one backup of the original on the first change
+    (`backup_path`).
 
     `after` None removes a file engram itself created (no backup is kept of that). Through a
     symbolic link, the target is written and the link stays."""
@@ -129,14 +202,13 @@ def write(host_path: Path, before: str | None, after: str | None) -> None:
         if folder.name.startswith(".") and folder != Path.home() and not any(folder.iterdir()):
             folder.rmdir()  # an emptied host folder such as .claude/ that link created
         return
-    backup = backup_path(host_path)
     target = real_path(host_path)
     clean_stale_temps(target.parent, prefix=f".{target.name}.")
     mode = None
     if before is not None:
         mode = target.stat().st_mode & 0o7777
-        if not backup.exists():
-            write_atomic(backup, target.read_bytes(), mode=mode)
+        if not has_original(host_path, in_workspace=in_workspace):
+            save_backup(host_path, target.read_bytes())
     write_atomic(target, after.encode("utf-8"), mode=mode)
 
 
@@ -152,7 +224,13 @@ def finish(
 ) -> Result:
     if after == before:
         return Result(host.target, host.shown, "unchanged" if action != "removed" else "absent", message)
+    in_workspace = host.scope == "workspace"
+    if action == "removed":
+        kept = original(host.path, in_workspace=in_workspace)
+        action = "restored" if after is not None and after == kept else "removed"
     if not dry_run:
         host.path.parent.mkdir(parents=True, exist_ok=True)
-        write(host.path, before, after)
+        write(host.path, before, after, in_workspace=in_workspace)
+        if action in ("removed", "restored"):
+            drop_backup(host.path, in_workspace=in_workspace)
     return Result(host.target, host.shown, action, message, diff(host.shown, before, after))

@@ -17,8 +17,12 @@ INFORMATIONAL: Final = (
     "host.command_missing",
     "host.command_stale",
     "host.shell_open",
+    "workspace.outside_git",
+    "derived.rebuilt",
 )
-"""Codes doctor lists as steps still to do (exit 0), not as problems to fix."""
+"""Codes doctor lists as steps still to do or things to know (exit 0), not as problems to fix;
+the last two are the store's health (engram_mcp.health): a workspace outside git, a derived
+file engram rebuilt."""
 
 
 @dataclass(frozen=True, slots=True)

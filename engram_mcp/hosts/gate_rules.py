@@ -36,7 +36,7 @@ def add(target: str, text: str, original: str | None = None) -> str:
     """`text` with engram's rules for `target` added (unchanged when they are there already);
     `original` is the file before engram first changed it."""
     if target == "opencode":
-        return _add_bash(_add_opencode(text))
+        return _add_bash(_add_opencode(text), original)
     if target == "gemini" and original is not None:  # an older link's tools.allowed entries
         return _remove_gemini(text, original)
     return text
@@ -93,7 +93,8 @@ def _probe(pattern: str) -> str:
     return pattern.replace(" *", " x").replace("*", "x")
 
 
-def _add_bash(text: str) -> str:
+def _add_bash(text: str, original: str | None = None) -> str:
+    text = _drop_stale_bash(text, original)
     permission = _get(text, _PERMISSION)
     patterns = shell_rules.opencode_patterns()
     if all(opencode_bash(permission, _probe(p))[0] in ("ask", "deny") for p in patterns):
@@ -118,6 +119,20 @@ def _add_bash(text: str) -> str:
             'a later "permission" rule overrides "bash" (opencode\'s last match wins): '
             'move "bash" after it, then link again'
         )
+    return text
+
+
+def _drop_stale_bash(text: str, original: str | None) -> str:
+    """Without the bash patterns an earlier link wrote for another pin of engram (this
+    machine's path, before PATH was fixed), unless the `original` file had them."""
+    bash = _get(text, _BASH)
+    if not isinstance(bash, dict):
+        return text
+    before = _get(original, _BASH)
+    kept = before if isinstance(before, dict) else {}
+    for pattern, decision in bash.items():
+        if decision == "ask" and pattern not in kept and shell_rules.stale_opencode_pattern(pattern):
+            text = jsonc.remove_member(text, _BASH, pattern, prune=False)
     return text
 
 
@@ -148,12 +163,21 @@ def _remove_bash(text: str, original: str | None) -> str:
 
 
 # --- Claude Code's shell ---------------------------------------------------------------------------
-def add_claude_ask(text: str | None) -> str:
-    """`.claude/settings.json` with engram's `permissions.ask` rules (created when absent)."""
+def add_claude_ask(text: str | None, original: str | None = None) -> str:
+    """`.claude/settings.json` with engram's `permissions.ask` rules (created when absent); the
+    rules an earlier link wrote for another pin (shell_rules.stale_claude_rule) go, unless the
+    `original` file had them."""
     rules = shell_rules.claude_rules()
     if text is None or not text.strip():
         return jsonc.new_document(("permissions",), "ask", rules)
     ask = _get(text, _ASK)
+    if isinstance(ask, list):
+        before = _get(original, _ASK)
+        kept = before if isinstance(before, list) else []
+        stale = [i for i, r in enumerate(ask) if isinstance(r, str) and shell_rules.stale_claude_rule(r)]
+        for index in reversed([i for i in stale if ask[i] not in kept]):
+            text = jsonc.remove_item(text, _ASK, index)
+        ask = _get(text, _ASK)
     if ask is None:
         permissions = _get(text, ("permissions",))
         if permissions is not None and not isinstance(permissions, dict):

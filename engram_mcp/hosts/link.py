@@ -1,31 +1,103 @@
 """`engram link` / `unlink` / `upgrade`: add, re-pin or remove engram's entry in host configs.
 
 Only engram's entry (Codex: its managed block; Claude: its SessionStart handler) changes;
-the `/engram` command (commands.py) is installed beside it and removed with it;
-every other byte stays. Writes are atomic, keep the file mode, and keep one `.bak` of the
-original on the first change. A file that does not parse is left untouched. An `engram` entry
-that is not ours (another tool uses the same name) is reported and left alone without --force.
+the `/engram` command (slash_commands.py) is installed beside it and removed with it;
+every other byte stays. Writes are atomic, keep the file mode, and keep one backup of the
+original on the first change, under `$ENGRAM_HOME/backups/` (edits.py). A file that does not
+parse is left untouched. An `engram` entry that is not ours (another tool uses the same name) is
+reported and left alone without --force.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts import codex_toml, gate_rules, jsonc, rule_files
 from engram_mcp.hosts.edits import Result as Result
-from engram_mcp.hosts.edits import backup_path, finish, link_outside, read
-from engram_mcp.hosts.errors import HostError, JsoncError, RuleError, TomlError
+from engram_mcp.hosts.edits import finish, has_original, link_outside, original, planted_backup, read
+from engram_mcp.hosts.errors import HostError, JsoncError, Refused, RuleError, TomlError
 from engram_mcp.hosts.launch import is_ours, pinned
+from engram_mcp.hosts.path_hint import fix, off_path
 from engram_mcp.hosts.slash_commands import command_files, link_command, unlink_command
 from engram_mcp.hosts.steps import step_for
-from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, resolve
+from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, display_path, home_of, resolve
+from store.files.workspace import is_git_root
+from store.safety import untrusted
 
 NAME: Final = "engram"
 HOOK_MATCHER: Final = "startup|resume|clear|compact"
 HOOK_SUFFIX: Final = "hook session-start"
+
+NOT_ON_PATH: Final = "ENGRAM_NOT_ON_PATH"
+NOT_PORTABLE: Final = "ENGRAM_NOT_PORTABLE"
+OUTSIDE_GIT: Final = "ENGRAM_OUTSIDE_GIT"
+GLOBAL_ONLY: Final = "ENGRAM_GLOBAL_ONLY"
+PLANTED_BACKUP: Final = (
+    "not restored, and left alone: engram keeps its backups in $ENGRAM_HOME/backups, and a .bak "
+    "in the project may be anyone's (a clone can plant one); delete it if you do not need it"
+)
+
+Warn = Callable[[str, str], None]
+"""Where `link` says what the user must know before it writes: (code, message)."""
+
+
+def _unwarned(code: str, message: str) -> None:
+    return None
+
+
+# --- before anything is written ----------------------------------------------------------------
+def global_only(skip: Skip, command: str) -> Refused:
+    """ENGRAM_GLOBAL_ONLY: the target has no project config (Windsurf, Antigravity, Claude Desktop)."""
+    return Refused(
+        GLOBAL_ONLY,
+        f"{skip.message}, so this project has no file of it to {command}; nothing was written. "
+        f"Run `engram {command} {skip.target} --global` (your user-level config)",
+    )
+
+
+def portable(command: str, *, machine_local: bool, warn: Warn, env: Mapping[str, str] = os.environ) -> None:
+    """Check that the project files `command` (`link claude`, `upgrade`) writes can name the bare
+    `engram-mcp` and `engram`: PATH here finds this installation's. Else refuse, or with
+    `machine_local` warn that the absolute path written works on this machine only.
+
+    Raises:
+        Refused: ENGRAM_NOT_ON_PATH, naming the profile file for the user's shell."""
+    off = off_path(env)
+    if off is None:
+        return
+    if not machine_local:
+        raise Refused(
+            NOT_ON_PATH,
+            f"{off.problem()}, so the files `engram {command}` writes for this project (committed, "
+            "shared with your team) could only name a path on this machine, and a teammate's host "
+            f"could not start engram; nothing was written. Fix: {fix(off, env)}, and run "
+            f"`engram {command}` again. (`engram {command} --machine-local` writes this machine's "
+            "path anyway: those files then work only here; do not commit them.)",
+        )
+    program, args = pinned("engram-mcp")
+    warn(
+        NOT_PORTABLE,
+        f"the project files below name {' '.join([program, *args])}, which exists on this machine "
+        "only: a teammate's host cannot start it, so do not commit them. To write the bare name "
+        f"instead: {fix(off, env)}, and run `engram {command}` again",
+    )
+
+
+def in_git(folder: Path) -> bool:
+    """Whether `folder` is inside a git repository (a `.git` in it or in a folder above)."""
+    here = folder.resolve()
+    return any(is_git_root(f) for f in (here, *here.parents))
+
+
+def _outside_git(workspace: Path, target: str) -> str:
+    return (
+        f"{untrusted.line(str(workspace))} is not in a git repository, so the files `engram link "
+        f"{target}` writes here cannot be shared with your team through git until it is one "
+        "(run `git init` there); linking anyway"
+    )
 
 
 # --- reading one file ---------------------------------------------------------------------
@@ -55,11 +127,8 @@ def entry_is_ours(host: HostFile, entry: Mapping[str, Any]) -> bool:
 
 
 def _original(host: HostFile) -> str | None:
-    """The file as it was before engram first changed it (its `.bak`), or None."""
-    try:
-        return backup_path(host.path).read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+    """The file as it was before engram first changed it (its backup), or None."""
+    return original(host.path, in_workspace=host.scope == "workspace")
 
 
 def _had_container(host: HostFile, original: str | None) -> bool:
@@ -182,13 +251,24 @@ def _is_our_group(group: Any) -> bool:
     return isinstance(hooks, list) and any(_is_our_handler(h) for h in hooks)
 
 
-def hook_installed(settings: Path) -> bool:
+def hook_commands(settings: Path) -> list[str]:
+    """The commands of engram's SessionStart handlers in a Claude settings file."""
     try:
         text = read(settings)
         groups = jsonc.get(text, ("hooks", "SessionStart")) if text else None
     except (HostError, JsoncError):
-        return False
-    return isinstance(groups, list) and any(_is_our_group(g) for g in groups)
+        return []
+    return [
+        handler["command"]
+        for group in (groups if isinstance(groups, list) else [])
+        if _is_our_group(group)
+        for handler in group["hooks"]
+        if _is_our_handler(handler)
+    ]
+
+
+def hook_installed(settings: Path) -> bool:
+    return bool(hook_commands(settings))
 
 
 def _hook_host(workspace: Path) -> HostFile:
@@ -226,7 +306,7 @@ def link_hook(workspace: Path, dry_run: bool) -> Result:
             for index in reversed([i for i, g in enumerate(groups) if _is_our_group(g)]):
                 after = jsonc.remove_item(after, ("hooks", "SessionStart"), index)  # a stale pin
             after = jsonc.append_item(after, ("hooks", "SessionStart"), group)
-        after = gate_rules.add_claude_ask(after)  # one write: a second would back up the first
+        after = gate_rules.add_claude_ask(after, _original(host))  # one write: one backup
     except JsoncError as exc:
         return Result("claude", host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
     except RuleError as exc:
@@ -272,7 +352,7 @@ def link_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[
     host = _settings_host(workspace, global_, env)
     try:
         before = read(host.path)
-        after = gate_rules.add_claude_ask(before)
+        after = gate_rules.add_claude_ask(before, _original(host))
     except (HostError, JsoncError, RuleError) as exc:
         return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
     return finish(host, before, after, "added", dry_run, "shell ask rules")
@@ -293,7 +373,7 @@ def unlink_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mappin
 
 
 def _original_exists(host: HostFile) -> bool:
-    return backup_path(host.path).exists()
+    return has_original(host.path, in_workspace=host.scope == "workspace")
 
 
 def _gemini_still_linked(workspace: Path, global_: bool, env: Mapping[str, str]) -> bool:
@@ -330,8 +410,15 @@ def link(
     force: bool = False,
     dry_run: bool = False,
     no_hook: bool = False,
+    machine_local: bool = False,
+    warn: Warn = _unwarned,
     env: Mapping[str, str] = os.environ,
 ) -> list[Result]:
+    """Link `target` at one scope. A workspace link names the bare `engram-mcp` and `engram`
+    (its files are committed: `portable`), and is said to be outside git before it writes.
+
+    Raises:
+        Refused: ENGRAM_NOT_ON_PATH, ENGRAM_GLOBAL_ONLY; nothing was written."""
     resolved = resolve(target, global_, workspace, env)
     files = command_files(target, global_, workspace, env)
     if isinstance(resolved, Skip):
@@ -342,8 +429,11 @@ def link(
             )
             commands = [link_command(f, force=force, dry_run=dry_run) for f in files]
             return [printed, *commands, link_claude_ask(workspace, True, dry_run, env)]
-        return [Result(target, "-", "skipped", resolved.message)]
+        raise global_only(resolved, "link")
     if resolved.scope == "workspace":
+        portable(f"link {target}", machine_local=machine_local, warn=warn, env=env)
+        if not in_git(workspace):
+            warn(OUTSIDE_GIT, _outside_git(workspace, target))
         for path in (resolved.path, *([claude_settings(workspace)] if target == "claude" else [])):
             if (problem := link_outside(path, workspace)) is not None:
                 shown = resolved.shown if path == resolved.path else ".claude/settings.json"
@@ -378,6 +468,11 @@ def unlink(
     dry_run: bool = False,
     env: Mapping[str, str] = os.environ,
 ) -> list[Result]:
+    """Remove what `link` added at one scope; each file's line says `restored` (its original
+    bytes are back) or `removed`.
+
+    Raises:
+        Refused: ENGRAM_GLOBAL_ONLY; nothing was written."""
     resolved = resolve(target, global_, workspace, env)
     files = command_files(target, global_, workspace, env)
     if isinstance(resolved, Skip):
@@ -385,15 +480,27 @@ def unlink(
             printed = Result(target, "~/.claude.json", "printed", "claude mcp remove --scope user engram")
             commands = [unlink_command(f, dry_run=dry_run) for f in files]
             return [printed, *commands, unlink_claude_ask(workspace, True, dry_run, env)]
-        return [Result(target, "-", "skipped", resolved.message)]
+        raise global_only(resolved, "unlink")
+    rules = rule_files.rule_file(target, global_, workspace, env)
     results = [unlink_file(resolved, force=force, dry_run=dry_run)]
     if results[0].failed:
         return results
     # the command before the hook: the hook's removal takes away a .claude/ left empty
     results.extend(unlink_command(f, dry_run=dry_run) for f in files)
-    rules = rule_files.rule_file(target, global_, workspace, env)
     if rules is not None and not (target == "gemini" and _gemini_still_linked(workspace, global_, env)):
         results.append(rule_files.unlink_rules(rules, dry_run=dry_run))
     if target == "claude":
         results.append(unlink_hook(workspace, dry_run))
+    if resolved.scope == "workspace":
+        touched = [resolved.path, *(f.path for f in files), *([rules.path] if rules is not None else [])]
+        touched += [claude_settings(workspace)] if target == "claude" else []
+        results += _planted(target, touched, workspace, env)
     return results
+
+
+def _planted(target: str, paths: list[Path], workspace: Path, env: Mapping[str, str]) -> list[Result]:
+    """A line for each `X.bak` beside a workspace file unlink touched (edits.planted_backup)."""
+    found = [b for b in dict.fromkeys(planted_backup(p, workspace) for p in paths) if b is not None]
+    return [
+        Result(target, display_path(b, workspace, home_of(env)), "skipped", PLANTED_BACKUP) for b in found
+    ]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram_mcp.hosts import shell_rules
-from engram_mcp.hosts.edits import Result, backup_path, diff, prune_empty, read, write
+from engram_mcp.hosts.edits import Result, diff, drop_backup, prune_empty, read, write
 from engram_mcp.hosts.errors import HostError
 from engram_mcp.hosts.targets import codex_home, display_path, home_of
 
@@ -25,6 +25,10 @@ class RuleFile:
     text: str
     base: Path
     """Never removed: the folder this scope starts at."""
+    scope: str
+    """workspace (committed with the project) or global (the user's own folders)"""
+    bare_text: str
+    """The text naming the bare `engram` and `engram-mcp` only (what a committed file has)."""
 
 
 def rule_file(
@@ -36,10 +40,15 @@ def rule_file(
         folder = codex_home(env) if global_ else workspace / ".codex"
         path = folder / "rules" / shell_rules.CODEX_FILE
         base = workspace if not global_ else home if folder.is_relative_to(home) else folder
-        return RuleFile(target, path, display_path(path, workspace, home), shell_rules.codex_text(), base)
+        scope = "global" if global_ else "workspace"
+        shown = display_path(path, workspace, home)
+        text, bare = shell_rules.codex_text(), shell_rules.codex_text(bare=True)
+        return RuleFile(target, path, shown, text, base, scope, bare)
     if target == "gemini":  # Gemini CLI 0.61 loads no workspace policies: the user folder, both scopes
         path = home / ".gemini" / "policies" / shell_rules.GEMINI_FILE
-        return RuleFile(target, path, display_path(path, workspace, home), shell_rules.gemini_text(), home)
+        shown = display_path(path, workspace, home)
+        text, bare = shell_rules.gemini_text(), shell_rules.gemini_text(bare=True)
+        return RuleFile(target, path, shown, text, home, "global", bare)
     return None
 
 
@@ -62,8 +71,9 @@ def link_rules(file: RuleFile, *, dry_run: bool) -> Result:
             f"{LABEL}: a file there is not engram's; left alone (move it, then link again)",
         )
     if not dry_run:
-        write(file.path, before, file.text)
-        backup_path(file.path).unlink(missing_ok=True)  # our own text only
+        in_workspace = file.scope == "workspace"
+        write(file.path, before, file.text, in_workspace=in_workspace)
+        drop_backup(file.path, in_workspace=in_workspace)  # our own text only
     action = "added" if before is None else "updated"
     return Result(file.target, file.shown, action, LABEL, diff(file.shown, before, file.text))
 
@@ -81,14 +91,15 @@ def unlink_rules(file: RuleFile, *, dry_run: bool) -> Result:
         )
     if not dry_run:
         file.path.unlink()
-        backup_path(file.path).unlink(missing_ok=True)
+        drop_backup(file.path, in_workspace=file.scope == "workspace")
         prune_empty(file.path.parent, file.base)
     return Result(file.target, file.shown, "removed", LABEL, diff(file.shown, before, None))
 
 
 def installed(file: RuleFile) -> bool:
-    """Whether engram's current rules are in place (doctor)."""
+    """Whether engram's current rules are in place (doctor): as link writes them now, or as it
+    wrote them while PATH found this installation (the bare names)."""
     try:
-        return read(file.path) == file.text
+        return read(file.path) in (file.text, file.bare_text)
     except HostError:
         return False

@@ -70,9 +70,15 @@ MARK: Final = "engram:shell-rules"
 """The mark of a rules file engram manages (Codex, Gemini); anything else there is the user's."""
 
 
-def spellings() -> list[str]:
+def _pin(name: str, bare: bool) -> tuple[str, list[str]]:
+    """How link names `name`: its pin (launch.pinned), or with `bare` the name alone (the form
+    a committed file has)."""
+    return (name, []) if bare else pinned(name)
+
+
+def spellings(bare: bool = False) -> list[str]:
     """Each way an agent's shell may start engram: `engram`, then the pin link writes."""
-    command, args = pinned("engram")
+    command, args = _pin("engram", bare)
     words = [command, *args]
     found = ["engram"]
     pin = " ".join(f'"{w}"' if " " in w else w for w in words)
@@ -81,21 +87,56 @@ def spellings() -> list[str]:
     return found
 
 
-def argv_spellings() -> list[list[str]]:
-    command, args = pinned("engram")
+def argv_spellings(bare: bool = False) -> list[list[str]]:
+    command, args = _pin("engram", bare)
     return [["engram"]] + ([[command, *args]] if [command, *args] != ["engram"] else [])
 
 
-def server_argv_spellings() -> list[list[str]]:
+def server_argv_spellings(bare: bool = False) -> list[list[str]]:
     """Each way to start the server itself: an agent that starts `engram-mcp` in its shell is
     its client, proposes and answers engram's dialog or calls engram_commit with no host in
     between, so the host's shell asks before that too."""
-    command, args = pinned("engram-mcp")
+    command, args = _pin("engram-mcp", bare)
     return [["engram-mcp"]] + ([[command, *args]] if [command, *args] != ["engram-mcp"] else [])
 
 
-def server_spellings() -> list[str]:
-    return [" ".join(f'"{w}"' if " " in w else w for w in argv) for argv in server_argv_spellings()]
+def server_spellings(bare: bool = False) -> list[str]:
+    return [" ".join(f'"{w}"' if " " in w else w for w in argv) for argv in server_argv_spellings(bare)]
+
+
+def _is_pin(spelling: str, name: str) -> bool:
+    """Whether `spelling` is a pin link may have written for `name` on some machine: a path to
+    a script of that name, or a Python running engram's module with `-m`."""
+    words = spelling.split('"')[1::2] if spelling.startswith('"') else spelling.split(" ")
+    program = words[0] if words else ""
+    rest = spelling[len(program) + (2 if spelling.startswith('"') else 0) :].strip()
+    module = "engram_mcp" if name == "engram-mcp" else "engram_mcp.cli"
+    if rest:
+        return "python" in program.rsplit("/", 1)[-1].lower() and rest in (f"-P -m {module}", f"-m {module}")
+    base = program.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".exe")
+    return base == name and ("/" in program or "\\" in program)
+
+
+def stale_claude_rule(rule: str) -> bool:
+    """A `permissions.ask` rule in the shape `claude_rules` writes, for another pin of engram
+    than today's (say this machine's path, after PATH was fixed): link takes it out."""
+    if rule in claude_rules() or not (rule.startswith("Bash(") and rule.endswith(")")):
+        return False
+    inner = rule[len("Bash(") : -1]
+    for suffix in (*(f" {command} *" for command in WRITE_COMMANDS), " -*"):
+        if inner.endswith(suffix) and _is_pin(inner[: -len(suffix)], "engram"):
+            return True
+    return _is_pin(inner.removesuffix(" *"), "engram-mcp")
+
+
+def stale_opencode_pattern(pattern: str) -> bool:
+    """A `permission.bash` pattern in the shape `opencode_patterns` writes, for another pin."""
+    if pattern in opencode_patterns():
+        return False
+    for suffix in (*(f" {command} *" for command in WRITE_COMMANDS), " -*"):
+        if pattern.endswith(suffix) and _is_pin(pattern[: -len(suffix)], "engram"):
+            return True
+    return False
 
 
 # --- Claude Code ------------------------------------------------------------------------------
@@ -142,14 +183,14 @@ def opencode_patterns() -> list[str]:
 CODEX_FILE: Final = "engram.rules"
 
 
-def codex_text() -> str:
+def codex_text(bare: bool = False) -> str:
     """The whole `engram.rules` file (Starlark) `engram link codex` writes."""
     lines = [
         f"# {MARK} installed by `engram link codex`; `engram unlink codex` removes this file.",
         "# engram's CLI writes (commit, save-session --force, add, …) are the human's approval only",
         "# when the human runs them: Codex asks before its agent runs any engram command.",
     ]
-    for argv in [*argv_spellings(), *server_argv_spellings()]:
+    for argv in [*argv_spellings(bare), *server_argv_spellings(bare)]:
         pattern = ", ".join(json.dumps(word) for word in argv)
         lines += [
             "prefix_rule(",
@@ -171,9 +212,9 @@ def _toml_list(values: list[str]) -> str:
     return "[" + ", ".join(json.dumps(v) for v in values) + "]"
 
 
-def gemini_prefixes() -> list[str]:
-    writes = [f"{spelling} {command}" for spelling in spellings() for command in WRITE_COMMANDS]
-    return [*writes, *server_spellings()]
+def gemini_prefixes(bare: bool = False) -> list[str]:
+    writes = [f"{spelling} {command}" for spelling in spellings(bare) for command in WRITE_COMMANDS]
+    return [*writes, *server_spellings(bare)]
 
 
 def _regex_escape(text: str) -> str:
@@ -182,9 +223,9 @@ def _regex_escape(text: str) -> str:
     return re.sub(r"([.\\^$|?*+()\[\]{}])", r"\\\1", text)
 
 
-def gemini_text() -> str:
+def gemini_text(bare: bool = False) -> str:
     """The whole policy file `engram link gemini` writes to `~/.gemini/policies/`."""
-    regex = "(?:" + "|".join(_regex_escape(s) for s in spellings()) + ")" + r"\s+-"
+    regex = "(?:" + "|".join(_regex_escape(s) for s in spellings(bare)) + ")" + r"\s+-"
     lines = [
         f"# {MARK} installed by `engram link gemini`; `engram unlink gemini` removes this file.",
         "# engram's read and proposal tools run unasked; engram_commit and the shell's engram",
@@ -204,7 +245,7 @@ def gemini_text() -> str:
         "",
         "[[rule]]",
         'toolName = "run_shell_command"',
-        f"commandPrefix = {_toml_list(gemini_prefixes())}",
+        f"commandPrefix = {_toml_list(gemini_prefixes(bare))}",
         'decision = "ask_user"',
         f"priority = {GEMINI_ASK_PRIORITY}",
         "",

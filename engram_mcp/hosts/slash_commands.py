@@ -57,24 +57,38 @@ measured with the real CLI and a scripted model.
 Every file carries the line `engram:command` (a comment in the host's syntax, or a front
 matter `description` for files whose hosts read no comments); `doctor` and `unlink` recognise
 a command as engram's by that mark, and anything else at that path is the user's and is left
-alone (`--force` replaces it, keeping a `.bak`).
+alone (`--force` replaces it, keeping a backup under `$ENGRAM_HOME/backups/`, edits.py).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from engram_mcp.hosts.edits import Result, backup_path, diff, prune_empty, read, real_path
+from engram_mcp.hosts.edits import (
+    Result,
+    diff,
+    drop_backup,
+    has_original,
+    original,
+    prune_empty,
+    read,
+    real_path,
+    save_backup,
+)
 from engram_mcp.hosts.errors import HostError
 from engram_mcp.hosts.findings import Finding
 from engram_mcp.hosts.launch import pinned
+from engram_mcp.hosts.path_hint import fix as path_fix
+from engram_mcp.hosts.path_hint import off_path
 from engram_mcp.hosts.targets import display_path, home_of
 from engram_mcp.platform import vscode_user_dir
 from store.files.fsutil import write_atomic
+from store.safety import untrusted
 
 MARK: Final = "engram:command"
 """The mark that makes a command file engram's (doctor, unlink)."""
@@ -285,7 +299,7 @@ COMMAND_STALE: Final = "host.command_stale"
 
 def link_command(file: CommandFile, *, force: bool, dry_run: bool) -> Result:
     """Write the command (or bring a stale one of ours up to date); a file of that name that is
-    not engram's is left alone unless `force`, which keeps it as `.bak` for unlink to restore."""
+    not engram's is left alone unless `force`, which keeps it as a backup for unlink to restore."""
     try:
         before = read(file.path)
     except HostError as exc:
@@ -302,8 +316,8 @@ def link_command(file: CommandFile, *, force: bool, dry_run: bool) -> Result:
         )
     if not dry_run:
         mode = file.path.stat().st_mode & 0o7777 if before is not None else 0o644
-        if foreign and not backup_path(file.path).exists():
-            write_atomic(backup_path(file.path), file.path.read_bytes(), mode=mode)
+        if foreign and not has_original(file.path, in_workspace=file.scope == "workspace"):
+            save_backup(file.path, file.path.read_bytes())
         write_atomic(real_path(file.path), file.text.encode("utf-8"), mode=mode)  # through a link
     action = "added" if before is None else "updated"
     return Result(file.target, file.shown, action, LABEL, diff(file.shown, before, file.text))
@@ -312,11 +326,12 @@ def link_command(file: CommandFile, *, force: bool, dry_run: bool) -> Result:
 def unlink_command(file: CommandFile, *, dry_run: bool) -> Result:
     """Remove engram's command (restoring a file `--force` replaced), then the folders above it
     that are left empty, up to the workspace or home folder."""
+    in_workspace = file.scope == "workspace"
     try:
         before = read(file.path)
-        original = read(backup_path(file.path))
     except HostError as exc:
         return Result(file.target, file.shown, "error", exc.message)
+    kept = original(file.path, in_workspace=in_workspace)
     if before is None:
         return Result(file.target, file.shown, "absent", LABEL)
     if not is_ours(before):
@@ -325,21 +340,30 @@ def unlink_command(file: CommandFile, *, dry_run: bool) -> Result:
         )
     if file.path.is_symlink():  # the user's link (dotfiles): link wrote through it, unlink leaves it
         return Result(file.target, file.shown, "skipped", f"{LABEL}: a symbolic link of yours; left alone")
-    restore = original if original is not None and not is_ours(original) else None
+    restore = kept if kept is not None and not is_ours(kept) else None
     if not dry_run:
         if restore is not None:
             write_atomic(file.path, restore.encode("utf-8"), mode=file.path.stat().st_mode & 0o7777)
         else:
             file.path.unlink()
-        backup_path(file.path).unlink(missing_ok=True)
+        drop_backup(file.path, in_workspace=in_workspace)
         if restore is None:
             prune_empty(file.path.parent, file.base)
-    return Result(file.target, file.shown, "removed", LABEL, diff(file.shown, before, restore))
+    action = "restored" if restore is not None else "removed"
+    return Result(file.target, file.shown, action, LABEL, diff(file.shown, before, restore))
 
 
-def check_command(file: CommandFile) -> Finding | None:
+def _named(text: str) -> str | None:
+    """How a command file of ours names the `engram` CLI (its "Do not run `…` in the shell")."""
+    found = re.search(r"Do not run `(.+?)` in the shell", text)
+    return found.group(1) if found else None
+
+
+def check_command(file: CommandFile, env: Mapping[str, str] = os.environ) -> Finding | None:
     """`host.command_missing` / `host.command_stale` for one command file, else None (a file
-    there that is not engram's is the user's own command and is not reported)."""
+    there that is not engram's is the user's own command and is not reported). A workspace
+    command is committed, so it is expected to name the bare `engram`; when the name is all that
+    differs, the finding says so instead of calling the file another version's."""
     fix = f"run `engram link {file.target}" + (" --global`" if file.scope == "global" else "`")
     try:
         text = read(file.path)
@@ -347,8 +371,35 @@ def check_command(file: CommandFile) -> Finding | None:
         text = ""
     if text is None:
         return Finding(COMMAND_MISSING, file.shown, f"no {LABEL} for this host", fix)
-    if is_ours(text) and text != file.text:
+    if not is_ours(text):
+        return None
+    shared = file.scope == "workspace"
+    expected = render(file.target, file.path.name, "engram") if shared else file.text
+    if text == expected:
+        return None
+    named = _named(text)
+    if named is None or text != render(file.target, file.path.name, named):
         return Finding(
-            COMMAND_STALE, file.shown, f"the {LABEL} is from another engram version or installation", fix
+            COMMAND_STALE,
+            file.shown,
+            f"the {LABEL}'s instructions are another engram version's, not this one's",
+            fix,
         )
-    return None
+    shown = untrusted.line(named)
+    if not shared:
+        return Finding(
+            COMMAND_STALE,
+            file.shown,
+            f"the {LABEL} names engram as {shown!r}, and this installation is {engram_command()!r}",
+            fix,
+        )
+    off = off_path(env)
+    return Finding(
+        COMMAND_STALE,
+        file.shown,
+        f"the {LABEL} names engram by the path {shown!r}, which exists on this machine only (its "
+        "instructions are this version's)",
+        f"{fix} to write the bare name engram"
+        if off is None
+        else f"{path_fix(off, env)}; then {fix} to write the bare name engram",
+    )

@@ -47,7 +47,7 @@ class HostFile:
 
 @dataclass(frozen=True, slots=True)
 class Skip:
-    """A target/scope engram does not write, and what to do instead."""
+    """A target/scope engram does not write, and why (`claude-global`: printed instead)."""
 
     target: str
     scope: str
@@ -96,9 +96,7 @@ def resolve(
         return host(base / ".gemini" / "settings.json", "jsonc")
     if target == "antigravity":
         if not global_:
-            return Skip(
-                target, scope, "Antigravity is linked globally: use `engram link antigravity --global`"
-            )
+            return Skip(target, scope, "Antigravity keeps its MCP servers in a user-level config only")
         legacy = home / ".gemini" / "antigravity" / "mcp_config.json"
         return host(legacy if legacy.exists() else home / ".gemini" / "config" / "mcp_config.json", "json")
     if target == "cursor":
@@ -108,22 +106,14 @@ def resolve(
         return host(_first_existing(base / "opencode.jsonc", base / "opencode.json"), "jsonc", ("mcp",))
     if target == "windsurf":
         if not global_:
-            return Skip(
-                target,
-                scope,
-                "Windsurf documents only a user-level MCP config: use `engram link windsurf --global`",
-            )
+            return Skip(target, scope, "Windsurf documents only a user-level MCP config")
         return host(home / ".codeium" / "windsurf" / "mcp_config.json", "json")
     if target == "vscode":
         folder = vscode_user_dir(home, env) if global_ else workspace / ".vscode"
         return host(folder / "mcp.json", "jsonc", ("servers",))
     if target == "claude-desktop":
         if not global_:
-            return Skip(
-                target,
-                scope,
-                "Claude Desktop has only a user config: use `engram link claude-desktop --global`",
-            )
+            return Skip(target, scope, "Claude Desktop has only a user-level config")
         return host(claude_desktop_config(home, env), "json")
     raise ValueError(f"unknown target {target!r}")
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from engram_mcp.hosts.edits import backup_path
 from engram_mcp.hosts.gate import COMMIT_TOOL, READ_TOOLS
 from engram_mcp.hosts.slash_commands import MARK
 from engram_mcp.tools import WRITE_TOOLS, build_tools
@@ -236,7 +237,7 @@ def test_gemini_relink_takes_out_the_tools_allowed_an_older_link_wrote(
     original = '{\n  "tools": {\n    "allowed": ["mcp_engram_engram_search"]\n  }\n}\n'
     path = write(ws / ".gemini" / "settings.json", original)
     old = [f"mcp_engram_{t}" for t in READ_TOOLS]
-    write(path.with_name("settings.json.bak"), original)
+    write(backup_path(path), original)  # the older link's backup of the original
     path.write_text(
         json.dumps(
             {"tools": {"allowed": old}, "mcpServers": {"engram": {"command": str(ENGRAM_MCP), "args": []}}}
@@ -441,7 +442,8 @@ def test_doctor_reads_claude_user_scope_servers_in_claude_json(
 
 # --- host steps still missing --------------------------------------------------------------------------
 def steps(envelope: dict[str, Any]) -> list[dict[str, Any]]:
-    return envelope["data"]["steps"]
+    """The hosts' steps (the store's health notes, a fixture outside git, are not these)."""
+    return [s for s in envelope["data"]["steps"] if s["code"].startswith("host.")]
 
 
 def test_doctor_reports_a_claude_project_server_not_yet_approved_without_failing(

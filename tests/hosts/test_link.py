@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from engram_mcp.hosts.edits import backup_path
 from engram_mcp.hosts.slash_commands import MARK
 from tests.support.cli import run, run_json
 from tests.support.host_configs import (
@@ -140,11 +141,10 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
     data = parse(path, case.fmt)
     check_entry(case, data)
     if original is not None:
-        # the file mode is kept, one .bak holds the original
+        # the file mode is kept; one backup holds the original, under $ENGRAM_HOME, none beside it
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
-        backups = sorted(p.name for p in path.parent.iterdir() if ".bak" in p.name)
-        assert backups == [path.name + ".bak"]
-        assert path.with_name(path.name + ".bak").read_bytes() == original
+        assert not [p.name for p in path.parent.iterdir() if ".bak" in p.name]
+        assert backup_path(path).read_bytes() == original
         # everything except engram's entry is byte-identical
         needle = "mcp_servers.engram" if case.fmt == "toml" else '"engram"'
         assert_only_inserted(original.decode(), linked.decode(), needle, GATE_RULES.get(case.target, ()))
@@ -184,14 +184,14 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
     # unlink restores the original bytes (or removes the file link created)
     rc, env = run_json(capsys, "unlink", *case.argv())
     assert rc == 0, env
-    assert actions(env)[0] == "removed"
+    assert actions(env)[0] == ("removed" if original is None else "restored")
     if original is None:
         assert not path.exists() and not path.with_suffix(".jsonc").exists()
     else:
         assert path.read_bytes() == original
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
-        assert sorted(p.name for p in path.parent.iterdir() if ".bak" in p.name) == [path.name + ".bak"]
-        assert path.with_name(path.name + ".bak").read_bytes() == original
+        assert not [p.name for p in path.parent.iterdir() if ".bak" in p.name]
+        assert not backup_path(path).exists(), "unlink removes the backup it restored from"
     if case.target == "claude":
         assert settings.read_bytes() == settings_original
     untouched_after = {
@@ -201,7 +201,7 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
     }
     assert untouched_after == untouched_before
     assert not any(c.exists() for c in commands), "unlink removes the /engram command"
-    leftover = {k for k in tree_state(ws, private_home) if k not in all_before and not k.endswith(".bak")}
+    leftover = {k for k in tree_state(ws, private_home) if k not in all_before}
     assert leftover == set(), f"unlink leaves no folder the link created: {leftover}"
 
 
@@ -327,20 +327,21 @@ def test_claude_global_prints_the_claude_mcp_add_line_and_writes_nothing(
 
 
 @pytest.mark.parametrize("target", ["windsurf", "antigravity", "claude-desktop"])
-def test_targets_without_a_workspace_file_are_skipped_with_a_note(
+def test_targets_without_a_workspace_file_refuse_and_name_the_global_link(
     target: str,
     ws: Path,
     private_home: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Issue 22: `link windsurf` in a workspace said "skipped" with exit 0."""
     before = tree_state(ws, private_home)
     rc, env = run_json(capsys, "link", target)
-    assert rc == 0
-    [result] = env["data"]["results"]
-    assert result["action"] == "skipped"
-    assert "--global" in result["message"] or "user" in result["message"]
-    rc, out, _ = run(capsys, "unlink", target)
-    assert rc == 0 and "skipped" in out
+    assert rc == 1
+    [diagnostic] = env["diagnostics"]
+    assert diagnostic["code"] == "ENGRAM_GLOBAL_ONLY"
+    assert f"engram link {target} --global" in diagnostic["message"]
+    rc, out, err = run(capsys, "unlink", target)
+    assert rc == 1 and f"engram unlink {target} --global" in err
     assert tree_state(ws, private_home) == before
 
 
@@ -478,8 +479,7 @@ def test_claude_link_without_prior_settings_round_trips_and_removes_the_hook_fil
     rc, env = run_json(capsys, "link", "claude")
     assert rc == 0 and actions(env) == ["unchanged", "unchanged", "unchanged"]
     rc, env = run_json(capsys, "unlink", "claude")
-    assert rc == 0 and actions(env) == ["removed", "removed", "removed"]
+    assert rc == 0 and actions(env) == ["restored", "removed", "removed"]
     assert path.read_bytes() == original
-    after = tree_state(ws, private_home)
-    assert {k: v for k, v in after.items() if not k.endswith(".bak")} == before
+    assert tree_state(ws, private_home) == before
     assert not (ws / ".claude").exists()

@@ -1,8 +1,9 @@
 """A host config kept as a symbolic link is edited through its link (SPEC §8, issue 19 item 9).
 
 `engram link cursor` over a symlinked `~/.cursor/mcp.json` (dotfiles) replaced the link with a
-file. Now the target's bytes change, the link stays, the `.bak` is a plain copy beside the link,
-and a link that points nowhere, or out of the workspace, is refused with a message.
+file. Now the target's bytes change, the link stays, the backup is a plain copy under
+$ENGRAM_HOME (issue 22; it was a `.bak` beside the link), and a link that points nowhere, or out
+of the workspace, is refused with a message.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from engram_mcp.hosts.edits import backup_path
 from tests.support.cli import run, run_json
 from tests.support.host_configs import parse_jsonc
 
@@ -47,7 +49,8 @@ def test_link_edits_a_symlinked_global_config_through_its_link(
     assert target.read_text("utf-8").startswith("{\n  // my servers, kept in dotfiles\n")
     assert (target.stat().st_mode & 0o777) == 0o640
     assert sorted(p.name for p in target.parent.iterdir()) == ["cursor-mcp.json"]
-    backup = link.with_name("mcp.json.bak")
+    assert not link.with_name("mcp.json.bak").exists(), "backups live under $ENGRAM_HOME (issue 22)"
+    backup = backup_path(link)
     assert not backup.is_symlink() and backup.read_text("utf-8") == ORIGINAL
     linked = target.read_bytes()
     rc, env = run_json(capsys, "link", "cursor", "--global")
@@ -56,6 +59,7 @@ def test_link_edits_a_symlinked_global_config_through_its_link(
     rc, out, err = run(capsys, "unlink", "cursor", "--global")
     assert rc == 0, out + err
     assert link.is_symlink() and target.read_text("utf-8") == ORIGINAL
+    assert "restored" in out and not backup.exists()
 
 
 def test_a_dangling_link_is_refused_with_a_message_and_left_as_it_is(
