@@ -290,6 +290,36 @@ def load_config(user_path: Path, project_path: Path, checked: CheckedConfigs | N
     return replace(config, vector_model=model) if model else config
 
 
+@dataclass(frozen=True, slots=True)
+class FileCheck:
+    """One settings file as `load_config` takes it (for `engram doctor`, engram_mcp.health)."""
+
+    path: Path
+    label: str
+    """`$ENGRAM_HOME/config.json` or `.engram/config.json`."""
+    ignored: tuple[str, ...]
+    """Why the whole file is ignored (every setting in it falls back); () when it is used."""
+    partly: tuple[str, ...]
+    """Settings of a file in use that are ignored, each with why."""
+
+
+def check_files(
+    user_path: Path, project_path: Path, checked: CheckedConfigs | None = None
+) -> list[FileCheck]:
+    """Both settings files, checked exactly as `load_config` reads them; writes nothing (pass a
+    `CheckedConfigs` that is not writable, or None to check every file with the schema)."""
+    workspace = project_path.parent.parent
+    user, user_problems = read_config_file(user_path, "$ENGRAM_HOME/config.json", checked=checked)
+    project, project_problems = read_config_file(
+        project_path, ".engram/config.json", base=workspace, checked=checked
+    )
+    _, partly = _vector_model(user, project)
+    return [
+        FileCheck(user_path, "$ENGRAM_HOME/config.json", tuple(user_problems), ()),
+        FileCheck(project_path, ".engram/config.json", tuple(project_problems), tuple(partly)),
+    ]
+
+
 def _vector_model(user: dict[str, Any], project: dict[str, Any]) -> tuple[str, list[str]]:
     """`search.vector_model`, honoured from the user's config only: a workspace's config travels
     through git, and a clone may not name a path outside its scope (SPEC §2). `~` is expanded;

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from store.errors import Busy, CorruptMemory, NotRegular, Problem, ReadOnly, UnsafePath
+from store.errors import Busy, Conflict, CorruptMemory, NotRegular, Problem, ReadOnly, UnsafePath
 from store.files.fsutil import read_regular
 from store.files.ids import is_valid_id
 from store.files.lock import default_timeout, workspace_lock
@@ -89,8 +89,10 @@ class Broken:
         return "does not parse" if self.parsed else "cannot be read"
 
     def error(self) -> CorruptMemory:
-        """What a read of this id by name answers (`engram show`, a load by id): not NotFound."""
-        return CorruptMemory(
+        """What a read of this id by name answers (`engram show`, a load by id): not NotFound,
+        but ENGRAM_CORRUPT (ENGRAM_CONFLICT for git's conflict markers) with the problem."""
+        kind = Conflict if self.problem.code == Conflict.code else CorruptMemory
+        return kind(
             f"{self.problem.file} {self.verdict}: {self.problem.message}. engram leaves the file "
             "untouched: fix it by hand"
         )
@@ -403,6 +405,10 @@ class Catalog:
                 )
             elif entry.is_file(follow_symlinks=False):
                 found.append((entry.path, entry.inode(), None))
+            else:  # a FIFO, device or folder by a memory's name: never opened, but said
+                found.append(
+                    (entry.path, 0, Problem("ENGRAM_CORRUPT", self._shown(entry.path), _NOT_REGULAR))
+                )
         return found, unchanged
 
     def _update(self, path: str, tier: str, inode: int) -> bool:

@@ -55,6 +55,8 @@ from store.search.vector_build import (
     progress,
 )
 from store.search.vector_extra import (
+    FILE_BYTES_BASE,
+    FILE_BYTES_PER_MEMORY,
     MINILM,
     WORDLLAMA,
     available,
@@ -80,10 +82,6 @@ WINDOW_WORDS: Final = 200
 """Body words per window (the title and tags are added to every window)."""
 BUNDLED_CONFIG: Final = "l2_supercat"
 BUNDLED_DIM: Final = 256
-FILE_BYTES_BASE: Final = 16 << 20
-FILE_BYTES_PER_MEMORY: Final = 64 << 10
-"""vectors.bin may hold at most FILE_BYTES_BASE plus this per memory (85 windows of 384
-float16 dimensions, 8,500 words at MiniLM's 100 a window); a larger file is rebuilt unread."""
 _FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;pool=mean-words;dtype=float16"
 
 
