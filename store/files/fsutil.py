@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from store.errors import NotRegular
+from store.files import fs_platform
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: bool = True) -> str:
@@ -29,7 +30,7 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None, sync_dir: 
             os.fsync(tmp.fileno())
         if mode is not None:
             os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
+        fs_platform.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
@@ -43,12 +44,11 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     """A new file `.<name>.<random>.tmp` in `path`'s folder, created exclusively, mode 0600, never
     through a link (what `tempfile.mkstemp` does, without importing tempfile, random and shutil
     into every process that may write)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | fs_platform.CREATE_FLAGS
     while True:
         name = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
         try:
-            return os.open(
-                name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-            ), name
+            return os.open(name, flags, 0o600), name
         except FileExistsError:  # 48 random bits taken: draw again
             continue
 
@@ -66,16 +66,21 @@ def open_regular(path: Path | str, *, follow: bool = False, flags: int = os.O_RD
 
 
 def _open_checked(path: Path | str, follow: bool, flags: int) -> tuple[int, os.stat_result]:
-    """`open_regular`'s descriptor and what fstat said of it."""
-    nofollow = 0 if follow else os.O_NOFOLLOW
+    """`open_regular`'s descriptor and what fstat said of it (store.files.fs_platform: where
+    there is no O_NOFOLLOW, a link is found after the open)."""
     try:
-        fd = os.open(path, flags | os.O_NONBLOCK | nofollow | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, flags | (fs_platform.OPEN_FOLLOWING if follow else fs_platform.OPEN_FLAGS), 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise NotRegular(errno.ELOOP, "is a symbolic link") from None
-        if exc.errno in (errno.EISDIR, errno.ENXIO, errno.ENODEV):  # a folder; a FIFO opened to write
+        if exc.errno in (errno.ENXIO, errno.ENODEV) or fs_platform.is_folder(
+            exc, path
+        ):  # a FIFO opened to write; a folder
             raise NotRegular(exc.errno, "is not a regular file") from None
         raise
+    if fs_platform.LINKS_FOLLOWED and not follow and fs_platform.opened_through_link(path, fd):
+        os.close(fd)
+        raise NotRegular(errno.ELOOP, "is a symbolic link")
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
@@ -116,6 +121,10 @@ def _read(fd: int, first: int, most: int | None) -> bytes:
 
 
 def fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable; skipped where a folder cannot be fsynced (Windows),
+    and a failure is no error (the rename itself happened)."""
+    if not fs_platform.syncs_folders():
+        return
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
         try:

@@ -23,8 +23,11 @@ open, a FIFO or folder at a ticket is a dead ticket (removed, or skipped), and a
 (a cloned repository can carry one) is refused with ENGRAM_UNSAFE_PATH, and the lock file is
 never truncated (filelock opened it with O_TRUNC, through a link too).
 
-POSIX only (Linux, macOS). On Windows, which has no `flock`, engram falls back to filelock's
-polling lock: exclusive and re-entrant, but not first come first served.
+The queue is POSIX (Linux, macOS). Windows has no `flock`: there the lock is filelock's
+(`msvcrt.locking` of one byte of `<lock>`, tried every 50 ms), exclusive and re-entrant, but not
+first come first served; a link, folder or anything but a regular file at `<lock>` is refused
+the same way before filelock opens it (it would open it with O_TRUNC, through a link).
+What else differs per platform is in store.files.fs_platform.
 """
 
 from __future__ import annotations
@@ -105,16 +108,44 @@ def workspace_lock(lock_path: Path, timeout: float | None = None) -> Iterator[No
         release()
 
 
-if sys.platform == "win32":  # pragma: no cover - no flock: filelock's polling lock
-    from filelock import FileLock, Timeout
+def _link_refused(path: Path) -> UnsafePath:
+    return UnsafePath(
+        f"{path.name} is a symbolic link; engram does not follow links under .engram/ "
+        "(remove it: engram recreates its lock files)"
+    )
 
-    def _acquire(lock_path: Path, timeout: float) -> Callable[[], None]:
-        lock = FileLock(str(lock_path), thread_local=False)
-        try:
-            lock.acquire(timeout=timeout)
-        except Timeout:
-            raise _busy(timeout) from None
-        return lock.release
+
+def _not_regular(path: Path) -> UnsafePath:
+    return UnsafePath(
+        f"{path.name} is not a regular file (a folder, FIFO or device); remove .engram/{path.name} "
+        "(engram recreates its lock files); nothing was changed"
+    )
+
+
+def _polling_acquire(lock_path: Path, timeout: float) -> Callable[[], None]:
+    """The lock where there is no `flock` (Windows): filelock's, tried every 50 ms until the
+    timeout, after refusing a link or anything but a regular file at `lock_path`."""
+    from filelock import FileLock, Timeout  # Windows only (pyproject: sys_platform == 'win32')
+
+    try:
+        mode = os.lstat(lock_path).st_mode
+    except FileNotFoundError:
+        pass
+    else:
+        if stat.S_ISLNK(mode):
+            raise _link_refused(lock_path)
+        if not stat.S_ISREG(mode):
+            raise _not_regular(lock_path)
+    lock = FileLock(str(lock_path), thread_local=False)
+    try:
+        lock.acquire(timeout=timeout, poll_interval=0.05)
+    except Timeout:
+        raise _busy(timeout) from None
+    return lock.release
+
+
+if sys.platform == "win32":  # pragma: no cover - no flock (the polling lock is tested on Linux too)
+    _acquire = _polling_acquire
 
 else:
     import fcntl
@@ -151,10 +182,7 @@ else:
             fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise UnsafePath(
-                    f"{path.name} is a symbolic link; engram does not follow links under .engram/ "
-                    "(remove it: engram recreates its lock files)"
-                ) from None
+                raise _link_refused(path) from None
             if exc.errno == errno.EISDIR:
                 raise _not_regular(path) from None
             raise
@@ -162,12 +190,6 @@ else:
             os.close(fd)
             raise _not_regular(path)
         return fd
-
-    def _not_regular(path: Path) -> UnsafePath:
-        return UnsafePath(
-            f"{path.name} is not a regular file (a folder, FIFO or device); remove .engram/{path.name} "
-            "(engram recreates its lock files); nothing was changed"
-        )
 
     def _open_queue(folder: Path) -> int:
         with contextlib.suppress(FileExistsError):

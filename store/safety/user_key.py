@@ -8,7 +8,9 @@ and is discarded.
 
 The secret is created atomically on first need (a hard link of a finished temp file: two
 processes racing both end up with the winner's bytes) and read once per process. A secret file
-that is not a regular 32-byte file of mode 0600 owned by the user is replaced with a fresh one,
+that is not a regular 32-byte file of mode 0600 owned by the user is replaced with a fresh one
+(on Windows, which has neither POSIX modes nor owners, a regular 32-byte file: what protects it
+there is said in store.files.fs_platform),
 with a notice: every tag made with the old key then fails, so derived files are rebuilt and
 pending proposals dropped — the safe side. A read-only store never creates it: without one it
 uses a key of its own for the process, so it trusts no stored file and writes none.
@@ -27,6 +29,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from store.files import fs_platform
 
 log = logging.getLogger("engram.store")
 
@@ -94,21 +98,23 @@ def _check(path: Path) -> str | None:
         return f"cannot be examined ({exc.strerror})"
     if not stat.S_ISREG(info.st_mode):
         return "is not a regular file"
-    if stat.S_IMODE(info.st_mode) != MODE:
+    if fs_platform.modes_enforced() and stat.S_IMODE(info.st_mode) != MODE:
         return f"had mode {stat.S_IMODE(info.st_mode):04o}, not 0600"
     if info.st_size != SIZE:
         return f"held {info.st_size} bytes, not {SIZE}"
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+    if fs_platform.modes_enforced() and hasattr(os, "getuid") and info.st_uid != os.getuid():
         return "belongs to another user"
     return None
 
 
 def _read(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = os.open(path, os.O_RDONLY | fs_platform.OPEN_FLAGS)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(0, "not a regular file")
+        if fs_platform.LINKS_FOLLOWED and fs_platform.opened_through_link(path, fd):
+            raise OSError(0, "a symbolic link")
         data = os.read(fd, SIZE + 1)
     finally:
         os.close(fd)
@@ -122,20 +128,20 @@ def _create(path: Path, key: bytes | None = None) -> bytes:
     key = key or secrets.token_bytes(SIZE)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{FILE_NAME}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, MODE)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | fs_platform.CREATE_FLAGS, MODE)
     try:
         os.write(fd, key)
         os.fsync(fd)
     finally:
         os.close(fd)
     try:
-        os.chmod(temp, MODE)  # whatever the umask
+        os.chmod(temp, MODE)  # whatever the umask (on Windows: not read-only, all it sets)
         os.link(temp, path)
     except FileExistsError:
         try:
             key = _read(path)
         except OSError:
-            os.replace(temp, path)
+            fs_platform.replace(temp, path)
             return key
     finally:
         with contextlib.suppress(OSError):
