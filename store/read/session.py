@@ -21,6 +21,7 @@ from store.files.git import run_git
 from store.files.memory import Memory
 from store.read.load import Why, count_tokens
 from store.read.route import RouteEntry, RoutePlan, RoutePool, for_role, route
+from store.wording import count as plural_count
 
 GIT_SECONDS: Final = 1.0
 """Seconds each of the session's three git calls may take (a session start never waits on git)."""
@@ -244,21 +245,17 @@ def whole_store(pool: RoutePool, plan: RoutePlan, *, role: str) -> tuple[RouteEn
     )
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n:,} {one if n == 1 else many}"
-
-
 def whole_why(count: int) -> Why:
     """The why-line of a store small enough to show whole (`count` memories)."""
 
     def why(bodies: int, cards: int, tokens: int) -> str:
         if bodies >= count:
             return (
-                f"the store is small ({_count(count, 'memory', 'memories')}, {tokens:,} tokens): "
+                f"the store is small ({plural_count(count, 'memory')}, {tokens:,} tokens): "
                 "loaded all of it, rules and gotchas first."
             )
         return (
-            f"the store is small ({_count(count, 'memory', 'memories')}): loaded all of it, "
+            f"the store is small ({plural_count(count, 'memory')}): loaded all of it, "
             f"{bodies:,} as bodies (rules and gotchas first), the other {count - bodies:,} as cards."
         )
 
@@ -283,9 +280,9 @@ def routed_why(tree: WorkingTree, objective: str, total: int) -> Why:
     if tree.branch_words and not objective.strip():
         sources.append(_branch(tree.branch))
     if tree.paths:
-        sources.append(_count(len(tree.paths), "changed file", "changed files"))
+        sources.append(plural_count(len(tree.paths), "changed file"))
     if tree.subjects and not objective.strip():
-        sources.append(_count(len(tree.subjects), "recent commit", "recent commits"))
+        sources.append(plural_count(len(tree.subjects), "recent commit"))
     said = (
         "routed by " + (", ".join(sources[:-1]) + " and " if len(sources) > 1 else "") + sources[-1]
         if sources
@@ -295,7 +292,7 @@ def routed_why(tree: WorkingTree, objective: str, total: int) -> Why:
     def why(bodies: int, cards: int, tokens: int) -> str:
         if not total:
             return "the store has no memories yet: nothing to load."
-        shown = f"{bodies + cards:,} of {_count(total, 'memory', 'memories')}"
+        shown = f"{bodies + cards:,} of {plural_count(total, 'memory')}"
         return f"{said}: {shown}" + (", the project's rules first." if bodies + cards else ".")
 
     return why
