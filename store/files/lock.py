@@ -122,11 +122,13 @@ def _not_regular(path: Path) -> UnsafePath:
     )
 
 
-def _polling_acquire(lock_path: Path, timeout: float) -> Callable[[], None]:
-    """The lock where there is no `flock` (Windows): filelock's, tried every 50 ms until the
-    timeout, after refusing a link or anything but a regular file at `lock_path`."""
-    from filelock import FileLock, Timeout  # Windows only (pyproject: sys_platform == 'win32')
+Take = Callable[[Path, float], Callable[[], None] | None]
+"""A lock primitive: hold a path's lock within a timeout; its release, or None."""
 
+
+def _polling_acquire(lock_path: Path, timeout: float, take: Take) -> Callable[[], None]:
+    """The lock where there is no `flock` (Windows): `take` is store.files.polling_lock's
+    (filelock), called after refusing a link or anything but a regular file at `lock_path`."""
     try:
         mode = os.lstat(lock_path).st_mode
     except FileNotFoundError:
@@ -136,16 +138,17 @@ def _polling_acquire(lock_path: Path, timeout: float) -> Callable[[], None]:
             raise _link_refused(lock_path)
         if not stat.S_ISREG(mode):
             raise _not_regular(lock_path)
-    lock = FileLock(str(lock_path), thread_local=False)
-    try:
-        lock.acquire(timeout=timeout, poll_interval=0.05)
-    except Timeout:
-        raise _busy(timeout) from None
-    return lock.release
+    release = take(lock_path, timeout)
+    if release is None:
+        raise _busy(timeout)
+    return release
 
 
 if sys.platform == "win32":  # pragma: no cover - no flock (the polling lock is tested on Linux too)
-    _acquire = _polling_acquire
+    from store.files.polling_lock import acquire as _take_polling
+
+    def _acquire(lock_path: Path, timeout: float) -> Callable[[], None]:
+        return _polling_acquire(lock_path, timeout, _take_polling)
 
 else:
     import fcntl

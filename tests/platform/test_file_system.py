@@ -8,6 +8,7 @@ the tests that say so fail there by what the code does."""
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import sys
@@ -60,9 +61,13 @@ def test_engram_runs_without_the_open_flags_windows_lacks(
     AttributeError: module 'os' has no attribute 'O_NOFOLLOW')."""
     lock = first("store.lock", "store.files.lock")
     if hasattr(lock, "_polling_acquire"):  # the queue lock is POSIX-only: Windows takes this one
-        monkeypatch.setattr(lock, "_acquire", lock._polling_acquire)
+        from store.files import polling_lock
+
+        monkeypatch.setattr(
+            lock, "_acquire", functools.partial(lock._polling_acquire, take=polling_lock.acquire)
+        )
         # filelock's own Unix lock needs O_NONBLOCK; its Windows one (msvcrt) cannot run here
-        monkeypatch.setattr(filelock, "FileLock", filelock.SoftFileLock)
+        monkeypatch.setattr(polling_lock, "FileLock", filelock.SoftFileLock)
     folder = tmp_path / "project"
     folder.mkdir()
     monkeypatch.chdir(folder)
@@ -233,9 +238,9 @@ def test_the_secrets_mode_is_checked_on_posix_and_not_on_windows(
 @pytest.fixture
 def polling_lock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """store.files.lock with the lock Windows takes (filelock's), which also runs on Linux."""
-    from store.files import lock
+    from store.files import lock, polling_lock
 
-    monkeypatch.setattr(lock, "_acquire", lock._polling_acquire)
+    monkeypatch.setattr(lock, "_acquire", functools.partial(lock._polling_acquire, take=polling_lock.acquire))
     yield lock
 
 
