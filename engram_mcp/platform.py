@@ -1,15 +1,36 @@
 """What differs between Linux, macOS and Windows for the application, in one place: where the
-user-level host configs live and how console scripts are named. Each function reads
-`sys.platform` when called, so a test can fake the platform with monkeypatch.
+user-level host configs live, how console scripts are named and where they are installed, and
+which signals ask engram to stop. Each function reads `sys.platform` when called, so a test can
+fake the platform with monkeypatch.
 
-File-system behaviour (folder fsync, locking, path separators) is in store/files/platform.py.
+File-system behaviour (open flags, folder fsync, file modes, locking, `\\` in refs and globs)
+is store/files/fs_platform.py's.
+
+Signals. POSIX: SIGTERM is how a host, a service manager or `kill` asks a process to stop;
+engram finishes what it is doing and exits 143 (SIGINT, Ctrl-C, is KeyboardInterrupt: 130).
+Windows: Python's `signal` module has SIGTERM, and a handler can be installed, but the OS never
+delivers it: stopping another process is TerminateProcess (what `os.kill` and Node's
+`child.kill()` do there), which runs no handler, so a host that stops engram that way gets the
+same result as SIGKILL on POSIX (every write is atomic and journalled: the store is whole).
+The stop a server can see on every platform is its stdin closing (exit 0), which MCP's stdio
+transport names as the client's way to shut a server down. Ctrl+Break in a console is SIGBREAK
+(Windows only), handled like SIGTERM. There is no SIGHUP or SIGPIPE on Windows (a write to a
+closed pipe is an OSError there, BrokenPipeError or EINVAL), and engram installs neither anywhere
+(Python ignores SIGPIPE, so POSIX gets BrokenPipeError too).
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from types import FrameType
+from typing import Any, Final
+
+STOPPED_EXIT: Final = 143
+"""The exit code after a stop signal (128 + SIGTERM's 15, on every platform)."""
 
 
 def system() -> str:
@@ -20,6 +41,49 @@ def system() -> str:
 def script_suffix() -> str:
     """How a console script's file name ends: `.exe` on Windows."""
     return ".exe" if system() == "win32" else ""
+
+
+def script_name(name: str) -> str:
+    """A console script's file name: `engram-mcp`, `engram-mcp.exe` on Windows (pip writes a
+    small launcher program there, so a host spawns it directly, with no shell: unlike `npx`,
+    which is `npx.cmd` on Windows)."""
+    return name + script_suffix()
+
+
+def venv_scripts(venv: Path) -> Path:
+    """Where a virtual environment keeps its console scripts: `bin`, `Scripts` on Windows."""
+    return venv / ("Scripts" if system() == "win32" else "bin")
+
+
+def stop_signals() -> tuple[str, ...]:
+    """The names of the signals on which engram stops as on SIGTERM (see the module docstring):
+    SIGTERM; on Windows also SIGBREAK (Ctrl+Break), since SIGTERM never comes there."""
+    return ("SIGTERM", "SIGBREAK") if system() == "win32" else ("SIGTERM",)
+
+
+Handler = Callable[[int, FrameType | None], object]
+_Previous = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+
+@contextlib.contextmanager
+def on_stop_signals(handler: Handler) -> Iterator[tuple[int, ...]]:
+    """`handler` for each of `stop_signals()` that this Python's `signal` module has, for the
+    duration, and the previous handlers back after; yields the signal numbers installed. Off
+    the main thread nothing is installed (Python allows handlers only there)."""
+    previous: list[tuple[int, _Previous]] = []
+    try:
+        for name in stop_signals():
+            number = getattr(signal, name, None)
+            if not isinstance(number, int):
+                continue  # this Python has no such signal (SIGBREAK off Windows)
+            try:
+                previous.append((number, signal.signal(number, handler)))
+            except ValueError:  # not the main thread: leave signals alone
+                break
+        yield tuple(number for number, _ in previous)
+    finally:
+        for number, old in reversed(previous):
+            signal.signal(number, old)
 
 
 def _roaming(home: Path, env: Mapping[str, str]) -> Path:

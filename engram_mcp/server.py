@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import signal
 import sys
 import threading
 from collections.abc import Sequence
@@ -13,7 +12,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from engram_mcp import __version__
+from engram_mcp import __version__, platform
 from engram_mcp.agent_shell import shell_parent
 from engram_mcp.errors import Terminated
 from engram_mcp.identity import INSTRUCTIONS, SERVER_NAME
@@ -173,21 +172,17 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Serve until stdin closes (exit 0). SIGINT exits 130 and SIGTERM 143, each after the
-    in-flight calls finished, with nothing on stdout and no traceback."""
+    """Serve until stdin closes (exit 0). SIGINT exits 130 and SIGTERM 143 (on Windows, which
+    never delivers SIGTERM, Ctrl+Break: engram_mcp.platform), each after the in-flight calls
+    finished, with nothing on stdout and no traceback. Off the main thread (an embedding test)
+    no handler is installed."""
     try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread (an embedding test): leave signals alone
-        previous = None
-    try:
-        return _serve(argv)
+        with platform.on_stop_signals(_on_sigterm):
+            return _serve(argv)
     except KeyboardInterrupt:
         return 130
     except Terminated:
-        return 143
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        return platform.STOPPED_EXIT
 
 
 def _serve(argv: Sequence[str] | None) -> int:
