@@ -10,15 +10,18 @@ envelope's `data.warnings`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engram_mcp import health
 from engram_mcp.cli import code_commands
 from engram_mcp.cli.common import did_you_mean
 from engram_mcp.hosts.doctor import doctor
 from engram_mcp.hosts.doctor import upgrade as upgrade_hosts
 from engram_mcp.hosts.errors import Refused
+from engram_mcp.hosts.findings import INFORMATIONAL
 from engram_mcp.hosts.link import Result
 from engram_mcp.hosts.link import link as link_host
 from engram_mcp.hosts.link import unlink as unlink_host
@@ -124,6 +127,8 @@ def in_workspace(store: Store) -> bool:
 def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
     here = in_workspace(store)
     linked, findings, steps = doctor(store.workspace, workspace_files=here)
+    for finding in health.findings(store.workspace if here else None, os.environ):
+        (steps if finding.code in INFORMATIONAL else findings).append(finding)
     lines = [f"linked: {line}" for line in linked] or [
         "no host config has an engram entry yet (see `engram link`)"
     ]

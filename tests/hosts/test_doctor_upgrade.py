@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from tests.support.paths import ENGRAM_MCP
 MARKER = "# managed by engram: `engram unlink codex` removes this block"
 
 
-def codes(envelope: dict) -> list[tuple[str, str]]:
+def codes(envelope: dict[str, Any]) -> list[tuple[str, str]]:
     return [(f["code"], f["file"]) for f in envelope["data"]["findings"]]
 
 
