@@ -215,7 +215,7 @@ def _list(args: argparse.Namespace, store: Store) -> Outcome:
     if broken:
         parse = all(b["verdict"] == "does not parse" for b in broken)
         verb = ("does not parse" if len(broken) == 1 else "do not parse") if parse else "cannot be used"
-        unusable = f"{count(len(broken), 'file')} {verb} (marked !): fix by hand; nothing of it is loaded"
+        unusable = f"{count(len(broken), 'file')} {verb} (marked !: fix by hand; nothing of it is loaded)"
     if not rows:
         filtered = args.type or args.scope or args.status != "active"
         lines.append(
@@ -228,7 +228,7 @@ def _list(args: argparse.Namespace, store: Store) -> Outcome:
     else:
         lines.append(
             f"{count(len(rows), 'memory')}"
-            + (f"; {unusable}" if broken else "")
+            + (f", and {unusable}" if broken else "")
             + ". `engram show ID` prints one."
         )
     data: dict[str, Any] = {

@@ -203,7 +203,7 @@ def _vector_line(state: dict[str, Any]) -> str:
     """Status's line on the vector signal: loading, its problem, or its progress."""
     if "model" not in state:
         return f"vectors: {state['state']}" + (f" ({state['problem']})" if "problem" in state else "")
-    counts = f"{state['embedded']:,} of {state['memories']:,} memories embedded"
+    counts = f"{state['embedded']:,} of {count(state['memories'], 'memory')} embedded"
     if state["state"] == "building":
         return f"vectors: {state['model']}, building: {counts} (search uses BM25 alone until then)"
     return f"vectors: {state['model']}, ready ({counts})"

@@ -95,7 +95,7 @@ def test_list_marks_a_file_that_does_not_parse_and_counts_it(
     assert len(marked) == 1, out
     assert marked[0].startswith("!  use-ruff  does not parse: .engram/memory/use-ruff.md: ")
     assert "(line 6)" in marked[0]  # the line YAML stopped at
-    assert "1 memory; 1 file does not parse (marked !)" in out
+    assert "1 memory, and 1 file does not parse (marked !: fix by hand" in out
     code, envelope = _envelope(capsys, "list")
     data = envelope["data"]
     assert isinstance(data, dict)
