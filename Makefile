@@ -1,12 +1,22 @@
 # The same targets CI runs. `make test` builds .venv on a fresh clone.
 VENV ?= .venv
-PY := $(VENV)/bin/python
+PYTHON ?= python3
+# A venv keeps its programs in bin/, on Windows in Scripts/ as .exe files (make sees the
+# environment's OS=Windows_NT there): computed once, so Linux and macOS run what they always did.
+ifeq ($(OS),Windows_NT)
+VENV_BIN := $(VENV)/Scripts
+EXE := .exe
+else
+VENV_BIN := $(VENV)/bin
+EXE :=
+endif
+PY := $(VENV_BIN)/python$(EXE)
 STAMP := $(VENV)/.installed
 
 .PHONY: install test lint bench bench-quick clean hosts-e2e eval
 
 $(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test,vectors,minilm]'
 	touch $(STAMP)
@@ -19,9 +29,9 @@ test: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --maxprocesses 4
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	$(VENV_BIN)/ruff$(EXE) check .
+	$(VENV_BIN)/ruff$(EXE) format --check .
+	$(VENV_BIN)/mypy$(EXE)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
