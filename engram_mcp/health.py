@@ -86,10 +86,16 @@ class _Shown:
 
     def __init__(self, workspace: Path | None, env: Mapping[str, str]) -> None:
         self.home = home_of(env)
-        self.workspace = workspace if workspace is not None else self.home
+        self.workspace = workspace
 
     def __call__(self, path: Path) -> str:
-        return untrusted.line(display_path(path, self.workspace, self.home), 1000)
+        if self.workspace is not None:
+            shown = display_path(path, self.workspace, self.home)
+        elif path.is_relative_to(self.home):
+            shown = f"~/{path.relative_to(self.home).as_posix()}"
+        else:
+            shown = str(path)
+        return untrusted.line(shown, 1000)
 
 
 def _home(home: Path, env: Mapping[str, str], shown: _Shown) -> list[Finding]:

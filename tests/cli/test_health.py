@@ -260,3 +260,15 @@ def test_a_hostile_problem_text_is_escaped(repo: Path, findings: Check) -> None:
     (repo / ".engram" / "config.json").write_text('{"ro\\u202ele": 1, "\\u001b[31m": 2}', "utf-8")
     for finding in findings(repo):
         assert "\u202e" not in finding.line() and "\x1b" not in finding.line(), finding
+
+
+def test_outside_any_workspace_the_user_scope_alone_is_checked(engram_home: Path, findings: Check) -> None:
+    """doctor run outside a project (workspace None): the user scope, named under ~."""
+    (engram_home / "memory").mkdir(parents=True)
+    (engram_home / "memory" / "my-editor.md").write_text("---\nid: my-editor\ntags: [\n---\n", "utf-8")
+    (engram_home / "config.json").write_text("{,}", "utf-8")
+    found = [(f.code, f.file) for f in findings(None)]
+    assert found == [
+        ("config.ignored", "~/.config/engram/config.json"),
+        ("memory.unparsed", "~/.config/engram/memory/my-editor.md"),
+    ]
