@@ -1,7 +1,8 @@
 """What the file system does differently on Linux, macOS and Windows: the one place store/ asks.
 
-Each answer is read when it is asked for (`sys.platform`, the `os` module's flags), so a test
-fakes another platform with monkeypatch. The application's side (host config folders, console
+`sys.platform` is read when asked, so a test fakes another platform with monkeypatch; the open
+flags are read from `os` once, at import (every open adds them), and `open_flags` computes them
+again from a faked `os`. The application's side (host config folders, console
 scripts, signals) is engram_mcp/platform.py; store/ never imports it. (The name is not
 `platform.py`: two product modules never share a name.)
 
@@ -30,7 +31,7 @@ scripts, signals) is engram_mcp/platform.py; store/ never imports it. (The name 
   `$ENGRAM_HOME` set elsewhere (a shared drive) gets that folder's access list.
 * **Locking** (store/files/lock.py). POSIX: a queue of `flock`ed tickets, first come first
   served, woken by the kernel. Windows has no `flock`: filelock's lock (`msvcrt.locking` of one
-  byte, tried every 50 ms), exclusive and re-entrant but not first come first served; a link or
+  byte, tried every 50 ms: store/files/polling_lock.py), exclusive and re-entrant but not first come first served; a link or
   anything but a regular file at the lock's path is refused before filelock opens it (it opens
   with O_TRUNC and follows links).
 * **Folder separators** (`slashed`). A memory is shared through git between teammates on every
