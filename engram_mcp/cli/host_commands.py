@@ -20,7 +20,7 @@ from engram_mcp.cli import code_commands
 from engram_mcp.cli.common import did_you_mean
 from engram_mcp.hosts.doctor import doctor
 from engram_mcp.hosts.doctor import upgrade as upgrade_hosts
-from engram_mcp.hosts.errors import Refused
+from engram_mcp.hosts.errors import LinkRefused
 from engram_mcp.hosts.findings import INFORMATIONAL
 from engram_mcp.hosts.link import Result
 from engram_mcp.hosts.link import link as link_host
@@ -72,7 +72,7 @@ def _results(results: list[Result], data_key: str = "results", extra: Mapping[st
     return Outcome(True, "\n".join(lines) or "nothing to do", data)
 
 
-def _refused(exc: Refused) -> Outcome:
+def _refused(exc: LinkRefused) -> Outcome:
     return failure(exc.code, exc.message)
 
 
@@ -89,7 +89,7 @@ def _link(args: argparse.Namespace, store: Store) -> Outcome:
             machine_local=args.machine_local,
             warn=warnings,
         )
-    except Refused as exc:
+    except LinkRefused as exc:
         return _refused(exc)
     return _results(results, extra={"warnings": warnings.said})
 
@@ -99,7 +99,7 @@ def _unlink(args: argparse.Namespace, store: Store) -> Outcome:
         results = unlink_host(
             args.target, store.workspace, global_=args.global_, force=args.force, dry_run=args.dry_run
         )
-    except Refused as exc:
+    except LinkRefused as exc:
         return _refused(exc)
     return _results(results)
 

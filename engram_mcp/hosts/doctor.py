@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from engram_mcp.hosts.audit import audit
 from engram_mcp.hosts.edits import Result, read
-from engram_mcp.hosts.errors import HostError, Refused
+from engram_mcp.hosts.errors import HostError, LinkRefused
 from engram_mcp.hosts.findings import Finding, Where
 from engram_mcp.hosts.launch import is_current, resolve
 from engram_mcp.hosts.link import (
@@ -259,7 +259,7 @@ def upgrade(
     machine_local: bool = False,
     warn: Warn = lambda code, message: None,
     env: Mapping[str, str] = os.environ,
-) -> tuple[list[Result], Refused | None]:
+) -> tuple[list[Result], LinkRefused | None]:
     """Re-pin every entry of ours to this installation; other entries are not touched. The
     project's files follow `link`'s rule (link.portable): while PATH here does not find this
     installation they are left as they are, with the refusal to show (ENGRAM_NOT_ON_PATH),
@@ -270,7 +270,7 @@ def upgrade(
     if any(step(dry_run=True).action != "unchanged" for step in shared):
         try:
             portable("upgrade", machine_local=machine_local, warn=warn, env=env)
-        except Refused as exc:
+        except LinkRefused as exc:
             refused = exc
     chosen = [step for in_workspace, step in steps if not (in_workspace and refused is not None)]
     return [step(dry_run=dry_run) for step in chosen], refused

@@ -2,9 +2,10 @@
 
 * HostError   a host file engram leaves untouched; `code` is the ENGRAM_HOST_* code the
               command reports for that file (a dangling link, a folder, not UTF-8, unparseable)
-* Refused     a `link`, `unlink` or `upgrade` that wrote nothing at all: `code` is
-              ENGRAM_NOT_ON_PATH (the project's files would name a command a teammate's machine
-              cannot run, path_hint.py) or ENGRAM_GLOBAL_ONLY (the host has no project config)
+* LinkRefused a `link` or `unlink` that wrote nothing, or an `upgrade` that left the project's
+              files alone: `code` is ENGRAM_NOT_ON_PATH (the project's files would name a
+              command a teammate's machine cannot run, path_hint.py) or ENGRAM_GLOBAL_ONLY (the
+              host has no project config)
 * JsoncError  a JSON/JSONC host file that does not parse, or whose shape leaves no room for
               engram's entry, at a 1-based line and column (jsonc.py)
 * TomlError   a Codex `config.toml` that does not parse, or an engram entry that is not
@@ -27,7 +28,7 @@ class HostError(Exception):
         self.message = message
 
 
-class Refused(Exception):
+class LinkRefused(Exception):
     """A command that wrote nothing; `code` and a `message` for a person, naming the fix."""
 
     def __init__(self, code: str, message: str) -> None:

@@ -18,7 +18,7 @@ from typing import Any, Final
 from engram_mcp.hosts import codex_toml, gate_rules, jsonc, rule_files
 from engram_mcp.hosts.edits import Result as Result
 from engram_mcp.hosts.edits import finish, has_original, link_outside, original, planted_backup, read
-from engram_mcp.hosts.errors import HostError, JsoncError, Refused, RuleError, TomlError
+from engram_mcp.hosts.errors import HostError, JsoncError, LinkRefused, RuleError, TomlError
 from engram_mcp.hosts.launch import is_ours, pinned
 from engram_mcp.hosts.path_hint import fix, off_path
 from engram_mcp.hosts.slash_commands import command_files, link_command, unlink_command
@@ -49,9 +49,9 @@ def _unwarned(code: str, message: str) -> None:
 
 
 # --- before anything is written ----------------------------------------------------------------
-def global_only(skip: Skip, command: str) -> Refused:
+def global_only(skip: Skip, command: str) -> LinkRefused:
     """ENGRAM_GLOBAL_ONLY: the target has no project config (Windsurf, Antigravity, Claude Desktop)."""
-    return Refused(
+    return LinkRefused(
         GLOBAL_ONLY,
         f"{skip.message}, so this project has no file of it to {command}; nothing was written. "
         f"Run `engram {command} {skip.target} --global` (your user-level config)",
@@ -64,12 +64,12 @@ def portable(command: str, *, machine_local: bool, warn: Warn, env: Mapping[str,
     `machine_local` warn that the absolute path written works on this machine only.
 
     Raises:
-        Refused: ENGRAM_NOT_ON_PATH, naming the profile file for the user's shell."""
+        LinkRefused: ENGRAM_NOT_ON_PATH, naming the profile file for the user's shell."""
     off = off_path(env)
     if off is None:
         return
     if not machine_local:
-        raise Refused(
+        raise LinkRefused(
             NOT_ON_PATH,
             f"{off.problem()}, so the files `engram {command}` writes for this project (committed, "
             "shared with your team) could only name a path on this machine, and a teammate's host "
@@ -418,7 +418,7 @@ def link(
     (its files are committed: `portable`), and is said to be outside git before it writes.
 
     Raises:
-        Refused: ENGRAM_NOT_ON_PATH, ENGRAM_GLOBAL_ONLY; nothing was written."""
+        LinkRefused: ENGRAM_NOT_ON_PATH, ENGRAM_GLOBAL_ONLY; nothing was written."""
     resolved = resolve(target, global_, workspace, env)
     files = command_files(target, global_, workspace, env)
     if isinstance(resolved, Skip):
@@ -472,7 +472,7 @@ def unlink(
     bytes are back) or `removed`.
 
     Raises:
-        Refused: ENGRAM_GLOBAL_ONLY; nothing was written."""
+        LinkRefused: ENGRAM_GLOBAL_ONLY; nothing was written."""
     resolved = resolve(target, global_, workspace, env)
     files = command_files(target, global_, workspace, env)
     if isinstance(resolved, Skip):
