@@ -162,10 +162,15 @@ def save_log(log: Path, ran: Ran) -> None:
 
 
 def linked_box(host: Host, root: Path) -> Sandbox:
-    """A sandbox with the host linked as the README says."""
+    """A sandbox with the host linked as the README says. A link that fails (say
+    ENGRAM_NOT_ON_PATH: the sandbox's PATH lost this checkout's bin) stops the run here, rather
+    than checking a host that has no engram."""
     box = Sandbox(root)
     for args in host.links:
-        save_log(root / "link.log", box.engram("link", *args))
+        done = box.engram("link", *args)
+        save_log(root / "link.log", done)
+        if done.returncode != 0:
+            raise RuntimeError(f"engram link {' '.join(args)} failed: {done.stderr or done.stdout}")
     return box
 
 
