@@ -33,7 +33,7 @@ import yaml
 from engram_mcp.errors import Fixable
 from store.files.git import run_git
 from store.safety import untrusted
-from store.wording import count
+from store.plurals import count
 
 SOURCES: Final = ("claude-md", "agents-md", "cursor-rules", "copilot", "claude-memory")
 MAX_CANDIDATES: Final = 100

@@ -23,7 +23,7 @@ from store.code.staleness import Mark, describe, is_stale, key, marks_data
 from store.code.validity import expired
 from store.safety import untrusted
 from store.store import Store
-from store.wording import count
+from store.plurals import count
 from store.write import proposals
 
 Command = Callable[[argparse.Namespace, Store], Outcome]

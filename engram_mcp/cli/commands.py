@@ -44,7 +44,7 @@ from store.errors import UNWRITABLE_ERRNOS, NoWorkspace, StoreError, unwritable
 from store.files.workspace import find_workspace
 from store.safety import untrusted
 from store.store import Store
-from store.wording import count
+from store.plurals import count
 from store.write import commits, mining, notes, proposals, review, transaction
 
 Command = Callable[[argparse.Namespace, Store], Outcome]

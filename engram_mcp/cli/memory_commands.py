@@ -36,7 +36,7 @@ from store.safety import untrusted
 from store.safety.invisible import describe, first_invisible
 from store.safety.redact import redact, redaction_kinds
 from store.store import Store
-from store.wording import count
+from store.plurals import count
 from store.write import commits, curate, kept_edits, proposals, transaction
 
 Command = Callable[[argparse.Namespace, Store], Outcome]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from store.safety import untrusted
-from store.wording import count
+from store.plurals import count
 from store.write.proposal_entry import Before, ProposalEntry
 
 DIFF_LINES: Final = 600

@@ -34,7 +34,7 @@ from engram_mcp.ops.changes import (
 )
 from engram_mcp.ops.shown import Shown, code_line, shown, written_fields
 from store.safety import untrusted
-from store.wording import count
+from store.plurals import count
 from store.write.notes import NoteDraft
 from store.write.proposal_entry import Before, ProposalEntry
 

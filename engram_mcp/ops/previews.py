@@ -21,7 +21,7 @@ from engram_mcp.ops.wording import tool_wording
 from engram_mcp.outcome import Hint, Outcome, Wording
 from store.files.memory import iso
 from store.safety import untrusted
-from store.wording import count
+from store.plurals import count
 from store.write.approvals import MAX_PROPOSALS
 from store.write.commits import CommitReport
 from store.write.proposal_entry import Before, ProposalEntry

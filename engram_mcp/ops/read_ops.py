@@ -10,7 +10,7 @@ from engram_mcp.outcome import Hint, Outcome, Wording
 from store.code.staleness import key
 from store.read import arrivals
 from store.store import Store
-from store.wording import count
+from store.plurals import count
 from store.write import review
 
 MAX_REPORTED_PROBLEMS: Final = 10

@@ -21,7 +21,7 @@ from store.files.git import run_git
 from store.files.memory import Memory
 from store.read.load import Why, count_tokens
 from store.read.route import RouteEntry, RoutePlan, RoutePool, for_role, route
-from store.wording import count as plural_count
+from store.plurals import count as plural_count
 
 GIT_SECONDS: Final = 1.0
 """Seconds each of the session's three git calls may take (a session start never waits on git)."""

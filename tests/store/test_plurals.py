@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from store.wording import count
+from store.plurals import count
 
 
 @pytest.mark.parametrize(
