@@ -148,10 +148,22 @@ def has_original(path: Path, *, in_workspace: bool) -> bool:
     return any(os.path.lexists(backup) for backup in _backups(path, in_workspace))
 
 
+def created_mark(path: Path) -> Path:
+    """Beside where `path`'s backup would be: engram created `path`, so it has no original (a
+    later re-pin must not keep engram's own first text as one, or unlink would keep it)."""
+    backup = backup_path(path)
+    return backup.with_name(backup.name + ".created")
+
+
+def _mark_created(path: Path) -> None:
+    backup_path(path).unlink(missing_ok=True)  # of a file no longer there: moot
+    save_backup(path, b"", created=True)
+
+
 def drop_backup(path: Path, *, in_workspace: bool) -> None:
     """Remove `path`'s backup once unlink has used it (an older engram's `.bak` outside a
     workspace too)."""
-    for backup in _backups(path, in_workspace):
+    for backup in [*_backups(path, in_workspace), created_mark(path)]:
         backup.unlink(missing_ok=True)
     with contextlib.suppress(OSError):  # the last backup gone: no empty folder stays
         backup_path(path).parent.rmdir()
@@ -164,10 +176,10 @@ def planted_backup(path: Path, base: Path) -> Path | None:
     return legacy if os.path.lexists(legacy) and legacy.parent.is_relative_to(base) else None
 
 
-def save_backup(path: Path, data: bytes) -> None:
-    """Keep `data` as `path`'s original, in a folder only the user can read (a host config
-    may hold tokens in its `env`)."""
-    backup = backup_path(path)
+def save_backup(path: Path, data: bytes, *, created: bool = False) -> None:
+    """Keep `data` as `path`'s original (`created`: the mark that engram made it), in a folder
+    only the user can read (a host config may hold tokens in its `env`)."""
+    backup = created_mark(path) if created else backup_path(path)
     backup.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     write_atomic(backup, data, mode=0o600)
 
@@ -190,7 +202,7 @@ def real_path(path: Path) -> Path:
 
 def write(host_path: Path, before: str | None, after: str | None, *, in_workspace: bool) -> None:
     """Atomic write keeping the mode; one backup of the original on the first change
-    (`backup_path`).
+    (`backup_path`), or the mark that engram created the file (`created_mark`).
 
     `after` None removes a file engram itself created (no backup is kept of that). Through a
     symbolic link, the target is written and the link stays."""
@@ -205,9 +217,12 @@ def write(host_path: Path, before: str | None, after: str | None, *, in_workspac
     target = real_path(host_path)
     clean_stale_temps(target.parent, prefix=f".{target.name}.")
     mode = None
-    if before is not None:
+    if before is None:
+        _mark_created(host_path)
+    else:
         mode = target.stat().st_mode & 0o7777
-        if not has_original(host_path, in_workspace=in_workspace):
+        known = has_original(host_path, in_workspace=in_workspace) or created_mark(host_path).exists()
+        if not known:
             save_backup(host_path, target.read_bytes())
     write_atomic(target, after.encode("utf-8"), mode=mode)
 

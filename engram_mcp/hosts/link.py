@@ -71,11 +71,11 @@ def portable(command: str, *, machine_local: bool, warn: Warn, env: Mapping[str,
     if not machine_local:
         raise LinkRefused(
             NOT_ON_PATH,
-            f"{off.problem()}, so the files `engram {command}` writes for this project (committed, "
-            "shared with your team) could only name a path on this machine, and a teammate's host "
-            f"could not start engram; nothing was written. Fix: {fix(off, env)}, and run "
-            f"`engram {command}` again. (`engram {command} --machine-local` writes this machine's "
-            "path anyway: those files then work only here; do not commit them.)",
+            f"{off.problem()}. The files `engram {command}` writes for this project are committed "
+            "and shared, so they must name the bare engram-mcp, which a teammate's PATH finds; "
+            f"nothing was written. Fix: {fix(off, env)}, and run `engram {command}` again. Or "
+            f"`engram {command} --machine-local` writes this machine's path anyway: those files "
+            "then work only here; do not commit them",
         )
     program, args = pinned("engram-mcp")
     warn(

@@ -63,10 +63,10 @@ class OffPath:
             )
         if self.found is not None:
             return (
-                f"PATH here finds another {self.name} first ({self.found}); "
-                f"this installation's is in {self.folder}"
+                f"PATH here finds another {self.name} first, {self.found} "
+                f"(this installation's is in {self.folder})"
             )
-        return f"{self.name} is not on PATH here; this installation's is in {self.folder}"
+        return f"{self.name} is not on PATH here (this installation's is in {self.folder})"
 
 
 def off_path(env: Mapping[str, str] = os.environ) -> OffPath | None:

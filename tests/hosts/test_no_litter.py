@@ -160,3 +160,39 @@ def test_two_projects_keep_their_own_originals(
     assert run(capsys, "unlink", "claude")[0] == 0
     assert (project / ".mcp.json").read_text("utf-8") == MCP_JSON
     assert not list(project.rglob("*.bak")) and not list(other.rglob("*.bak"))
+
+
+@pytest.mark.parametrize("target", ["claude", "opencode"])
+def test_relinking_once_path_is_fixed_drops_the_machine_path_and_unlink_still_cleans_up(
+    target: str,
+    tmp_path: Path,
+    private_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`link --machine-local` off PATH, then PATH fixed and `link` again (what doctor's fix
+    says): no file names this machine's path any more (the ask rules and bash patterns for it
+    go too), and `unlink` removes the files the first link created (a re-pin backed up engram's
+    own first text as the "original", so unlink kept it)."""
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    git(folder, "init", "-q")
+    monkeypatch.chdir(folder)
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", os.pathsep.join([str(empty), "/usr/bin", "/bin"]))
+    code, out, err = run(capsys, "link", target, "--machine-local")
+    assert code == 0, out + err
+    assert any(
+        str(SCRIPTS) in p.read_text("utf-8")
+        for p in folder.rglob("*")
+        if p.is_file() and ".git/" not in str(p)
+    )
+    monkeypatch.setenv("PATH", os.pathsep.join([str(SCRIPTS), "/usr/bin", "/bin"]))
+    code, out, err = run(capsys, "link", target)
+    assert code == 0, out + err
+    shared = [p for p in folder.rglob("*") if p.is_file() and ".git" not in p.relative_to(folder).parts]
+    assert shared and not [p for p in shared if str(SCRIPTS) in p.read_text("utf-8")]
+    code, out, err = run(capsys, "unlink", target)
+    assert code == 0, out + err
+    assert status(folder) == []
