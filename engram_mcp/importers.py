@@ -32,8 +32,8 @@ import yaml
 
 from engram_mcp.errors import Fixable
 from store.files.git import run_git
-from store.safety import untrusted
 from store.plurals import count
+from store.safety import untrusted
 
 SOURCES: Final = ("claude-md", "agents-md", "cursor-rules", "copilot", "claude-memory")
 MAX_CANDIDATES: Final = 100

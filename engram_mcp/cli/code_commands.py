@@ -21,9 +21,9 @@ from engram_mcp.outcome import Outcome, failure
 from store.code.history import history
 from store.code.staleness import Mark, describe, is_stale, key, marks_data
 from store.code.validity import expired
+from store.plurals import count
 from store.safety import untrusted
 from store.store import Store
-from store.plurals import count
 from store.write import proposals
 
 Command = Callable[[argparse.Namespace, Store], Outcome]

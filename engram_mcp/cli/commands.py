@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -28,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from engram_mcp import __version__, agent_shell
+from engram_mcp import __version__, agent_shell, platform
 from engram_mcp.cli import code_commands, host_commands, memory_commands
 from engram_mcp.cli.common import CommandParser, checked, cli_wording, memory_id_arg, unknown_command
 from engram_mcp.errors import Fixable, Terminated, UsageError
@@ -42,9 +41,9 @@ from engram_mcp.transcripts import host_problem
 from engram_mcp.transcripts.sessions import session_candidates
 from store.errors import UNWRITABLE_ERRNOS, NoWorkspace, StoreError, unwritable
 from store.files.workspace import find_workspace
+from store.plurals import count
 from store.safety import untrusted
 from store.store import Store
-from store.plurals import count
 from store.write import commits, mining, notes, proposals, review, transaction
 
 Command = Callable[[argparse.Namespace, Store], Outcome]
@@ -348,18 +347,11 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 @contextlib.contextmanager
-def _quiet_exits() -> Iterator[list[int]]:
-    """SIGTERM becomes an exception for the duration (the previous handler is restored after)."""
-    code: list[int] = []
-    try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread: leave signals alone
-        previous = None
-    try:
-        yield code
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+def _quiet_exits() -> Iterator[None]:
+    """A stop signal (SIGTERM; Ctrl+Break on Windows: engram_mcp.platform) becomes an exception
+    for the duration (the previous handlers are restored after)."""
+    with platform.on_stop_signals(_on_sigterm):
+        yield
 
 
 def _silence_stdout() -> None:
@@ -378,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Terminated:
-        return 143
+        return platform.STOPPED_EXIT
     except BrokenPipeError:
         _silence_stdout()
         return 0

@@ -31,12 +31,12 @@ from engram_mcp.tools.write_tools import CANDIDATE
 from store.code.validity import is_date
 from store.errors import StoreError
 from store.files.memory import DURABLE_TYPES, STATUSES
+from store.plurals import count
 from store.read.catalog import Broken
 from store.safety import untrusted
 from store.safety.invisible import describe, first_invisible
 from store.safety.redact import redact, redaction_kinds
 from store.store import Store
-from store.plurals import count
 from store.write import commits, curate, kept_edits, proposals, transaction
 
 Command = Callable[[argparse.Namespace, Store], Outcome]

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from store.safety import untrusted
 from store.plurals import count
+from store.safety import untrusted
 from store.write.proposal_entry import Before, ProposalEntry
 
 DIFF_LINES: Final = 600

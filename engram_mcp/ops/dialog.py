@@ -33,8 +33,8 @@ from engram_mcp.ops.changes import (
     wrapped,
 )
 from engram_mcp.ops.shown import Shown, code_line, shown, written_fields
-from store.safety import untrusted
 from store.plurals import count
+from store.safety import untrusted
 from store.write.notes import NoteDraft
 from store.write.proposal_entry import Before, ProposalEntry
 

@@ -20,8 +20,8 @@ from engram_mcp.ops.shown import Shown, code_line, code_row, shown
 from engram_mcp.ops.wording import tool_wording
 from engram_mcp.outcome import Hint, Outcome, Wording
 from store.files.memory import iso
-from store.safety import untrusted
 from store.plurals import count
+from store.safety import untrusted
 from store.write.approvals import MAX_PROPOSALS
 from store.write.commits import CommitReport
 from store.write.proposal_entry import Before, ProposalEntry

@@ -8,9 +8,9 @@ from engram_mcp import marks
 from engram_mcp.ops.wording import tool_wording
 from engram_mcp.outcome import Hint, Outcome, Wording
 from store.code.staleness import key
+from store.plurals import count
 from store.read import arrivals
 from store.store import Store
-from store.plurals import count
 from store.write import review
 
 MAX_REPORTED_PROBLEMS: Final = 10

@@ -19,9 +19,9 @@ from store.code.refs import ref_path
 from store.files.fs_platform import slashed
 from store.files.git import run_git
 from store.files.memory import Memory
+from store.plurals import count as plural_count
 from store.read.load import Why, count_tokens
 from store.read.route import RouteEntry, RoutePlan, RoutePool, for_role, route
-from store.plurals import count as plural_count
 
 GIT_SECONDS: Final = 1.0
 """Seconds each of the session's three git calls may take (a session start never waits on git)."""
