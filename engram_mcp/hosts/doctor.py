@@ -269,7 +269,8 @@ def upgrade(
     refused = None
     if any(step(dry_run=True).action != "unchanged" for step in shared):
         try:
-            portable("upgrade", machine_local=machine_local, warn=warn, env=env)
+            left = "the project's files were left as they are (your user-level ones were re-pinned)"
+            portable("upgrade", machine_local=machine_local, warn=warn, env=env, left=left)
         except LinkRefused as exc:
             refused = exc
     chosen = [step for in_workspace, step in steps if not (in_workspace and refused is not None)]

@@ -58,10 +58,18 @@ def global_only(skip: Skip, command: str) -> LinkRefused:
     )
 
 
-def portable(command: str, *, machine_local: bool, warn: Warn, env: Mapping[str, str] = os.environ) -> None:
+def portable(
+    command: str,
+    *,
+    machine_local: bool,
+    warn: Warn,
+    env: Mapping[str, str] = os.environ,
+    left: str = "nothing was written",
+) -> None:
     """Check that the project files `command` (`link claude`, `upgrade`) writes can name the bare
     `engram-mcp` and `engram`: PATH here finds this installation's. Else refuse, or with
-    `machine_local` warn that the absolute path written works on this machine only.
+    `machine_local` warn that the absolute path written works on this machine only. `left`
+    says what the refusal leaves as it was.
 
     Raises:
         LinkRefused: ENGRAM_NOT_ON_PATH, naming the profile file for the user's shell."""
@@ -73,7 +81,7 @@ def portable(command: str, *, machine_local: bool, warn: Warn, env: Mapping[str,
             NOT_ON_PATH,
             f"{off.problem()}. The files `engram {command}` writes for this project are committed "
             "and shared, so they must name the bare engram-mcp, which a teammate's PATH finds; "
-            f"nothing was written. Fix: {fix(off, env)}, and run `engram {command}` again. Or "
+            f"{left}. Fix: {fix(off, env)}, and run `engram {command}` again. Or "
             f"`engram {command} --machine-local` writes this machine's path anyway: those files "
             "then work only here; do not commit them",
         )

@@ -196,13 +196,18 @@ def test_upgrade_off_path_never_turns_a_bare_name_into_a_path(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The project's files are left as they are (ENGRAM_NOT_ON_PATH); the user's own are re-pinned."""
     monkeypatch.setenv("PATH", os.pathsep.join([str(SCRIPTS), "/usr/bin", "/bin"]))
     assert run(capsys, "link", "vscode")[0] == 0
     committed = (project / ".vscode" / "mcp.json").read_bytes()
+    user = private_home / ".cursor" / "mcp.json"
+    user.parent.mkdir()
+    user.write_text('{"mcpServers": {"engram": {"command": "/old/venv/bin/engram-mcp", "args": []}}}\n')
     monkeypatch.setenv("PATH", os.pathsep.join([str(empty_bin(tmp_path)), "/usr/bin", "/bin"]))
     code, out, err = run(capsys, "upgrade")
     assert code == 1 and "ENGRAM_NOT_ON_PATH" in out + err
     assert (project / ".vscode" / "mcp.json").read_bytes() == committed
+    assert json.loads(user.read_text())["mcpServers"]["engram"]["command"] == str(SCRIPTS / "engram-mcp")
 
 
 # --- doctor ----------------------------------------------------------------------------------------
