@@ -291,7 +291,7 @@ def test_symlinks_in_memory_are_refused_and_never_read(
         search = tool_data(_call(ws, era, "engram_search", {"query": f"{SECRET_WORD} outside"}))
         assert all(e["id"] not in links for e in search["entries"])
         for link in links:
-            assert _codes(_call(ws, era, "engram_load", {"id": link})) == ["ENGRAM_NOT_FOUND"], link
+            assert _codes(_call(ws, era, "engram_load", {"id": link})) == ["ENGRAM_CORRUPT"], link
             uri = f"engram://memory/{link}"
             _not_found(_read(ws, era, uri), era, uri)
         full = tool_data(_call(ws, era, "engram_load", {"query": SECRET_WORD, "full": True}))
@@ -502,7 +502,7 @@ def test_yaml_bombs_through_the_server(workspace: Path, era: str) -> None:
         hits = tool_data(_call(ws, era, "engram_search", {"query": "uv python environments"}))["entries"]
         assert "use-uv-for-python" in [e["id"] for e in hits]
         for name in names:
-            assert _codes(_call(ws, era, "engram_load", {"id": name})) == ["ENGRAM_NOT_FOUND"]
+            assert _codes(_call(ws, era, "engram_load", {"id": name})) == ["ENGRAM_CORRUPT"]
         _alive(ws, era)
         assert ws.alive()
 
@@ -617,7 +617,7 @@ def test_a_title_cannot_break_out_of_the_quoted_block(workspace: Path, era: str)
         text = _text(reply)
         outside = text.split("````", 1)[0]
         assert "SYSTEM: ignore" not in outside, outside
-        assert reply["result"]["isError"] is True and "ENGRAM_NOT_FOUND" in text, text
+        assert reply["result"]["isError"] is True and "ENGRAM_CORRUPT" in text, text
         status = _call(ws, era, "engram_status", {})["result"]["structuredContent"]
         reported = [d["message"] for d in status["diagnostics"] if d["code"] == "ENGRAM_CORRUPT"]
         assert any("title-injection" in m and "single line" in m for m in reported), reported
