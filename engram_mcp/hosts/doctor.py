@@ -59,11 +59,6 @@ NOT_ON_PATH: Final = "host.not_on_path"
 NOT_PORTABLE: Final = "host.not_portable"
 
 
-def is_bare(command: str, name: str) -> bool:
-    """`command` is `name` itself, for PATH to find (`engram-mcp`, not a path to it)."""
-    return command == name
-
-
 def portability(target: str, shown: str, command: object, env: Mapping[str, str]) -> Finding | None:
     """For a committed (workspace) file: `host.not_on_path` when it names the bare `engram-mcp`
     and PATH here does not lead to this installation's, `host.not_portable` when it names a path
@@ -71,7 +66,7 @@ def portability(target: str, shown: str, command: object, env: Mapping[str, str]
     if not isinstance(command, str):
         return None
     off = off_path(env)
-    if is_bare(command, "engram-mcp"):
+    if command == "engram-mcp":  # the bare name, for PATH to find
         if off is None:
             return None
         return Finding(
@@ -94,7 +89,7 @@ def _hook_portability(workspace: Path, env: Mapping[str, str]) -> list[Finding]:
     """`host.not_portable` for an engram SessionStart hook that runs engram by a path."""
     for command in hook_commands(claude_settings(workspace)):
         program = command.removesuffix(HOOK_SUFFIX).strip().strip('"')
-        if not is_bare(program, "engram"):
+        if program != "engram":
             off = off_path(env)
             relink = "run `engram link claude` to write the bare name engram"
             return [
