@@ -389,6 +389,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "hook":
         return session_start(args.workspace)  # never fails the host's session start
     read_only = os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
+    # doctor looks and never repairs: no journal replayed, no derived file written or discarded
+    # before it has reported what it found (engram_mcp.health).
+    read_only = read_only or args.command == "doctor"
     try:
         workspace = find_workspace(Path.cwd(), args.workspace)
     except NoWorkspace as exc:  # a named folder that does not exist is never created

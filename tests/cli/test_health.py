@@ -104,6 +104,21 @@ def test_doctor_exits_1_for_memory_files_that_do_not_parse(
     assert "OK: nothing to fix" not in out
 
 
+def test_engram_doctor_writes_nothing(
+    repo: Path, engram_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The whole command, not only the check: a planted journal is reported, not replayed or
+    discarded, and no derived file is written before doctor has said what it found."""
+    engram = repo / ".engram"
+    for name in ("index.json", "search.idx", "seals.log", "usage.json", "config-checked.json"):
+        (engram / name).unlink(missing_ok=True)
+    (engram / "journal.json").write_text('{"writes": []}', "utf-8")
+    before = _snapshot(repo, engram_home.parent)
+    assert main(["doctor"]) == 1
+    assert "journal.json" in capsys.readouterr().out
+    assert _snapshot(repo, engram_home.parent) == before
+
+
 # --- engram_mcp.health.findings -------------------------------------------------------------
 
 
