@@ -125,8 +125,8 @@ class Refused(StoreError):
 class TokenRefused(StoreError):
     """A commit refused before anything was written; `code` says which refusal."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, code: str, message: str, *said: str | Next) -> None:
+        super().__init__(message, *said)
         self.code = code
 
 

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import orjson
 
-from store.errors import TokenRefused
+from store.errors import Next, TokenRefused
 from store.files import sealed
 from store.files.fsutil import read_regular
 
@@ -39,6 +39,8 @@ _READ_LIMIT: Final = 8 * MAX_BYTES
 """A larger file is not engram's: it is read as empty (and replaced at the next write)."""
 _PREFIX: Final = "engram-"
 _KIND: Final = "proposal"
+AGAIN: Final = Next("propose_again")
+"""How a refused proposal is made afresh, in each surface's words."""
 
 
 def fingerprint(workspace: Path) -> str:
@@ -160,7 +162,7 @@ class Pending:
     def check(self, token: object, workspace: Path, now: float) -> tuple[str, dict[str, Any]]:
         """(token hash, record) of a committable proposal, or TokenRefused saying why not."""
         if not isinstance(token, str) or not token.startswith(_PREFIX) or token.count("-") < 2:
-            raise TokenRefused("ENGRAM_TOKEN_UNKNOWN", "that is not an engram approval token; propose again")
+            raise TokenRefused("ENGRAM_TOKEN_UNKNOWN", "that is not an engram approval token; ", AGAIN)
         if token.split("-")[1] != fingerprint(workspace):
             raise TokenRefused(
                 "ENGRAM_TOKEN_WORKSPACE",
@@ -171,7 +173,8 @@ class Pending:
         if record is None:
             raise TokenRefused(
                 "ENGRAM_TOKEN_UNKNOWN",
-                "unknown approval token (never issued here, or long gone); propose again",
+                "unknown approval token (never issued here, or long gone); ",
+                AGAIN,
             )
         if not hmac.compare_digest(
             sealed.found_bytes(record.get("tag")), self._expected(key, record).encode()
@@ -179,23 +182,23 @@ class Pending:
             raise TokenRefused(
                 "ENGRAM_INTEGRITY",
                 "the pending proposal was edited after it was made, or was not made by this user's engram "
-                "(pending-approvals.json); nothing was written, propose again",
+                "(pending-approvals.json); nothing was written; ",
+                AGAIN,
             )
         status = record.get("status")
         if status == "used":
-            raise TokenRefused("ENGRAM_TOKEN_USED", "this approval token was already used; propose again")
+            raise TokenRefused("ENGRAM_TOKEN_USED", "this approval token was already used; ", AGAIN)
         if status == "declined":
-            raise TokenRefused(
-                "ENGRAM_DECLINED", "approval was declined in the approval dialog; propose again"
-            )
+            raise TokenRefused("ENGRAM_DECLINED", "approval was declined in the approval dialog; ", AGAIN)
         if status == "cancelled":
             raise TokenRefused(
                 "ENGRAM_DECLINED",
-                "this proposal was cancelled by the human (engram pending --cancel); propose again",
+                "this proposal was cancelled (engram pending --cancel); ",
+                AGAIN,
             )
         if _number(record.get("expires")) <= now:
             raise TokenRefused(
-                "ENGRAM_TOKEN_EXPIRED", "this approval token expired (tokens last 30 minutes); propose again"
+                "ENGRAM_TOKEN_EXPIRED", "this approval token expired (tokens last 30 minutes); ", AGAIN
             )
         return key, record
 

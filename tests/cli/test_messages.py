@@ -123,6 +123,9 @@ def test_no_command_that_proposes_or_hints_speaks_to_the_agent(
     run("commit", "engram-nonsense")
     run("commit", token)
     run("commit", token)  # used
+    cancelled = _token(run("import", "claude-md", str(claude_md)))
+    run("pending", "--cancel", cancelled)
+    refused = run("commit", cancelled)
     run("save-session", "--text", str(empty))
     noted = run("note", "The flaky export test needs TZ=UTC to pass locally")
     note_id = re.search(r"Saved note (\S+) ", noted)
@@ -133,6 +136,7 @@ def test_no_command_that_proposes_or_hints_speaks_to_the_agent(
         for phrase in AGENT_PHRASES:
             assert phrase not in text, f"`engram {argv}` says {phrase!r}:\n{text}"
     assert "billing-entry-point" in stale and "`engram edit ID`" in stale
+    assert "ENGRAM_DECLINED" in refused and "`engram save-session`" in refused
     assert "`engram commit " in imported and "`engram commit " in promoted
 
 
