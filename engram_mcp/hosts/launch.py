@@ -8,6 +8,7 @@ running `-m engram_mcp`.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import sysconfig
@@ -29,7 +30,7 @@ def installed_script(name: str) -> Path | None:
 def resolve(command: str) -> Path | None:
     """The file a command runs: an existing path, or what PATH finds."""
     path = Path(command).expanduser()
-    if path.is_absolute() or "/" in command:
+    if path.is_absolute() or "/" in command or "\\" in command:
         return path if path.is_file() else None
     found = shutil.which(command)
     return Path(found) if found else None
@@ -57,12 +58,23 @@ def pinned(name: str) -> tuple[str, list[str]]:
     return str(script), []
 
 
+SCRIPT_HEAD = 4096
+SCRIPT_TAIL = 64 * 1024
+"""What is read of a command's file to tell whether it is our console script: its first bytes
+(a POSIX script names engram_mcp in its text), and its last (a Windows `.exe` launcher carries
+its script in a zip appended at the end). Bounded: a host config may name any file."""
+
+
 def _is_our_script(path: Path) -> bool:
     try:
-        head = path.read_bytes()[:4096]
+        with path.open("rb") as file:
+            head = file.read(SCRIPT_HEAD)
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(len(head), size - SCRIPT_TAIL))
+            tail = file.read(SCRIPT_TAIL)
     except OSError:
         return False
-    return b"engram_mcp" in head
+    return b"engram_mcp" in head or b"engram_mcp" in tail
 
 
 def is_ours(command: object, args: Sequence[object] = ()) -> bool:

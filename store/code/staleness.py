@@ -46,6 +46,7 @@ from typing import Final
 from store.code.globs import glob_match
 from store.code.refs import MAX_SCAN_BYTES, Ref, defined_names, memory_refs
 from store.code.validity import review_due
+from store.files import fs_platform
 from store.files.git import run_git
 from store.files.memory import Memory
 from store.safety import untrusted
@@ -292,7 +293,7 @@ class Checker:
         if entry.size > MAX_SCAN_BYTES:
             return frozenset(), 0
         try:
-            fd = os.open(entry.real, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(entry.real, os.O_RDONLY | fs_platform.OPEN_FLAGS)
             try:
                 if not stat_mode.S_ISREG(os.fstat(fd).st_mode):
                     return frozenset(), 0
