@@ -706,7 +706,7 @@ class Store:
                 }
                 for b in view.broken
             ],
-            "index": {  # the proof line's hash (status's text leaves it out: it says nothing to a person)
+            "index": {  # the proof line's hash (status shows it only when there are memories)
                 "hash": self.index_hash(view)[:12],
                 "memories": sum(len(s.memories) for s in view.snapshots),
             },

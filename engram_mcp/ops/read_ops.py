@@ -215,8 +215,9 @@ STATUS_BROKEN: Final = 10
 
 def status(store: Store) -> Outcome:
     """What a person asks first: which workspace (in git or not), the user scope, the counts,
-    what cannot be used, pending proposals and the vector signal (issue 22: no index hash,
-    which says nothing to a person; `--json` keeps it in `data.index`)."""
+    what cannot be used, pending proposals, the index hash the session hook's proof line names
+    (only when there are files: the hash of nothing told a person nothing, issue 22) and the
+    vector signal."""
     data = store.status()
     counts = data["counts"]
     if not data["initialized"]:
@@ -245,6 +246,11 @@ def status(store: Store) -> Outcome:
     )
     if data["read_only"]:
         lines.append("read-only: writes are refused")
+    index = data["index"]
+    if index["memories"]:  # the hash the session hook's proof line names; of nothing, it says nothing
+        lines.append(
+            f"index: {index['hash']} (the hook's proof line names the same when it loaded this store)"
+        )
     if "vectors" in data:  # the signal is on (status says nothing of it when it is off)
         lines.append(_vector_line(data["vectors"]))
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store, notices=True))

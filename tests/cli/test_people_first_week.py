@@ -5,6 +5,7 @@ redacted, and `edit` keeps the person's text when the edit is refused."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,9 @@ def test_status_of_a_new_store_shows_no_hash_of_nothing(
     code, out, _ = _run(capsys, "status")
     assert code == 0
     assert EMPTY_SHA256 not in out and "index:" not in out
+    assert main(["add", "fact", "The pager rota", "It changes on Mondays.", "--yes"]) == 0
+    code, out, _ = _run(capsys, "status")
+    assert re.search(r"^index: [0-9a-f]{12} \(the hook's proof line", out, re.M), out
     assert f"workspace: {repo} (a git repository)" in out
 
 
