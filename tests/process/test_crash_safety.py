@@ -27,6 +27,7 @@ import pytest
 
 from engram_mcp.cli.main import main
 from engram_mcp.hosts import jsonc
+from engram_mcp.hosts.edits import backup_path
 from store.files.memory import parse_memory
 from store.store import Store
 from store.write import review, transaction
@@ -463,14 +464,14 @@ def test_link_edits_killed_at_random_keep_the_host_config_whole(
         else:
             linked += 1
             assert "engram-mcp" in str(engram["command"])
-        backup = folder / "settings.json.bak"
+        backup = backup_path(settings)  # under $ENGRAM_HOME, never beside the file (issue 22)
         if backup.exists():
-            assert backup.read_text("utf-8") == SETTINGS, "the .bak of the original is torn"
+            assert backup.read_text("utf-8") == SETTINGS, "the backup of the original is torn"
         litter = temp_litter(folder)
         others = sorted(
             p.name
             for p in folder.iterdir()
-            if p.name not in ("settings.json", "settings.json.bak", "commands")
+            if p.name not in ("settings.json", "commands")
         )
         assert others == litter, f"unexpected files in .gemini/: {others}"
         assert all(name.startswith(".settings.json.") for name in litter)
