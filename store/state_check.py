@@ -22,6 +22,7 @@ import errno
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 import orjson
@@ -148,19 +149,20 @@ def _read(scope: ScopeDir, name: str) -> tuple[bytes | None, list[StateProblem]]
         return None, [StateProblem("state", scope.display(path), f"cannot be read ({_why(exc)})")]
 
 
-def _usage(scope: ScopeDir, key: bytes, memories: int) -> list[StateProblem]:
-    raw, found = _read(scope, "usage.json")
+def _tagged(scope: ScopeDir, key: bytes, path: Path, kind: str, lost: str) -> list[StateProblem]:
+    """A sealed state file of `kind` that fails its tag: what is lost with it (`lost`)."""
+    raw, found = _read(scope, path.name)
     if raw is None:
         return found
     try:
-        sealed.load_object(key, _USAGE_KIND, raw)
+        sealed.load_object(key, kind, raw)
     except Untrusted:
-        return [
-            StateProblem(
-                "state", scope.display(scope.usage_path), f"{_NO_TAG}; its fetch counts are discarded"
-            )
-        ]
+        return [StateProblem("state", scope.display(path), f"{_NO_TAG}; {lost}")]
     return []
+
+
+def _usage(scope: ScopeDir, key: bytes, memories: int) -> list[StateProblem]:
+    return _tagged(scope, key, scope.usage_path, _USAGE_KIND, "its fetch counts are discarded")
 
 
 def _pending(scope: ScopeDir, key: bytes, memories: int) -> list[StateProblem]:
@@ -194,20 +196,11 @@ def _pending(scope: ScopeDir, key: bytes, memories: int) -> list[StateProblem]:
 
 
 def _journal(scope: ScopeDir, key: bytes, memories: int) -> list[StateProblem]:
-    raw, found = _read(scope, "journal.json")
-    if raw is None:
-        return found
-    try:
-        sealed.load_object(key, JOURNAL_KIND, raw)
-    except Untrusted:
-        return [
-            StateProblem(
-                "state",
-                scope.display(scope.journal_path),
-                f"{_NO_TAG}; it is discarded unapplied at the next write",
-            )
-        ]
-    return []  # this user's interrupted commit: the next write or start completes it
+    """A journal of this user's (an interrupted commit) is fine: the next write or start
+    completes it."""
+    return _tagged(
+        scope, key, scope.journal_path, JOURNAL_KIND, "it is discarded unapplied at the next write"
+    )
 
 
 def _why(exc: BaseException) -> str:

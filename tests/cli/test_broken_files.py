@@ -8,13 +8,13 @@ memories, as a person would after a typo in an editor."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from engram_mcp.cli.main import main
+from tests.support.cli import run, run_json
 
 GOOD = "---\nid: {id}\ntype: fact\ntitle: {title}\ntags: [{tags}]\n---\n{body}\n"
 UNCLOSED = "tags: [lint, style"
@@ -64,18 +64,6 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def _envelope(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object]]:
-    code, out, _ = _run(capsys, *argv, "--json")
-    return code, json.loads(out)
-
-
 def _break(repo: Path) -> Path:
     path = repo / ".engram" / "memory" / "use-ruff.md"
     path.write_text(path.read_text("utf-8").replace("tags: [lint, style]", UNCLOSED), "utf-8")
@@ -88,7 +76,7 @@ def test_list_marks_a_file_that_does_not_parse_and_counts_it(
     """engram's choice: the broken file has its own `!` line after the memories, the count line
     says so, and list still exits 0 (it listed what it could; verify and doctor exit 1)."""
     _break(repo)
-    code, out, _ = _run(capsys, "list")
+    code, out, _ = run(capsys, "list")
     assert code == 0
     assert "tests-in-pytest" in out
     marked = [line for line in out.splitlines() if line.startswith("!")]
@@ -96,7 +84,7 @@ def test_list_marks_a_file_that_does_not_parse_and_counts_it(
     assert marked[0].startswith("!  use-ruff  does not parse: .engram/memory/use-ruff.md: ")
     assert "(line 6)" in marked[0]  # the line YAML stopped at
     assert "1 memory, and 1 file does not parse (marked !: fix by hand" in out
-    code, envelope = _envelope(capsys, "list")
+    code, envelope = run_json(capsys, "list")
     data = envelope["data"]
     assert isinstance(data, dict)
     assert [row["id"] for row in data["memories"]] == ["tests-in-pytest"]
@@ -114,7 +102,7 @@ def test_list_with_every_file_broken_does_not_say_no_memories_yet(
     """A store whose only files do not parse is not an empty store."""
     _break(repo)
     (repo / ".engram" / "memory" / "tests-in-pytest.md").write_text("---\nid: [\n---\n", "utf-8")
-    code, out, _ = _run(capsys, "list")
+    code, out, _ = run(capsys, "list")
     assert code == 0
     assert "No memories yet" not in out
     assert "2 files do not parse" in out
@@ -129,12 +117,12 @@ def test_show_of_a_repeated_key_answers_corrupt_with_the_key_and_both_lines(
     path.write_text(
         path.read_text("utf-8").replace("tags: [test]\n", "tags: [test]\ntags: [other]\n"), "utf-8"
     )
-    code, _, err = _run(capsys, "show", "tests-in-pytest")
+    code, _, err = run(capsys, "show", "tests-in-pytest")
     assert code == 1
     assert "ENGRAM_NOT_FOUND" not in err
     assert err.startswith("ENGRAM_CORRUPT: .engram/memory/tests-in-pytest.md does not parse")
     assert "the key 'tags' (line 6; first on line 5)" in err
-    code, _, err = _run(capsys, "load", "--id", "tests-in-pytest")
+    code, _, err = run(capsys, "load", "--id", "tests-in-pytest")
     assert code == 1
     assert "ENGRAM_CORRUPT" in err and "'tags'" in err
 
@@ -142,11 +130,11 @@ def test_show_of_a_repeated_key_answers_corrupt_with_the_key_and_both_lines(
 def test_verify_says_does_not_parse_and_never_gone(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """verify used to say "Recorded but the file is gone" for a file that is there."""
     _break(repo)
-    code, out, _ = _run(capsys, "verify")
+    code, out, _ = run(capsys, "verify")
     assert code == 1
     assert "gone" not in out
     assert "Does not parse: .engram/memory/use-ruff.md: " in out
-    code, envelope = _envelope(capsys, "verify")
+    code, envelope = run_json(capsys, "verify")
     data = envelope["data"]
     assert isinstance(data, dict)
     assert data["missing"] == [] and data["unparsed"] == ["use-ruff"]
@@ -160,14 +148,14 @@ def test_accept_keeps_the_record_of_a_file_that_does_not_parse(
     path = repo / ".engram" / "memory" / "use-ruff.md"
     reviewed = path.read_bytes()
     _break(repo)
-    code, out, _ = _run(capsys, "verify", "--accept")
+    code, out, _ = run(capsys, "verify", "--accept")
     assert code == 1  # still not clean: the file does not parse
     assert "gone" not in out
     assert "Does not parse: .engram/memory/use-ruff.md" in out
-    code, out, _ = _run(capsys, "verify")
+    code, out, _ = run(capsys, "verify")
     assert code == 1 and "gone" not in out and "Does not parse" in out
     path.write_bytes(reviewed)
-    code, out, _ = _run(capsys, "verify")
+    code, out, _ = run(capsys, "verify")
     assert code == 0, out
     assert "Arrived through git" not in out and "added by hand" not in out
 
@@ -179,7 +167,7 @@ def test_a_repair_that_differs_from_the_record_is_an_edit(
     path = _break(repo)
     assert main(["verify", "--accept"]) == 1
     path.write_text(path.read_text("utf-8").replace(UNCLOSED, "tags: [lint]"), "utf-8")
-    code, out, _ = _run(capsys, "verify")
+    code, out, _ = run(capsys, "verify")
     assert code == 1
     assert "Edited outside engram since last recorded: use-ruff" in out
     assert "Arrived through git" not in out and "added by hand" not in out
@@ -192,10 +180,10 @@ def test_a_user_scope_file_that_does_not_parse_is_named_by_its_folder(
     user = engram_home / "memory" / "my-editor.md"
     user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text("---\nid: my-editor\ntype: preference\ntitle: Neovim\ntags: [vim\n---\nVim.\n", "utf-8")
-    code, out, _ = _run(capsys, "list")
+    code, out, _ = run(capsys, "list")
     assert code == 0
     assert "!  my-editor  does not parse: $ENGRAM_HOME/memory/my-editor.md: " in out
-    code, _, err = _run(capsys, "show", "my-editor")
+    code, _, err = run(capsys, "show", "my-editor")
     assert code == 1 and err.startswith("ENGRAM_CORRUPT: $ENGRAM_HOME/memory/my-editor.md does not parse")
 
 
@@ -212,11 +200,11 @@ def test_the_problem_of_a_hostile_file_is_escaped_and_bounded(
     path = repo / ".engram" / "memory" / "use-ruff.md"
     path.write_text(f"---\nid: use-ruff\ntype: fact\ntitle: T\n{key}: [a]\n{key}: [b]\n---\nBody.\n", "utf-8")
     for argv in (["list"], ["show", "use-ruff"], ["verify"]):
-        code, out, err = _run(capsys, *argv)
+        code, out, err = run(capsys, *argv)
         shown = out + err
         assert "use-ruff" in shown, argv
         assert "\u202e" not in shown and "\u200b" not in shown, argv
         assert all(len(line) < 2500 for line in shown.splitlines()), argv
-    code, out, _ = _run(capsys, "list")
+    code, out, _ = run(capsys, "list")
     [marked] = [line for line in out.splitlines() if line.startswith("!")]
     assert len(marked) <= 420

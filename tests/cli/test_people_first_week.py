@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.cli.main import main
+from tests.support.cli import run
 
 MEMORY = "---\nid: {id}\ntype: {type}\ntitle: {title}\n---\nAbout {title}.\n"
 EMPTY_SHA256: str = "e3b0c44298fc"
@@ -36,13 +37,6 @@ def _memory(root: Path, memory_id: str, title: str, kind: str = "fact") -> Path:
     return path
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 # --- status ----------------------------------------------------------------------------------
 
 
@@ -50,11 +44,11 @@ def test_status_of_a_new_store_shows_no_hash_of_nothing(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """status showed `index: e3b0c44298fc (0 files)`, the sha256 of no bytes at all."""
-    code, out, _ = _run(capsys, "status")
+    code, out, _ = run(capsys, "status")
     assert code == 0
     assert EMPTY_SHA256 not in out and "index:" not in out
     assert main(["add", "fact", "The pager rota", "It changes on Mondays.", "--yes"]) == 0
-    code, out, _ = _run(capsys, "status")
+    code, out, _ = run(capsys, "status")
     assert re.search(r"^index: [0-9a-f]{12} \(the hook's proof line", out, re.M), out
     assert f"workspace: {repo} (a git repository)" in out
 
@@ -66,7 +60,7 @@ def test_status_says_where_the_user_scope_is_and_names_unusable_files(
     (repo / ".engram" / "working").mkdir(exist_ok=True)
     assert main(["note", "remember the staging password rotation"]) == 0
     (repo / ".engram" / "memory" / "open-list.md").write_text("---\nid: open-list\ntags: [a\n---\n", "utf-8")
-    code, out, _ = _run(capsys, "status")
+    code, out, _ = run(capsys, "status")
     assert code == 0
     assert f"user scope ($ENGRAM_HOME): {engram_home}" in out
     assert "1 working note\n" in out  # not "1 working notes"
@@ -81,7 +75,7 @@ def test_status_outside_git_says_memories_cannot_be_shared(
     folder.mkdir()
     monkeypatch.chdir(folder)
     assert main(["init"]) == 0
-    code, out, _ = _run(capsys, "status")
+    code, out, _ = run(capsys, "status")
     assert code == 0
     assert "(not in a git repository: its memories cannot be shared or reviewed through git)" in out
 
@@ -90,7 +84,7 @@ def test_status_json_keeps_its_keys_and_adds_the_new_ones(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--json is backward compatible: the index hash stays in data, next to what is new."""
-    code, out, _ = _run(capsys, "status", "--json")
+    code, out, _ = run(capsys, "status", "--json")
     data = json.loads(out)["data"]
     assert {"workspace", "initialized", "counts", "pending_proposals", "index"} <= set(data)
     assert data["git"] is True and data["broken"] == []
@@ -103,11 +97,11 @@ def test_list_aligns_its_columns_and_counts_one_memory(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _memory(repo, "uv", "Use uv", "rule")
-    code, out, _ = _run(capsys, "list")
+    code, out, _ = run(capsys, "list")
     assert code == 0
     assert "1 memory." in out and "1 memories" not in out
     _memory(repo, "rotate-the-stripe-webhook-secret", "Rotate the secret", "procedure")
-    code, out, _ = _run(capsys, "list")
+    code, out, _ = run(capsys, "list")
     rows = [line for line in out.splitlines() if "[" in line]
     assert len(rows) == 2
     assert len({row.index("[") for row in rows}) == 1, rows  # the type column starts in one place
@@ -121,7 +115,7 @@ def test_list_aligns_its_columns_and_counts_one_memory(
 def test_add_yes_says_what_it_redacted(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The preview said "1 redaction"; `--yes` said nothing at all."""
     body = "Deploys use the key AKIAIOSFODNN7EXAMPLE from the vault."
-    code, out, _ = _run(capsys, "add", "fact", "The deploy key", body, "--yes")
+    code, out, _ = run(capsys, "add", "fact", "The deploy key", body, "--yes")
     assert code == 0
     assert "Redacted 1 secret (aws-access-token) from the body" in out
     saved = (repo / ".engram" / "memory" / "the-deploy-key.md").read_text("utf-8")
@@ -131,7 +125,7 @@ def test_add_yes_says_what_it_redacted(repo: Path, capsys: pytest.CaptureFixture
 def test_add_yes_without_a_secret_says_nothing_of_redaction(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = _run(capsys, "add", "fact", "The deploy day", "Deploys happen on Tuesdays.", "--yes")
+    code, out, _ = run(capsys, "add", "fact", "The deploy day", "Deploys happen on Tuesdays.", "--yes")
     assert code == 0 and "Redacted" not in out
 
 
@@ -166,7 +160,7 @@ def test_edit_keeps_the_persons_text_when_the_edit_is_refused(
     path = _memory(repo, "pager-rota", "The pager rota")
     before = path.read_bytes()
     _editor(tmp_path, monkeypatch, BREAK)
-    code, _, err = _run(capsys, "edit", "pager-rota")
+    code, _, err = run(capsys, "edit", "pager-rota")
     assert code == 1
     assert "ENGRAM_CORRUPT" in err and "nothing was written" in err
     assert path.read_bytes() == before
@@ -179,7 +173,7 @@ def test_edit_keeps_the_persons_text_when_the_edit_is_refused(
     assert repo not in kept_path.parents  # nothing of it can reach git
     assert "engram edit pager-rota" in err
     _editor(tmp_path, monkeypatch, REPAIR)
-    code, out, err = _run(capsys, "edit", "pager-rota")
+    code, out, err = run(capsys, "edit", "pager-rota")
     assert code == 0, err
     assert "reopening your kept edit" in err
     assert "My careful new paragraph." in path.read_text("utf-8")
