@@ -16,10 +16,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _dry_run(target: str, **variables: str) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k != "OS"}
+    # not OS (the test sets it), nor what an outer make (`make test` itself) passes down
+    outer = ("OS", "MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")
+    env = {k: v for k, v in os.environ.items() if k not in outer}
     env.update(variables)
     done = subprocess.run(
-        ["make", "-n", "-B", target],
+        ["make", "--no-print-directory", "-n", "-B", target],
         cwd=ROOT,
         env=env,
         capture_output=True,
