@@ -99,7 +99,9 @@ def test_ss_is_save_session_and_f_is_force(
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(LINE + "\n"))
     assert main(["ss", "--text", "-", "-f"]) == 0
-    assert "Saved 1 memory: the-zorblax-quantifier-is-recalibrated-every-fortnight (" in capsys.readouterr().out
+    assert (
+        "Saved 1 memory: the-zorblax-quantifier-is-recalibrated-every-fortnight (" in capsys.readouterr().out
+    )
     assert (ws / ".engram" / "memory" / "the-zorblax-quantifier-is-recalibrated-every-fortnight.md").exists()
 
 

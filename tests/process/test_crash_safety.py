@@ -468,11 +468,7 @@ def test_link_edits_killed_at_random_keep_the_host_config_whole(
         if backup.exists():
             assert backup.read_text("utf-8") == SETTINGS, "the backup of the original is torn"
         litter = temp_litter(folder)
-        others = sorted(
-            p.name
-            for p in folder.iterdir()
-            if p.name not in ("settings.json", "commands")
-        )
+        others = sorted(p.name for p in folder.iterdir() if p.name not in ("settings.json", "commands"))
         assert others == litter, f"unexpected files in .gemini/: {others}"
         assert all(name.startswith(".settings.json.") for name in litter)
         commands = folder / "commands"  # the /engram command link installs beside the entry
