@@ -28,6 +28,7 @@ from engram_mcp.hosts.link import unlink as unlink_host
 from engram_mcp.hosts.targets import TARGETS
 from engram_mcp.outcome import Outcome, failure
 from store.files.workspace import write_refusal
+from store.plurals import count
 from store.safety import untrusted
 from store.store import Store
 
@@ -152,7 +153,7 @@ def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
         return Outcome(
             True, "\n".join(lines), data, tuple((f.code, f"{f.file}: {f.message}") for f in findings)
         )
-    pending = f" ({len(steps)} step(s) still to do, above)" if steps else ""
+    pending = f" ({count(len(steps), 'step')} still to do, above)" if steps else ""
     return Outcome(True, "\n".join([*lines, f"OK: nothing to fix{pending}."]), data)
 
 

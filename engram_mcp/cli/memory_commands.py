@@ -393,7 +393,7 @@ def _pending(args: argparse.Namespace, store: Store) -> Outcome:
         gone = curate.cancel(store, args.cancel)
         return Outcome(
             True,
-            f"Cancelled proposal {gone.n} ({gone.ref}, {len(gone.candidates)} candidate(s)): its token no "
+            f"Cancelled proposal {gone.n} ({gone.ref}, {count(len(gone.candidates), 'candidate')}): its token no "
             "longer works.",
             {"cancelled": _proposal(gone)},
         )
@@ -403,7 +403,7 @@ def _pending(args: argparse.Namespace, store: Store) -> Outcome:
     lines = []
     for p in waiting:
         lines.append(
-            f"{p.n}. {p.ref} from {p.origin or 'a proposal'}: {len(p.candidates)} candidate(s), "
+            f"{p.n}. {p.ref} from {p.origin or 'a proposal'}: {count(len(p.candidates), 'candidate')}, "
             f"expires {p.expires}"
         )
         lines += [f"   {c['n']}. {c['verdict']} {c['id']} — {c['title']}" for c in p.candidates]

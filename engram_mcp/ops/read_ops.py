@@ -69,7 +69,7 @@ def search(store: Store, args: dict[str, Any], words: Wording = tool_wording) ->
         for e in entries
     ]
     flagged = [marks.annotate(r, m) for r, m in zip(rows, marks.of_entries(store, entries), strict=True)]
-    lines = [f"{len(rows)} result(s) for {query!r} ({' + '.join(result.backends)}):"]
+    lines = [f"{count(len(rows), 'result')} for {query!r} ({' + '.join(result.backends)}):"]
     for n, e in enumerate(entries, 1):
         lines.append(f"{n}. [{e.type}] {e.title} ({e.id}) score {e.score:g}, {e.scope}{flagged[n - 1]}")
         lines.append(f"   {e.snippet}")

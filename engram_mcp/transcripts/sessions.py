@@ -25,6 +25,7 @@ from engram_mcp.transcripts import HOSTS, INSTEAD, gemini, opencode
 from engram_mcp.transcripts import claude_codex as formats
 from engram_mcp.transcripts.bounded import Skips, shown
 from store.errors import NotFound
+from store.plurals import count
 from store.safety.untrusted import line
 from store.write.mining import mine
 
@@ -118,9 +119,9 @@ def summary(mined: Mined) -> str:
     names = [line(name) for name in mined.sessions[:SHOWN_SESSIONS]]
     if len(mined.sessions) > SHOWN_SESSIONS:
         names.append(f"and {len(mined.sessions) - SHOWN_SESSIONS} more")
-    note = f"read {len(mined.sessions)} session(s) ({', '.join(names)})"
+    note = f"read {count(len(mined.sessions), 'session')} ({', '.join(names)})"
     if mined.skipped_lines:
-        note += f", skipped {mined.skipped_lines} unreadable line(s)"
+        note += f", skipped {count(mined.skipped_lines, 'unreadable line')}"
     return note
 
 

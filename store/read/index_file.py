@@ -27,6 +27,7 @@ from store.errors import NotRegular, Problem, UnsafePath, Untrusted
 from store.files import sealed as codec  # `sealed` here is a seal's time
 from store.files.fsutil import open_regular, read_regular, write_atomic
 from store.files.workspace import ScopeDir
+from store.plurals import count
 
 INDEX_VERSION: Final = 6
 INDEX_KIND: Final = "index"
@@ -193,7 +194,7 @@ class IndexFile:
         if refused:
             self._notice(
                 "ENGRAM_UNTRUSTED",
-                f"{self.scope.display(self._seals_path)}: {refused} line(s) not written by this user's "
+                f"{self.scope.display(self._seals_path)}: {count(refused, 'line')} not written by this user's "
                 "engram were ignored (they vouch for nothing in verify)",
             )
         return seals

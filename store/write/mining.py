@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from store.plurals import count
 from store.safety.invisible import without_invisible
 from store.safety.redact import MARK, redact
 
@@ -168,9 +169,9 @@ class Mined:
     def note(self) -> str:
         parts = []
         if self.secret_lines:
-            parts.append(f"skipped {self.secret_lines} line(s) holding a secret")
+            parts.append(f"skipped {count(self.secret_lines, 'line')} holding a secret")
         if self.unsaved_lines:
-            parts.append(f"skipped {self.unsaved_lines} line(s) you asked not to save")
+            parts.append(f"skipped {count(self.unsaved_lines, 'line')} you asked not to save")
         return "; ".join(parts)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.transcripts.sessions import recent_sessions, session_candidates
+from store.plurals import count
 from store.write.mining import mine_text
 from tests.support.paths import FIXTURES
 
@@ -73,5 +74,5 @@ def test_nothing_from_chat_secrets_or_unsaved_lines_is_proposed_and_the_skips_ar
     for phrase in EXPECTED["never"]:
         assert phrase.lower() not in shown.lower(), phrase
     skipped = EXPECTED["skipped"]
-    assert f"skipped {skipped['secret_lines']} line(s) holding a secret" in note
-    assert f"skipped {skipped['unsaved_lines']} line(s) you asked not to save" in note
+    assert f"skipped {count(skipped['secret_lines'], 'line')} holding a secret" in note
+    assert f"skipped {count(skipped['unsaved_lines'], 'line')} you asked not to save" in note

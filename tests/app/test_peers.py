@@ -227,7 +227,7 @@ def test_basic_memory_ids_come_back_through_the_written_permalinks() -> None:
 
 def test_engram_ids_and_backends_from_its_structured_content() -> None:
     result = {
-        "content": [{"type": "text", "text": "1 result(s) for 'orders port' (bm25):"}],
+        "content": [{"type": "text", "text": "1 result for 'orders port' (bm25):"}],
         "structuredContent": {
             "contract_version": 1,
             "ok": True,
@@ -237,7 +237,7 @@ def test_engram_ids_and_backends_from_its_structured_content() -> None:
     }
     assert peers_servers.engram_ids(result) == ["orders-api-port"]
     assert peers_servers.engram_backends(result) == ["bm25"]
-    assert result_text(result) == "1 result(s) for 'orders port' (bm25):"
+    assert result_text(result) == "1 result for 'orders port' (bm25):"
 
 
 def test_table_has_a_row_per_server_and_set() -> None:

@@ -80,7 +80,7 @@ def test_query_level_previews_the_humans_knowledge_lines_from_both_hosts(
     before = sorted(p.name for p in (sessions / ".engram" / "memory").iterdir())
     rc, out, err = run(capsys, "save-session", "--query-level", "5")
     assert rc == 0, err
-    assert "read 2 session(s)" in out
+    assert "read 2 sessions" in out
     assert re.search(r"skipped 2 unreadable line", out), out
     for _, title in EXPECTED:
         assert title in out

@@ -386,7 +386,7 @@ def test_without_host_the_preview_names_each_host_and_session_file(
     rc, out, err = run(capsys, "save-session", "--query-level", "5")
     assert rc == 0, err
     key = claude.parent.name
-    assert "read 2 session(s)" in out
+    assert "read 2 sessions" in out
     assert f"Claude Code ~/.claude/projects/{key}/{claude.name}" in out
     assert f"Codex ~/.codex/sessions/2026/12/01/{CODEX}" in out
 

@@ -85,12 +85,12 @@ def test_a_line_that_asks_not_to_be_saved_is_skipped_and_counted(text: str) -> N
     """Issue 12: "… password=hunter2 don't save that" was proposed as a rule, password visible."""
     found, note = mining.mine(text)
     assert found == [] and "hunter2" not in json.dumps(found)
-    assert note == "skipped 1 line(s) you asked not to save"
+    assert note == "skipped 1 line you asked not to save"
 
 
 def test_dont_save_that_on_its_own_line_drops_the_line_before() -> None:
     text = "Remember that the staging bucket is shared with the data team.\nactually don't save that\n"
-    assert mining.mine(text) == ([], "skipped 1 line(s) you asked not to save")
+    assert mining.mine(text) == ([], "skipped 1 line you asked not to save")
 
 
 @pytest.mark.parametrize(
@@ -105,7 +105,7 @@ def test_a_line_holding_only_a_secret_is_counted_not_dropped_silently(line: str)
     """Issue 12: lines holding only a secret vanished without a word."""
     found, note = mining.mine(f"We decided to use Postgres 16 for the ledger.\n{line}\n")
     assert [c["type"] for c in found] == ["decision"]
-    assert note == "skipped 1 line(s) holding a secret"
+    assert note == "skipped 1 line holding a secret"
     assert "Zq9x" not in json.dumps(found) and GITHUB_TOKEN not in json.dumps(found)
 
 
@@ -162,7 +162,7 @@ def test_the_cli_preview_counts_what_it_skipped(
     )
     assert main(["save-session", "--text", str(session)]) == 0
     out = capsys.readouterr().out
-    assert "skipped 1 line(s) holding a secret; skipped 1 line(s) you asked not to save" in out
+    assert "skipped 1 line holding a secret; skipped 1 line you asked not to save" in out
     assert main(["save-session", "--text", str(session), "--force"]) == 0
     out = capsys.readouterr().out
-    assert "skipped 1 line(s) holding a secret" in out and "hunter2" not in out
+    assert "skipped 1 line holding a secret" in out and "hunter2" not in out

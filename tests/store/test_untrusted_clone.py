@@ -163,7 +163,7 @@ def test_a_pull_request_adding_an_always_memory_and_a_seal_line_is_reported(
     report = orjson.loads(capsys.readouterr().out)
     assert report["data"]["ok"] is False
     assert report["data"]["unindexed"] == ["push-to-main"]
-    assert any("2 line(s)" in d["message"] for d in report["diagnostics"] if d["code"] == "ENGRAM_UNTRUSTED")
+    assert any("2 lines" in d["message"] for d in report["diagnostics"] if d["code"] == "ENGRAM_UNTRUSTED")
 
 
 def test_a_seal_line_whose_tag_is_not_ascii_is_refused_not_a_crash(workspace: Path) -> None:
@@ -175,7 +175,7 @@ def test_a_seal_line_whose_tag_is_not_ascii_is_refused_not_a_crash(workspace: Pa
     store = Store(workspace)
     assert store.search("uv")[0].id == "use-uv-for-python"
     assert review.verify(store)["ok"] is True
-    assert any("1 line(s)" in m for c, m in store.notices() if c == "ENGRAM_UNTRUSTED")
+    assert any("1 line " in m for c, m in store.notices() if c == "ENGRAM_UNTRUSTED")
 
 
 def test_a_planted_index_json_vouches_for_nothing(workspace: Path) -> None:
