@@ -87,6 +87,13 @@ def _verify(args: argparse.Namespace, store: Store) -> Outcome:
             "Recorded as accepted from an agent's shell, so verify keeps listing it until you run "
             "`engram verify --accept` in your own terminal: " + "; ".join(listed) + "."
         )
+    unparsed = outcome.data.get("unparsed") or []
+    if unparsed:  # never recorded as gone (issue 22): their last reviewed version stands
+        text += (
+            f" Kept the last record of {count(len(unparsed), 'file')} that cannot be used: "
+            + ", ".join(unparsed)
+            + " (fix by hand, then run verify again)."
+        )
     data = {**outcome.data, "accepted": recorded}
     return Outcome(outcome.ok, text + "\n" + outcome.text, data, outcome.diagnostics)
 

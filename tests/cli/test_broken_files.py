@@ -152,6 +152,7 @@ def test_accept_keeps_the_record_of_a_file_that_does_not_parse(
     assert code == 1  # still not clean: the file does not parse
     assert "gone" not in out
     assert "Does not parse: .engram/memory/use-ruff.md" in out
+    assert "Kept the last record of 1 file that cannot be used: use-ruff" in out
     code, out, _ = run(capsys, "verify")
     assert code == 1 and "gone" not in out and "Does not parse" in out
     path.write_bytes(reviewed)
