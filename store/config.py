@@ -134,7 +134,10 @@ def _link_leaves(path: Path, base: Path) -> bool:
     """Whether `path` is a symbolic link whose target lies outside `base` (a clone's link)."""
     if not path.is_symlink():
         return False
-    real, real_base = path.resolve(), base.resolve()
+    try:
+        real, real_base = path.resolve(), base.resolve()
+    except (OSError, RuntimeError):  # a link loop: it leads nowhere inside `base` either
+        return True
     return real_base not in real.parents
 
 

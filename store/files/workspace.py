@@ -181,6 +181,16 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def _leads_inside(link: Path, folder: Path) -> bool:
+    """Whether `link`, resolved, stays inside `folder` (resolved too). A link that cannot be
+    resolved (a loop such as `.engram -> .engram`: RuntimeError on Python 3.11, OSError later)
+    is taken as leading outside: refused like one, never a traceback."""
+    try:
+        return _within(link.resolve(), folder.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
 def _shown(scope: ScopeDir, path: Path) -> str:
     return scope.label if path == scope.root else scope.display(path)
 
@@ -189,9 +199,7 @@ def unsafe(scope: ScopeDir, folder: Path | None = None) -> str | None:
     """Why this scope (or one of its folders) must not be used, naming the path and the fix;
     None when it stays inside itself. Costs an lstat per path; resolves only links."""
     root = scope.root
-    leaves = (
-        scope.base is not None and root.is_symlink() and not _within(root.resolve(), scope.base.resolve())
-    )
+    leaves = scope.base is not None and root.is_symlink() and not _leads_inside(root, scope.base)
     if leaves:
         return (
             f"{scope.label} is a symbolic link to a folder outside the workspace; engram does not "
@@ -199,7 +207,7 @@ def unsafe(scope: ScopeDir, folder: Path | None = None) -> str | None:
         )
     folders = (folder,) if folder is not None else (scope.memory_dir, scope.working_dir)
     for sub in folders:
-        if sub.is_symlink() and not _within(sub.resolve(), root.resolve()):
+        if sub.is_symlink() and not _leads_inside(sub, root):
             return (
                 f"{_shown(scope, sub)} is a symbolic link leading outside {scope.label}; engram does not "
                 f"read or write through it. Replace the link with a real folder holding the files"

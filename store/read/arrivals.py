@@ -31,7 +31,7 @@ def arrived(workspace: Path, memory_dir: Path, ids: Iterable[str]) -> set[str]:
         return set()
     try:
         folder = memory_dir.resolve().relative_to(workspace.resolve()).as_posix()
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # outside the workspace, or a link loop
         return set()
     listed = run_git(workspace, "ls-tree", "-r", "-z", "HEAD", "--", folder)
     if listed is None:

@@ -260,8 +260,11 @@ def _target(entry: Any, roots: Mapping[str, Path]) -> Path | None:
     root = roots.get(scope) if isinstance(scope, str) else None
     if root is None or not isinstance(rel, str) or not _ALLOWED.fullmatch(rel):
         return None  # absolute paths, `..`, `\\` and NUL never match the pattern
-    real_root = root.resolve()
-    real = (real_root / rel).resolve()
+    try:
+        real_root = root.resolve()
+        real = (real_root / rel).resolve()
+    except (OSError, RuntimeError):  # a link loop on the way: not a file of the scope
+        return None
     if real_root not in real.parents:
         return None
     return root / rel
