@@ -15,12 +15,13 @@ scanner under the same checks.)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
 from store.errors import CorruptMemory
 from store.files.front_lines import simple as _simple
+from store.safety import untrusted
 
 if TYPE_CHECKING or not getattr(yaml, "__with_libyaml__", False):  # noqa: SIM108 - mypy sees one base
     _Safe = yaml.SafeLoader  # PyYAML built without libyaml: its own scanner, the same checks
@@ -66,18 +67,20 @@ def _refuse_aliases(root: Any) -> None:
 
 
 def _refuse_repeats(constructor: Any, pairs: list[tuple[Any, Any]]) -> None:
-    """CorruptMemory naming the repeated key and both its lines (1-based in the file: the
-    block starts on the file's second line)."""
+    """CorruptMemory naming the repeated key (when it is a plain name: store.safety.untrusted.
+    plain_name) and both its lines (1-based in the file: the block starts on the file's second
+    line)."""
     first: dict[Any, int] = {}
     for key_node, _ in pairs:
         key = constructor.construct_object(key_node, deep=True)  # cached: no second construction
         line = key_node.start_mark.line
         try:
             if key in first:
+                named = untrusted.plain_name(key)
                 raise CorruptMemory(
-                    f"the front matter repeats the key {str(key)!r} (line {line + 2}; first on line "
-                    f"{first[key] + 2}); engram cannot tell which value is meant, so the file is not "
-                    "loaded: keep one of them"
+                    f"the front matter repeats {f'the key {named}' if named else 'a key'} (line "
+                    f"{line + 2}; first on line {first[key] + 2}); engram cannot tell which value "
+                    "is meant, so the file is not loaded: keep one of them"
                 )
             first[key] = line
         except TypeError:  # an unhashable key: the constructor has refused it already
@@ -100,18 +103,52 @@ def _load(block: str) -> Any:
 
 
 def parse_block(block: str) -> Any:
-    """The front-matter block parsed; CorruptMemory saying what is wrong and where."""
+    """The front-matter block parsed; CorruptMemory saying what is wrong and where: the line
+    and one of engram's own categories (`_category`), never the YAML library's message, which
+    quotes the document (a tag's or a key's text would reach the agent unfenced; issue 22)."""
     try:
         return _load(block)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise CorruptMemory(f"the front matter is not valid YAML{where}: {problem}") from None
+        raise CorruptMemory(f"the front matter is not valid YAML{where}: {_category(exc)}") from None
     except RecursionError:
         raise CorruptMemory("the front matter is nested too deeply") from None
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise CorruptMemory(f"the front matter holds a value engram cannot read ({str(exc)[:80]})") from None
+    except (ValueError, TypeError, OverflowError):  # `!!int x`: the message quotes the value
+        raise CorruptMemory("the front matter holds a value engram cannot read") from None
+
+
+_TAG: Final = "a tag engram does not allow (a `!` before a value)"
+_ALIAS: Final = "an anchor or alias (`&name`, `*name`), which engram does not allow"
+_CATEGORIES: Final = (
+    # (words of the library's context or problem, engram's category): the library's own fixed
+    # phrases, libyaml's and PyYAML's; the first that matches wins
+    ("constructor for the tag", _TAG),
+    ("flow sequence", "an unclosed list (a `[` without its `]`)"),
+    ("flow mapping", "an unclosed mapping (a `{` without its `}`)"),
+    ("flow node", "an unclosed list or mapping (a `[` or `{` without its end)"),
+    ("quoted scalar", "an unclosed quote"),
+    ("tag", _TAG),
+    ("unhashable key", "a key that is a list or a mapping"),
+    ("alias", _ALIAS),
+    ("anchor", _ALIAS),
+    ("single document", "more than one YAML document"),
+    ("document start", "a line YAML reads as a directive (`%`)"),
+    ("mapping values are not allowed", "a `: ` inside a value (quote the value)"),
+    ("cannot start any token", "a character that cannot start a value (a tab, `@`, `%`: quote the value)"),
+    ("expected key", "a line that is not a `key: value` pair (check the indentation)"),
+    ("block mapping", "a line that is not a `key: value` pair (check the indentation)"),
+)
+
+
+def _category(exc: yaml.YAMLError) -> str:
+    """What is wrong, in engram's words. The library's context and problem are only looked at,
+    never shown: PyYAML quotes the document in them (`the tag 'IGNORE ALL PREVIOUS…'`). Text a
+    file quotes there can at most pick another of these fixed categories."""
+    said = " ".join(
+        str(part).lower() for part in (getattr(exc, "context", None), getattr(exc, "problem", None)) if part
+    )
+    return next((category for words, category in _CATEGORIES if words in said), "a syntax error")
 
 
 class _Dumper(yaml.SafeDumper):

@@ -354,11 +354,15 @@ def _is_date(value: object) -> bool:
 def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
     declared = meta.get("id", file_id)
     if declared != file_id:
-        raise CorruptMemory(f"front-matter id {str(declared)!r} differs from the file name {file_id!r}")
+        named = untrusted.plain_name(declared)  # a diagnostic reaches the agent unfenced
+        raise CorruptMemory(
+            f"the front-matter id{f' {named}' if named else ''} differs from the file name {file_id!r}"
+        )
     kind = meta.get("type")
     allowed = (NOTE_TYPE,) if tier == "working" else DURABLE_TYPES
     if kind not in allowed:
-        raise CorruptMemory(f"type {kind!r} is not one of: {', '.join(allowed)}")
+        named = "None" if kind is None else untrusted.plain_name(kind)
+        raise CorruptMemory(f"{f'type {named}' if named else 'the type'} is not one of: {', '.join(allowed)}")
     title = meta.get("title")
     if not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE:
         raise CorruptMemory(f"title must be a non-empty string of at most {MAX_TITLE} characters")
@@ -380,14 +384,20 @@ def _check_meta(meta: dict[str, Any], file_id: str, tier: str) -> None:
         # Every other list is of names. One look at them all, space-joined, first: a character
         # refused in one name is refused there too (a joiner at a name's edge meets the space).
         joined = " ".join(value)
-        bad = None
+        bad: int | None = (
+            None  # which name (1-based): a diagnostic never quotes it (it reaches the agent unfenced)
+        )
         if untrusted.control_character(joined):
-            bad = next((v for v in value if untrusted.control_character(v)), None)
+            bad = next((n for n, v in enumerate(value, 1) if untrusted.control_character(v)), None)
         if bad is not None:
-            raise CorruptMemory(f"{key} {untrusted.line(bad, 60)} holds a control character or line break")
-        hidden = next((v for v in value if first_invisible(v)), None) if first_invisible(joined) else None
-        if hidden is not None:
-            raise CorruptMemory(f"{key} {untrusted.line(hidden, 60)} holds a character a reader cannot see")
+            raise CorruptMemory(f"{key}: name {bad} holds a control character or line break")
+        unseen = (
+            next((n for n, v in enumerate(value, 1) if first_invisible(v)), None)
+            if first_invisible(joined)
+            else None
+        )
+        if unseen is not None:
+            raise CorruptMemory(f"{key}: name {unseen} holds a character a reader cannot see")
     if "always" in meta and not isinstance(meta["always"], bool):
         raise CorruptMemory("always must be true or false")
     for key in ("valid_until", "review_after") if tier == "durable" else ():  # store.code.validity

@@ -27,6 +27,7 @@ link), and a memory folder that is a link leading outside its scope is not read 
 from __future__ import annotations
 
 import os
+import re
 import stat as stat_mode
 import threading
 import time
@@ -44,6 +45,7 @@ from store.files.workspace import ScopeDir, check_scope, unsafe
 from store.read.index_file import SHELL_MARK, IndexFile, Records
 from store.read.progress import Progress
 
+_PLAIN_FILE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}\.md")
 _NOT_REGULAR: Final = "not a regular file (a FIFO, device or folder); skipped, never opened"
 TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))
 SMALL_STORE: Final = 200
@@ -364,7 +366,7 @@ class Catalog:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
             return [], []
-        except (NotADirectoryError, PermissionError) as exc:
+        except OSError as exc:  # not a folder, unreadable, a link loop (ELOOP) on the way to it
             reason = "is not a folder" if isinstance(exc, NotADirectoryError) else "cannot be read"
             problem = Problem(
                 "ENGRAM_CORRUPT", self.scope.display(folder), f"{reason}; nothing in it is loaded"
@@ -385,8 +387,8 @@ class Catalog:
             name = entry.name
             if not name.endswith(".md") or name.startswith("."):
                 continue
+            shown = self._listed(folder, name)
             if entry.is_symlink():
-                shown = self.scope.display(Path(entry.path))
                 found.append(
                     (
                         entry.path,
@@ -395,7 +397,6 @@ class Catalog:
                     )
                 )
             elif not is_valid_id(name[:-3]):
-                shown = self.scope.display(Path(entry.path))
                 found.append(
                     (
                         entry.path,
@@ -473,6 +474,14 @@ class Catalog:
             self._dirty = True  # index.json no longer describes this file
         self._changes[key] = memory
         return True
+
+    def _listed(self, folder: Path, name: str) -> str:
+        """A listed file's name as a problem shows it: a name that is not a plain file name
+        (spaces, a sentence, 200 characters of instructions) is described, not quoted, since a
+        problem reaches the agent outside any fence (issue 22)."""
+        if _PLAIN_FILE.fullmatch(name):
+            return self.scope.display(folder / name)
+        return f"{self.scope.display(folder)}/(a file with a name engram does not quote)"
 
     def _shown(self, path: str) -> str:
         return self.scope.display(Path(path))

@@ -100,3 +100,16 @@ def data(value: object, limit: int = LINE_LIMIT) -> object:
     if isinstance(value, list | tuple):
         return [data(v, limit) for v in value]
     return value
+
+
+_PLAIN_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+def plain_name(value: object) -> str | None:
+    """`value` quoted for a diagnostic when it is a short plain name (`tags`, `essay`: at most
+    40 letters, digits, `_` or `-`), else None. A diagnostic about a broken file reaches the
+    agent outside any fence, so it may name a key or a value only when that cannot carry a
+    sentence; anything else is described by what it is ("a key"), never quoted (issue 22)."""
+    if isinstance(value, str) and _PLAIN_NAME.fullmatch(value):
+        return repr(value)
+    return None
