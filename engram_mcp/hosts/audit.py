@@ -33,13 +33,19 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from engram_mcp.hosts import opencode_config
-from engram_mcp.hosts.findings import INFORMATIONAL, Finding, Where, gemini_policy_rules, read_jsonc
+from engram_mcp.hosts.findings import (
+    INFORMATIONAL,
+    Finding,
+    Where,
+    gemini_policy_rules,
+    read_jsonc,
+    read_toml,
+)
 from engram_mcp.hosts.gate import (
     COMMIT_TOOL,
     SERVER,
@@ -83,10 +89,7 @@ def codex_mode(entry: Mapping[str, Any], name: str = SERVER) -> tuple[str, str]:
 
 def _codex(where: Where) -> Iterator[Finding]:
     for path in (codex_home(where.env) / "config.toml", where.workspace / ".codex" / "config.toml"):
-        try:
-            servers = _dict(tomllib.loads(path.read_text("utf-8")).get("mcp_servers"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
+        servers = _dict(read_toml(path).get("mcp_servers"))
         for name, entry in servers.items():
             if not isinstance(entry, dict) or not entry_runs_engram("codex", entry):
                 continue

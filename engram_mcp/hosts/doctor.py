@@ -5,7 +5,11 @@ present), Claude's user and local scopes in `~/.claude.json` included. A workspa
 committed, so it must name the bare `engram-mcp`: one naming a path of this machine is
 `host.not_portable`, and a bare name this shell's PATH does not lead to this installation is
 `host.not_on_path`; both fixes are PATH's (path_hint.py), not a re-link that would pin the path
-again. It audits the gate
+again. An entry of ours whose `env` changes what its server runs (`PYTHONPATH`, `LD_PRELOAD`…,
+launch.unsafe_env) is `host.env_unsafe` (exit 1; `engram link <host>` drops them), and an entry
+whose command is a relative path or a file in the workspace is not ours (`host.foreign`). A host
+file that cannot be read (a FIFO, a device, a loop of links, too large) is `host.parse_error`.
+It audits the gate
 (audit.py: `host.gate_open`, exit 1); and lists the host-side steps still missing for
 workspace links (steps.py: `host.step_pending`, informational), and the `/engram` command
 beside each linked entry (commands.py: `host.command_missing`, `host.command_stale`,
@@ -23,15 +27,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts.audit import audit
-from engram_mcp.hosts.edits import Result, read
+from engram_mcp.hosts.edits import CLAUDE_STATE_LIMIT, HOST_FILE_LIMIT, Result, read
 from engram_mcp.hosts.errors import HostError, LinkRefused
 from engram_mcp.hosts.findings import Finding, Where
 from engram_mcp.hosts.launch import is_current, resolve
 from engram_mcp.hosts.link import (
     HOOK_SUFFIX,
+    UNSAFE_ENV,
     Warn,
     current_entry,
     entry_is_ours,
+    entry_unsafe_env,
+    escapes,
     hook_commands,
     hook_installed,
     link_file,
@@ -109,14 +116,20 @@ def check_file(
 ) -> tuple[bool, list[Finding]]:
     """(engram entry present, findings) for one host file."""
     link_hint = f"engram link {host.target}" + (" --global" if host.scope == "global" else "")
+    limit = CLAUDE_STATE_LIMIT if host.scope in ("user", "local") else HOST_FILE_LIMIT
     try:
-        text = read(host.path)
+        text = read(host.path, limit)
         entry = current_entry(host, text)
     except HostError as exc:
-        return False, [Finding("host.parse_error", host.shown, exc.message, "fix the syntax error by hand")]
+        by_hand = (
+            "fix the syntax error by hand"
+            if exc.code == "ENGRAM_HOST_PARSE"
+            else "replace it with a regular text file (the host's config), or remove it"
+        )
+        return False, [Finding("host.parse_error", host.shown, exc.message, by_hand)]
     if entry is None:
         return False, []
-    if not entry_is_ours(host, entry):
+    if not entry_is_ours(host, entry, workspace):
         return True, [
             Finding(
                 "host.foreign",
@@ -126,6 +139,19 @@ def check_file(
             )
         ]
     findings = []
+    if unsafe := entry_unsafe_env(entry):
+        findings.append(
+            Finding(
+                UNSAFE_ENV,
+                host.shown,
+                f"the entry's env sets {', '.join(untrusted.line(n, 80) for n in unsafe)}, which can "
+                "change what the server runs (a cloned file could have it import the project's code)",
+                f"run `{link_hint}`, which drops them"
+                if host.scope in ("workspace", "global")
+                else f"remove them from the entry's env in {host.shown}, or run `claude mcp remove "
+                f"--scope {host.scope} engram`, then `{link_hint} --global`",
+            )
+        )
     command, args = _command_of(host, entry)
     committed = portability(host.target, host.shown, command, env) if host.scope == "workspace" else None
     if committed is not None:
@@ -211,21 +237,37 @@ Step = Callable[..., Result]
 """One re-pin of `upgrade`, called with `dry_run=`."""
 
 
+def _refused(result: Result, *, dry_run: bool) -> Result:
+    return result
+
+
 def _steps(workspace: Path, env: Mapping[str, str]) -> list[tuple[bool, Step]]:
-    """(in the workspace, the re-pin) for every file of ours that names the installation."""
+    """(in the workspace, the re-pin) for every file of ours that names the installation; a
+    workspace file that leads outside the workspace through a symbolic link gets its refusal
+    instead (link.escapes), and nothing is written there."""
     steps: list[tuple[bool, Step]] = []
+
+    def add(in_workspace: bool, target: str, path: Path, step: Step) -> None:
+        refused = escapes(target, [path], workspace, env) if in_workspace else []
+        steps.append((in_workspace, partial(_refused, refused[0]) if refused else step))
+
     for host in known_files(workspace, env):
         try:
             entry = current_entry(host, read(host.path))
         except HostError:
             continue
-        if entry is None or not entry_is_ours(host, entry):
+        if entry is None or not entry_is_ours(host, entry, workspace):
             continue
         _, args = _command_of(host, entry)
         extra = [a for a in args if isinstance(a, str) and a.startswith("--")]
-        steps.append((host.scope == "workspace", partial(link_file, host, args=extra, force=False)))
+        add(
+            host.scope == "workspace",
+            host.target,
+            host.path,
+            partial(link_file, host, args=extra, force=False, workspace=workspace),
+        )
     if hook_installed(claude_settings(workspace)):
-        steps.append((True, partial(link_hook, workspace)))
+        add(True, "claude", claude_settings(workspace), partial(link_hook, workspace))
     for target in ("codex", "gemini"):  # re-pin engram's shell-rule files (they name the script)
         for global_ in (False, True):
             rules = rule_file(target, global_, workspace, env)
@@ -234,7 +276,7 @@ def _steps(workspace: Path, env: Mapping[str, str]) -> list[tuple[bool, Step]]:
             except HostError:
                 continue
             if rules is not None and text is not None and MARK in text and text != rules.text:
-                steps.append((rules.scope == "workspace", partial(link_rules, rules)))
+                add(rules.scope == "workspace", target, rules.path, partial(link_rules, rules))
     for target in TARGETS:  # re-pin every /engram command of ours (its text names `engram`)
         for global_ in (False, True):
             for file in command_files(target, global_, workspace, env):
@@ -243,7 +285,9 @@ def _steps(workspace: Path, env: Mapping[str, str]) -> list[tuple[bool, Step]]:
                 except HostError:
                     continue
                 if text is not None and is_ours(text) and text != file.text:
-                    steps.append((file.scope == "workspace", partial(link_command, file, force=False)))
+                    add(
+                        file.scope == "workspace", target, file.path, partial(link_command, file, force=False)
+                    )
     return steps
 
 

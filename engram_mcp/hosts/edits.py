@@ -1,24 +1,35 @@
 """The file edits every host change goes through: read, atomic write with one backup, diff, and
 the per-file `Result` that `link`, `unlink`, `upgrade` and `doctor` report.
 
+Every host file is read through `read_bytes`: regular files only (a FIFO is never waited on, a
+device such as `/dev/zero` never read), at most `HOST_FILE_LIMIT` bytes (`CLAUDE_STATE_LIMIT`
+for `~/.claude.json`), and every failure to read is a HostError naming the file's problem, never
+a traceback: a cloned repository chooses what its `.mcp.json` is.
+
 The backup of a file's original (made at engram's first change to it) lives under
 `$ENGRAM_HOME/backups/`, named by a hash of the file's absolute path, never beside the file: a
 `.mcp.json.bak` in a repository is committed by `git add -A` (issue 22). `unlink` reads it to
-give back the original bytes, then removes it. An `X.bak` beside a file is what engram wrote
-before; inside a workspace it is repository content (a clone can plant `.mcp.json.bak`), so it
-is never read or restored, and unlink names it for the user to delete; beside a file of the
-user's own folders it is still taken as that file's original, and removed with the backup.
+give back the original bytes, then removes it. Every first change saves that backup (or the
+mark that engram created the file), whatever else lies beside the file. An `X.bak` beside a
+file is what engram wrote before, or the user's own copy: engram never removes one. Inside a
+workspace it is repository content (a clone can plant `.mcp.json.bak`), so it is never read,
+and unlink names it for the user to delete. Beside a file of the user's own folders that has
+neither a backup nor a created mark under `$ENGRAM_HOME` (linked by an engram from before issue
+22, and not changed since), it is read as that file's original, and left where it is.
 
 A host config kept as a symbolic link (dotfiles) is edited through its link (SPEC §8): the
 target's bytes change, atomically in the target's folder with the target's mode, and the link
 stays; its backup is keyed by the link's path (nothing is written into the dotfiles
 repository). A link whose target is missing is refused with a message naming it, rather than
-replaced by a file."""
+replaced by a file. In a workspace, a file whose link, or a folder above it, leads outside the
+workspace is refused (`link_outside`): a clone's `.claude -> ~/.claude` must not have engram
+write into, or delete from, the user's own folders."""
 
 from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import hashlib
 import os
 from dataclasses import dataclass
@@ -26,12 +37,24 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from engram_mcp.hosts.errors import HostError
-from store.files.fsutil import clean_stale_temps, write_atomic
+from store.errors import NotRegular
+from store.files.fsutil import clean_stale_temps, read_regular, write_atomic
 from store.files.workspace import engram_home
 from store.safety import untrusted
 
 BACKUPS: Final = "backups"
 """The folder of `$ENGRAM_HOME` holding the originals of host files engram changed."""
+
+UNREADABLE: Final = "ENGRAM_HOST_UNREADABLE"
+"""A host file that is not a regular file of at most the cap, or cannot be read at all."""
+
+HOST_FILE_LIMIT: Final = 16 * 1024 * 1024
+"""The most bytes read of one host file (16 MiB): a config, a rule file, a command file is a
+few kilobytes; a larger one is refused rather than read into memory."""
+
+CLAUDE_STATE_LIMIT: Final = 256 * 1024 * 1024
+"""The most bytes read of `~/.claude.json` (256 MiB): Claude Code keeps every project's state
+and history there, which legitimately grows to many megabytes."""
 
 
 class Edited(Protocol):
@@ -76,9 +99,15 @@ def _link_target(path: Path) -> str:
         return "?"
 
 
-def read(path: Path) -> str | None:
+def read_bytes(path: Path, limit: int = HOST_FILE_LIMIT) -> bytes | None:
+    """The bytes of host file `path` (through its link, if it is one), or None when it is absent.
+
+    Raises:
+        HostError: ENGRAM_HOST_LINK for a link to nothing; ENGRAM_HOST_UNREADABLE for a folder,
+            FIFO, device or socket, a loop of links, a file over `limit` bytes, or any other
+            failure to read; the message ends in "left untouched"."""
     try:
-        return path.read_bytes().decode("utf-8")
+        return read_regular(path, limit, follow=True)
     except FileNotFoundError:
         if path.is_symlink():
             raise HostError(
@@ -87,28 +116,61 @@ def read(path: Path) -> str | None:
                 "(create the file it points to, or remove the link, then run the command again)",
             ) from None
         return None
-    except IsADirectoryError:
-        raise HostError("ENGRAM_HOST_PARSE", "is a folder, not a file; left untouched") from None
+    except NotRegular as exc:
+        if exc.errno == errno.ELOOP:
+            why = "is a loop of symbolic links, not a file"
+        elif os.path.isdir(path):
+            why = "is a folder, not a file"
+        elif exc.errno == errno.EFBIG:
+            why = f"is larger than {limit // (1024 * 1024)} MiB, more than a host config holds"
+        else:
+            why = "is not a regular file (a folder, FIFO, device or socket)"
+        raise HostError(UNREADABLE, f"{why}; left untouched") from None
+    except OSError as exc:
+        reason = untrusted.line(exc.strerror or exc)
+        raise HostError(UNREADABLE, f"cannot be read ({reason}); left untouched") from None
+
+
+def read(path: Path, limit: int = HOST_FILE_LIMIT) -> str | None:
+    """Host file `path` as text (`read_bytes`), or None when it is absent.
+
+    Raises:
+        HostError: as `read_bytes`, and ENGRAM_HOST_PARSE for bytes that are not UTF-8."""
+    data = read_bytes(path, limit)
+    try:
+        return None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         raise HostError("ENGRAM_HOST_PARSE", "not UTF-8 text; left untouched") from None
 
 
-def link_outside(path: Path, base: Path) -> str | None:
-    """Why a workspace file that is a symbolic link may not be written through, or None: its
-    target lies outside the workspace (a cloned repository could point `.cursor/mcp.json` at
-    any file of the user's and have `engram link` write into it)."""
-    if not path.is_symlink():
-        return None
+def read_quietly(path: Path, limit: int = HOST_FILE_LIMIT) -> str | None:
+    """`read`, with None for a file that cannot be read too (the audits only look)."""
     try:
-        inside = path.resolve().is_relative_to(base.resolve())
-    except (OSError, RuntimeError):  # a loop of links
-        inside = False
-    if inside:
+        return read(path, limit)
+    except HostError:
         return None
+
+
+def link_outside(path: Path, base: Path) -> str | None:
+    """Why workspace file `path` may not be written, removed or restored, or None: it, or a
+    folder above it, is a symbolic link whose target lies outside the workspace `base` (a cloned
+    repository could point `.cursor/mcp.json` at any file of the user's, or `.claude` at
+    `~/.claude`, and have `engram link` write there, or `engram unlink` remove from there)."""
+    root = Path(os.path.realpath(base))
+    folder = Path(os.path.realpath(path.parent))
+    where = folder / path.name
+    if where.is_relative_to(root) and Path(os.path.realpath(path)).is_relative_to(root):
+        return None
+    if path.is_symlink() and where.is_relative_to(root):
+        return (
+            f"is a symbolic link to {_link_target(path)}, outside this workspace; left untouched (a "
+            "repository must not send engram's writes elsewhere: replace the link with a file, or "
+            "edit the file it points to yourself)"
+        )
     return (
-        f"is a symbolic link to {_link_target(path)}, outside this workspace; left untouched (a "
-        "repository must not send engram's writes elsewhere: replace the link with a file, or edit "
-        "the file it points to yourself)"
+        f"lies in {untrusted.line(folder)} through a symbolic link, outside this workspace; left "
+        "untouched (a repository must not send engram's writes elsewhere: replace the linked "
+        "folder with a real one, or edit that file yourself)"
     )
 
 
@@ -127,9 +189,13 @@ def legacy_backup(path: Path) -> Path:
 
 
 def _backups(path: Path, in_workspace: bool) -> list[Path]:
-    """The backups that may hold `path`'s original, first found wins; a `.bak` beside a
+    """The backups that may hold `path`'s original, first found wins: engram's under
+    `$ENGRAM_HOME`, else (outside a workspace, for a file no engram since issue 22 has changed:
+    no created mark either) an older engram's `.bak` beside it, read only. A `.bak` beside a
     workspace file is the repository's, never one of them."""
-    return [backup_path(path)] + ([] if in_workspace else [legacy_backup(path)])
+    if in_workspace or recorded(path):
+        return [backup_path(path)]
+    return [backup_path(path), legacy_backup(path)]
 
 
 def original(path: Path, *, in_workspace: bool) -> str | None:
@@ -155,15 +221,22 @@ def created_mark(path: Path) -> Path:
     return backup.with_name(backup.name + ".created")
 
 
-def _mark_created(path: Path) -> None:
+def recorded(path: Path) -> bool:
+    """Whether engram keeps a record of `path`'s original under `$ENGRAM_HOME`: its backup, or
+    the mark that engram created it (an `X.bak` beside it is no record)."""
+    return os.path.lexists(backup_path(path)) or os.path.lexists(created_mark(path))
+
+
+def mark_created(path: Path) -> None:
     backup_path(path).unlink(missing_ok=True)  # of a file no longer there: moot
     save_backup(path, b"", created=True)
 
 
 def drop_backup(path: Path, *, in_workspace: bool) -> None:
-    """Remove `path`'s backup once unlink has used it (an older engram's `.bak` outside a
-    workspace too)."""
-    for backup in [*_backups(path, in_workspace), created_mark(path)]:
+    """Remove `path`'s backup (or created mark) under `$ENGRAM_HOME` once unlink has used it; an
+    `X.bak` beside the file is never removed (it may be the user's own copy). `in_workspace` is
+    kept for the callers' symmetry with `original`."""
+    for backup in (backup_path(path), created_mark(path)):
         backup.unlink(missing_ok=True)
     with contextlib.suppress(OSError):  # the last backup gone: no empty folder stays
         backup_path(path).parent.rmdir()
@@ -218,12 +291,11 @@ def write(host_path: Path, before: str | None, after: str | None, *, in_workspac
     clean_stale_temps(target.parent, prefix=f".{target.name}.")
     mode = None
     if before is None:
-        _mark_created(host_path)
+        mark_created(host_path)
     else:
         mode = target.stat().st_mode & 0o7777
-        known = has_original(host_path, in_workspace=in_workspace) or created_mark(host_path).exists()
-        if not known:
-            save_backup(host_path, target.read_bytes())
+        if not recorded(host_path):  # a `.bak` beside it is no record: this first change makes one
+            save_backup(host_path, before.encode("utf-8"))
     write_atomic(target, after.encode("utf-8"), mode=mode)
 
 

@@ -1,7 +1,9 @@
 """Errors raised by host-config linking (`engram link/unlink/upgrade/doctor`).
 
 * HostError   a host file engram leaves untouched; `code` is the ENGRAM_HOST_* code the
-              command reports for that file (a dangling link, a folder, not UTF-8, unparseable)
+              command reports for that file: ENGRAM_HOST_LINK (a dangling link),
+              ENGRAM_HOST_UNREADABLE (a folder, FIFO, device, loop of links, too large, or
+              unreadable: edits.read_bytes), ENGRAM_HOST_PARSE (not UTF-8, unparseable)
 * LinkRefused a `link` or `unlink` that wrote nothing, or an `upgrade` that left the project's
               files alone: `code` is ENGRAM_NOT_ON_PATH (the project's files would name a
               command a teammate's machine cannot run, path_hint.py) or ENGRAM_GLOBAL_ONLY (the

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts import jsonc
+from engram_mcp.hosts.edits import CLAUDE_STATE_LIMIT, HOST_FILE_LIMIT, read_quietly
 from engram_mcp.hosts.errors import JsoncError
 from engram_mcp.hosts.targets import display_path, home_of
 
@@ -52,12 +53,23 @@ class Finding:
 
 def read_jsonc(path: Path) -> Any:
     """A JSON / JSONC file's data, or None when it is missing, unreadable or broken (the audits
-    only look; a broken host file is reported by the entry check, other files are not ours)."""
+    only look; a broken host file is reported by the entry check, other files are not ours).
+    Read as every host file is (edits.read_quietly: bounded, regular files only), with
+    `~/.claude.json`'s larger cap."""
+    limit = CLAUDE_STATE_LIMIT if path.name == ".claude.json" else HOST_FILE_LIMIT
+    text = read_quietly(path, limit)
     try:
-        text = path.read_text("utf-8")
-        return jsonc.loads(text) if text.strip() else None
-    except (OSError, UnicodeDecodeError, JsoncError):
+        return jsonc.loads(text) if text is not None and text.strip() else None
+    except JsoncError:
         return None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's data, or {} when it is missing, unreadable or broken (read as `read_jsonc`)."""
+    try:
+        return tomllib.loads(read_quietly(path) or "")
+    except tomllib.TOMLDecodeError:
+        return {}
 
 
 class Where:
@@ -96,10 +108,7 @@ def gemini_policy_rules(home: Path) -> Iterator[tuple[Path, int, dict[str, Any]]
     a file that cannot be read or parsed is skipped (Gemini would not load it either)."""
     folder = home / ".gemini" / "policies"
     for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-        try:
-            rules = tomllib.loads(path.read_text("utf-8")).get("rule")
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
+        rules = read_toml(path).get("rule")
         for n, rule in enumerate(rules if isinstance(rules, list) else [], 1):
             if isinstance(rule, dict):
                 yield path, n, rule

@@ -3,7 +3,13 @@
 engram never writes a registry download (`uvx engram-mcp`, `npx …`): the name `engram-mcp` on
 the public registry belongs to another project. An entry is ours when its command is an
 `engram-mcp` console script of this package (its text imports `engram_mcp`), or this Python
-running `-m engram_mcp`.
+running `-m engram_mcp`; never a relative path (`node_modules/.bin/engram-mcp` runs what the
+folder the host starts in holds: a clone's) nor a file inside the workspace that is not this
+installation's script (a clone can plant one whose text names `engram_mcp`).
+
+The `env` link keeps on an entry of ours loses every variable that changes what the
+interpreter or the loader runs (`unsafe_env`): with `PYTHONPATH=.` a clone's `engram_mcp/`
+would be imported in spite of `-P`, with `LD_PRELOAD` any library loaded.
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ import sys
 import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 from engram_mcp.platform import script_suffix
+from store.files.fsutil import open_regular
 
 
 def installed_script(name: str) -> Path | None:
@@ -66,8 +74,8 @@ its script in a zip appended at the end). Bounded: a host config may name any fi
 
 
 def _is_our_script(path: Path) -> bool:
-    try:
-        with path.open("rb") as file:
+    try:  # a regular file only: a FIFO named engram-mcp on PATH is never waited on
+        with os.fdopen(open_regular(path, follow=True), "rb") as file:
             head = file.read(SCRIPT_HEAD)
             size = file.seek(0, os.SEEK_END)
             file.seek(max(len(head), size - SCRIPT_TAIL))
@@ -77,15 +85,75 @@ def _is_our_script(path: Path) -> bool:
     return b"engram_mcp" in head or b"engram_mcp" in tail
 
 
-def is_ours(command: object, args: Sequence[object] = ()) -> bool:
-    if not isinstance(command, str):
+def _relative(command: str) -> bool:
+    """A path, not a bare name, that is not absolute: it depends on the folder it starts in."""
+    return ("/" in command or "\\" in command) and not Path(command).expanduser().is_absolute()
+
+
+def _planted(target: Path, workspace: Path | None) -> bool:
+    """`target` lies in the workspace and is neither this installation's script nor this Python
+    (engram developed in its own checkout runs from the checkout's virtual environment)."""
+    if workspace is None:
+        return False
+    try:
+        inside = target.resolve().is_relative_to(workspace.resolve())
+    except (OSError, RuntimeError):
+        return True
+    ours = [p for p in (installed_script("engram-mcp"), Path(sys.executable)) if p is not None]
+    return inside and not any(_same(target, p) for p in ours)
+
+
+def is_ours(command: object, args: Sequence[object] = (), workspace: Path | None = None) -> bool:
+    """Whether a host entry's command runs this package's server (see the module docstring);
+    `workspace`, when given, is the project whose files may be a clone's."""
+    if not isinstance(command, str) or _relative(command):
         return False
     name = Path(command).name.removesuffix(".exe")
     if name == "engram-mcp":
         target = resolve(command)
+        if target is not None and _planted(target, workspace):
+            return False
         return target is None or _is_our_script(target)
     words = [str(a) for a in args[:3]]
-    return "python" in name and (words[:2] == ["-m", "engram_mcp"] or words == ["-P", "-m", "engram_mcp"])
+    if "python" not in name or not (words[:2] == ["-m", "engram_mcp"] or words == ["-P", "-m", "engram_mcp"]):
+        return False
+    target = resolve(command)
+    return target is None or not _planted(target, workspace)
+
+
+SAFE_PYTHON_ENV: Final = frozenset(
+    {
+        "PYTHONUNBUFFERED",
+        "PYTHONIOENCODING",
+        "PYTHONUTF8",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "PYTHONSAFEPATH",
+        "PYTHONLEGACYWINDOWSSTDIO",
+    }
+)
+"""The `PYTHON*` variables that only change how output is encoded or buffered; every other
+(`PYTHONPATH`, `PYTHONHOME`, `PYTHONSTARTUP`, `PYTHONUSERBASE`, `PYTHONEXECUTABLE`,
+`PYTHONINSPECT`, `PYTHONPLATLIBDIR`, `PYTHONWARNINGS`, which imports the module a category
+names, …) may change what the interpreter runs."""
+
+
+def unsafe_env(env: object) -> list[str]:
+    """The names in an entry's `env` that change what the interpreter or the loader runs:
+    `PYTHON*` but the harmless few, `LD_*`, `DYLD_*`, and a `PATH` with a relative folder (it
+    can send the bare `engram-mcp` to a clone's file)."""
+    if not isinstance(env, dict):
+        return []
+    found = []
+    for name, value in env.items():
+        key = str(name).upper()
+        python = key.startswith("PYTHON") and key not in SAFE_PYTHON_ENV
+        path = key == "PATH" and (
+            not isinstance(value, str) or any(not Path(p).is_absolute() for p in value.split(os.pathsep))
+        )
+        if python or key.startswith(("LD_", "DYLD_")) or path:
+            found.append(str(name))
+    return found
 
 
 def is_current(command: object, args: Sequence[object] = ()) -> bool:

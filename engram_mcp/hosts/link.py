@@ -19,9 +19,10 @@ from engram_mcp.hosts import codex_toml, gate_rules, jsonc, rule_files
 from engram_mcp.hosts.edits import Result as Result
 from engram_mcp.hosts.edits import finish, has_original, link_outside, original, planted_backup, read
 from engram_mcp.hosts.errors import HostError, JsoncError, LinkRefused, RuleError, TomlError
-from engram_mcp.hosts.launch import is_ours, pinned
+from engram_mcp.hosts.launch import is_ours, pinned, unsafe_env
 from engram_mcp.hosts.path_hint import fix, off_path
-from engram_mcp.hosts.slash_commands import command_files, link_command, unlink_command
+from engram_mcp.hosts.rule_files import RuleFile
+from engram_mcp.hosts.slash_commands import CommandFile, command_files, link_command, unlink_command
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, display_path, home_of, resolve
 from store.files.workspace import is_git_root
@@ -126,12 +127,25 @@ def current_entry(host: HostFile, text: str | None) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else ({"value": found} if found is not None else None)
 
 
-def entry_is_ours(host: HostFile, entry: Mapping[str, Any]) -> bool:
+def entry_is_ours(host: HostFile, entry: Mapping[str, Any], workspace: Path | None = None) -> bool:
+    """Whether `entry` runs this package's server (launch.is_ours; `workspace`: the project, whose
+    files a clone may have planted, is never where ours runs from)."""
     command = entry.get("command")
     if host.target == "opencode" and isinstance(command, list) and command:
-        return is_ours(command[0], command[1:])
+        return is_ours(command[0], command[1:], workspace)
     args = entry.get("args")
-    return is_ours(command, args if isinstance(args, list) else [])
+    return is_ours(command, args if isinstance(args, list) else [], workspace)
+
+
+ENV_KEYS: Final = ("env", "environment")
+"""Where an entry keeps the variables its server starts with (opencode: `environment`)."""
+
+UNSAFE_ENV: Final = "host.env_unsafe"
+
+
+def entry_unsafe_env(entry: Mapping[str, Any]) -> list[str]:
+    """The variables of `entry`'s env that change what its server runs (launch.unsafe_env)."""
+    return [name for key in ENV_KEYS for name in unsafe_env(entry.get(key))]
 
 
 def _original(host: HostFile) -> str | None:
@@ -160,16 +174,29 @@ def desired_entry(host: HostFile, existing: Mapping[str, Any] | None, args: list
     kept = {**existing, **fresh}  # keep keys the user added (env, timeout…), re-pin the rest
     if host.target == "gemini" and kept.get("trust") is True:
         del kept["trust"]  # Gemini's trust skips every confirmation, engram_commit's included
+    for key in ENV_KEYS:  # never a variable that changes what runs (PYTHONPATH=. defeats -P)
+        if unsafe := unsafe_env(kept.get(key)):
+            kept[key] = {k: v for k, v in kept[key].items() if k not in unsafe}
     return kept
 
 
-def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) -> Result:
+def _dropped_env(names: list[str]) -> str:
+    shown = ", ".join(untrusted.line(n, 80) for n in names)
+    return f"dropped {shown} from its env, which can change what the server runs"
+
+
+def link_file(
+    host: HostFile, *, args: list[str], force: bool, dry_run: bool, workspace: Path | None = None
+) -> Result:
     try:
         before = read(host.path)
         existing = current_entry(host, before)
     except HostError as exc:
         return Result(host.target, host.shown, "error", exc.message)
-    if existing is not None and not entry_is_ours(host, existing) and not force:
+    ours = existing is not None and entry_is_ours(host, existing, workspace)
+    dropped = entry_unsafe_env(existing) if existing is not None and ours else []
+    message = _dropped_env(dropped) if dropped else ""
+    if existing is not None and not ours and not force:
         return Result(
             host.target,
             host.shown,
@@ -188,10 +215,9 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
                 after = codex_toml.add(text, command, [*base_args, *args])
         except TomlError as exc:
             return Result(host.target, host.shown, "error", f"{exc}; left untouched")
-        return finish(host, before, after, "added" if existing is None else "updated", dry_run)
-    entry = desired_entry(
-        host, existing if existing is not None and entry_is_ours(host, existing) else None, args
-    )
+        action = "added" if existing is None else "updated"
+        return finish(host, before, after, action, dry_run, message)
+    entry = desired_entry(host, existing if ours else None, args)
     try:
         if before is None or not before.strip():
             after = jsonc.new_document(host.container, NAME, entry)
@@ -202,10 +228,10 @@ def link_file(host: HostFile, *, args: list[str], force: bool, dry_run: bool) ->
         return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
     except RuleError as exc:
         return Result(host.target, host.shown, "error", f"{exc}; left untouched")
-    return finish(host, before, after, "added" if existing is None else "updated", dry_run)
+    return finish(host, before, after, "added" if existing is None else "updated", dry_run, message)
 
 
-def unlink_file(host: HostFile, *, force: bool, dry_run: bool) -> Result:
+def unlink_file(host: HostFile, *, force: bool, dry_run: bool, workspace: Path | None = None) -> Result:
     try:
         before = read(host.path)
         existing = current_entry(host, before)
@@ -213,7 +239,7 @@ def unlink_file(host: HostFile, *, force: bool, dry_run: bool) -> Result:
         return Result(host.target, host.shown, "error", exc.message)
     if existing is None or before is None:
         return Result(host.target, host.shown, "absent")
-    if not entry_is_ours(host, existing) and not force:
+    if not entry_is_ours(host, existing, workspace) and not force:
         return Result(
             host.target,
             host.shown,
@@ -393,7 +419,7 @@ def _gemini_still_linked(workspace: Path, global_: bool, env: Mapping[str, str])
         entry = current_entry(other, read(other.path))
     except HostError:
         return False
-    return entry is not None and entry_is_ours(other, entry)
+    return entry is not None and entry_is_ours(other, entry, workspace)
 
 
 def _read_quietly(path: Path) -> str | None:
@@ -429,6 +455,7 @@ def link(
         LinkRefused: ENGRAM_NOT_ON_PATH, ENGRAM_GLOBAL_ONLY; nothing was written."""
     resolved = resolve(target, global_, workspace, env)
     files = command_files(target, global_, workspace, env)
+    rules = rule_files.rule_file(target, global_, workspace, env)
     if isinstance(resolved, Skip):
         if resolved.message == "claude-global":
             user_hook = hook_installed(Path(env.get("HOME") or Path.home()) / ".claude" / "settings.json")
@@ -442,21 +469,19 @@ def link(
         portable(f"link {target}", machine_local=machine_local, warn=warn, env=env)
         if not in_git(workspace):
             warn(OUTSIDE_GIT, _outside_git(workspace, target))
-        for path in (resolved.path, *([claude_settings(workspace)] if target == "claude" else [])):
-            if (problem := link_outside(path, workspace)) is not None:
-                shown = resolved.shown if path == resolved.path else ".claude/settings.json"
-                return [Result(target, shown, "error", problem)]
+        if refused := escapes(target, _touched(target, resolved, files, rules, workspace), workspace, env):
+            return refused
     results = []
     args: list[str] = []
     if target == "claude":
         installing_hook = not no_hook
         if not installing_hook and not hook_installed(claude_settings(workspace)):
             args = ["--always-load"]
-    results.append(link_file(resolved, args=args, force=force, dry_run=dry_run))
+    results.append(link_file(resolved, args=args, force=force, dry_run=dry_run, workspace=workspace))
     if results[0].failed:
         return results
     results.extend(link_command(f, force=force, dry_run=dry_run) for f in files)
-    if (rules := rule_files.rule_file(target, global_, workspace, env)) is not None:
+    if rules is not None:
         results.append(rule_files.link_rules(rules, dry_run=dry_run))
     if target == "claude" and no_hook:
         results.append(link_claude_ask(workspace, False, dry_run, env))
@@ -490,7 +515,10 @@ def unlink(
             return [printed, *commands, unlink_claude_ask(workspace, True, dry_run, env)]
         raise global_only(resolved, "unlink")
     rules = rule_files.rule_file(target, global_, workspace, env)
-    results = [unlink_file(resolved, force=force, dry_run=dry_run)]
+    touched = _touched(target, resolved, files, rules, workspace)
+    if resolved.scope == "workspace" and (refused := escapes(target, touched, workspace, env)):
+        return refused
+    results = [unlink_file(resolved, force=force, dry_run=dry_run, workspace=workspace)]
     if results[0].failed:
         return results
     # the command before the hook: the hook's removal takes away a .claude/ left empty
@@ -500,10 +528,26 @@ def unlink(
     if target == "claude":
         results.append(unlink_hook(workspace, dry_run))
     if resolved.scope == "workspace":
-        touched = [resolved.path, *(f.path for f in files), *([rules.path] if rules is not None else [])]
-        touched += [claude_settings(workspace)] if target == "claude" else []
         results += _planted(target, touched, workspace, env)
     return results
+
+
+def _touched(
+    target: str, host: HostFile, files: list[CommandFile], rules: RuleFile | None, workspace: Path
+) -> list[Path]:
+    """Every file `link` or `unlink` of `target` may write or remove at `host`'s scope."""
+    paths = [host.path, *(f.path for f in files), *([rules.path] if rules is not None else [])]
+    return paths + ([claude_settings(workspace)] if target == "claude" and host.scope == "workspace" else [])
+
+
+def escapes(target: str, paths: list[Path], workspace: Path, env: Mapping[str, str]) -> list[Result]:
+    """A refusal for each path in the workspace that leads outside it through a symbolic link
+    (edits.link_outside), or nothing: then every one may be written."""
+    found = []
+    for path in dict.fromkeys(paths):
+        if path.is_relative_to(workspace) and (problem := link_outside(path, workspace)) is not None:
+            found.append(Result(target, display_path(path, workspace, home_of(env)), "error", problem))
+    return found
 
 
 def _planted(target: str, paths: list[Path], workspace: Path, env: Mapping[str, str]) -> list[Result]:

@@ -10,6 +10,7 @@ clone can carry one that overrides what `link` wrote): `permission` and each
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import yaml
 
 from engram_mcp.hosts.findings import Where, read_jsonc
+from store.files.fsutil import open_regular
 
 _MAX_AGENT_BYTES = 256 * 1024
 
@@ -38,9 +40,12 @@ def config_files(where: Where) -> list[Path]:
 
 
 def _front_matter(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            text = handle.read(_MAX_AGENT_BYTES).decode("utf-8")
+    try:  # never a FIFO nor a device: a clone chooses what `.opencode/agent/x.md` is
+        fd = open_regular(path, follow=True)
+        try:
+            text = os.read(fd, _MAX_AGENT_BYTES).decode("utf-8")
+        finally:
+            os.close(fd)
     except (OSError, UnicodeDecodeError):
         return {}
     if not text.startswith("---"):

@@ -24,6 +24,7 @@ from typing import Final
 from engram_mcp.hosts.launch import installed_script
 from engram_mcp.hosts.targets import home_of
 from engram_mcp.platform import system
+from store.safety import untrusted
 
 COMMANDS: Final = ("engram-mcp", "engram")
 """The two console scripts workspace files name: the server hosts start, and the CLI (the
@@ -55,18 +56,20 @@ class OffPath:
     """What PATH finds under `name` instead, if anything."""
 
     def problem(self) -> str:
-        """One clause for a person: what is wrong, and where this installation is."""
+        """One clause for a person: what is wrong, and where this installation is (every path
+        absolute, and escaped: a folder on PATH may be named with any bytes)."""
         if self.folder is None:
             return (
                 f"this engram has no {self.name} command (it runs from a source folder as "
                 "`python -m engram_mcp`), so no PATH can find it"
             )
+        folder = untrusted.line(os.path.abspath(self.folder))
         if self.found is not None:
             return (
-                f"PATH here finds another {self.name} first, {self.found} "
-                f"(this installation's is in {self.folder})"
+                f"PATH here finds another {self.name} first, {untrusted.line(os.path.abspath(self.found))} "
+                f"(this installation's is in {folder})"
             )
-        return f"{self.name} is not on PATH here (this installation's is in {self.folder})"
+        return f"{self.name} is not on PATH here (this installation's is in {folder})"
 
 
 def off_path(env: Mapping[str, str] = os.environ) -> OffPath | None:

@@ -8,11 +8,10 @@ linked or not: a rule for it is ready the moment it is linked.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from engram_mcp.hosts.findings import Where, read_jsonc
+from engram_mcp.hosts.findings import Where, read_jsonc, read_toml
 from engram_mcp.hosts.gate import SERVER
 from engram_mcp.hosts.launch import is_ours
 from engram_mcp.hosts.targets import known_files
@@ -33,10 +32,7 @@ def entry_runs_engram(target: str, entry: Any) -> bool:
 
 
 def _toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
+    return read_toml(path)
 
 
 def _containers(where: Where, target: str) -> list[dict[str, Any]]:

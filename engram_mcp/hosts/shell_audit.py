@@ -42,13 +42,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts import opencode_config, rule_files, shell_rules
-from engram_mcp.hosts.findings import Finding, Where, gemini_policy_rules, read_jsonc
+from engram_mcp.hosts.findings import Finding, Where, gemini_policy_rules, read_jsonc, read_toml
 from engram_mcp.hosts.gate import gemini_covers
 from engram_mcp.hosts.servers import entry_runs_engram
 from engram_mcp.hosts.steps import codex_trusted
@@ -226,10 +225,7 @@ _UNASKED = ("on-request", "on-failure", "never")
 
 
 def _toml_file(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
+    return read_toml(path)
 
 
 def _codex_ruled(where: Where, trusted: bool) -> bool:

@@ -18,12 +18,11 @@ on their behalf. `link` prints the step (one line), `doctor` reports it as `host
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engram_mcp.hosts.findings import Finding, Where, read_jsonc
+from engram_mcp.hosts.findings import Finding, Where, read_jsonc, read_toml
 from engram_mcp.hosts.gate import SERVER
 from engram_mcp.hosts.targets import codex_home
 
@@ -107,12 +106,7 @@ def _gemini(where: Where) -> Finding | None:
 
 
 def codex_trusted(where: Where) -> bool:
-    try:
-        projects = _dict(
-            tomllib.loads((codex_home(where.env) / "config.toml").read_text("utf-8")).get("projects")
-        )
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return False
+    projects = _dict(read_toml(codex_home(where.env) / "config.toml").get("projects"))
     here = where.workspace.resolve()
     for key, project in projects.items():
         folder = Path(key).resolve()

@@ -1,0 +1,298 @@
+"""Attack findings against link / unlink / upgrade / doctor (issue 22 follow-up).
+
+A cloned repository chooses what its host files are: a symbolic link (to a file, or a folder, of
+the user's own), a FIFO, a device, a loop, a huge file, an entry whose command or env runs the
+clone's code. And a user's own `X.bak` beside a global config is the user's. Each test drives
+the CLI in this process (or, where the old behaviour hangs or eats memory, in a child with a
+timeout and a memory cap) with real files under a private HOME and ENGRAM_HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+import engram_mcp
+
+try:
+    from engram_mcp.cli.main import main
+except ImportError:  # the layout before the CLI was a package (these tests also run there)
+    from engram_mcp.cli import main  # type: ignore[assignment]
+
+SOURCE = str(Path(engram_mcp.__file__).resolve().parent.parent)
+"""The folder the child doctor imports engram from: the code this test process runs."""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private HOME and ENGRAM_HOME, this installation's scripts first on PATH, no host
+    folder moved by the environment."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ENGRAM_HOME", str(home / ".config" / "engram"))
+    monkeypatch.setenv("ENGRAM_VECTORS", "0")
+    for name in (
+        "XDG_CONFIG_HOME",
+        "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "ENGRAM_WORKSPACE",
+        "ENGRAM_READ_ONLY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    scripts = sysconfig.get_path("scripts")
+    monkeypatch.setenv("PATH", os.pathsep.join([scripts, "/usr/bin", "/bin"]))
+    return home
+
+
+@pytest.fixture
+def repo(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cloned repository (a git folder) as the current folder."""
+    repo = tmp_path / "clone"
+    (repo / ".git").mkdir(parents=True)
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` and its bytes (what must not change)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# --- 1. a symbolic link in the clone sends writes to the user's own files -------------------------
+def test_unlink_does_not_write_through_a_linked_settings_file(
+    repo: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(A) `.claude/settings.json -> ~/.claude/settings.json`: unlink stripped the user's global
+    hook and ask rules (link refused the file, unlink never checked)."""
+    user = home / ".claude" / "settings.json"
+    user.parent.mkdir()
+    hook = {"type": "command", "command": "engram hook session-start", "timeout": 30}
+    settings = {
+        "hooks": {"SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [hook]}]},
+        "permissions": {"ask": ["Bash(engram commit *)", "Bash(engram add *)"]},
+    }
+    user.write_text(json.dumps(settings, indent=2) + "\n", "utf-8")
+    before = user.read_bytes()
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").symlink_to(user)
+    code, out, err = _run(capsys, "unlink", "claude")
+    assert user.read_bytes() == before
+    assert code != 0 and "outside this workspace" in out + err
+
+
+def test_link_and_unlink_refuse_a_linked_claude_folder(
+    repo: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(B) `.claude -> ~/.claude`: link wrote the hook and ask rules into ~/.claude/settings.json,
+    unlink deleted ~/.claude/commands/engram.md."""
+    assert main(["link", "claude", "--global"]) == 0
+    user = home / ".claude"
+    kept = _tree(user)
+    assert "commands/engram.md" in kept
+    (repo / ".claude").symlink_to(user)
+    code, out, err = _run(capsys, "link", "claude")
+    assert code != 0 and "outside this workspace" in out + err
+    assert _tree(user) == kept
+    code, out, err = _run(capsys, "unlink", "claude")
+    assert code != 0 and "outside this workspace" in out + err
+    assert _tree(user) == kept
+    assert not (repo / ".mcp.json").exists()
+
+
+def test_upgrade_does_not_re_pin_through_a_linked_folder(
+    repo: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`.cursor -> ~/elsewhere`, whose mcp.json holds an engram entry with a stale pin: upgrade
+    re-pinned it there."""
+    elsewhere = home / "elsewhere"
+    elsewhere.mkdir()
+    stale = '{"mcpServers": {"engram": {"command": "/old/venv/bin/engram-mcp", "args": []}}}\n'
+    (elsewhere / "mcp.json").write_text(stale, "utf-8")
+    (repo / ".cursor").symlink_to(elsewhere)
+    code, out, err = _run(capsys, "upgrade")
+    assert code != 0 and "outside this workspace" in out + err
+    assert (elsewhere / "mcp.json").read_text("utf-8") == stale
+
+
+# --- 2. a user's own X.bak is not engram's backup -------------------------------------------------
+def test_unlink_global_keeps_the_users_own_bak_and_backs_up_under_engram_home(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    codex = home / ".codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text('model = "o3"\n', "utf-8")
+    (codex / "config.toml.bak").write_text("mine = 1\n", "utf-8")
+    assert main(["link", "codex", "--global"]) == 0
+    backups = home / ".config" / "engram" / "backups"
+    saved = [p.read_text("utf-8") for p in backups.glob("*-config.toml")] if backups.is_dir() else []
+    assert saved == ['model = "o3"\n'], "the original is backed up under $ENGRAM_HOME"
+    assert main(["unlink", "codex", "--global"]) == 0
+    assert (codex / "config.toml").read_text("utf-8") == 'model = "o3"\n'
+    assert (codex / "config.toml.bak").read_text("utf-8") == "mine = 1\n"
+
+
+def test_unlink_global_never_writes_a_users_bak_over_the_command(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    commands = home / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    mine = "my own notes about engram\n"
+    (commands / "engram.md.bak").write_text(mine, "utf-8")
+    assert main(["link", "claude", "--global"]) == 0
+    assert "engram:command" in (commands / "engram.md").read_text("utf-8")
+    assert main(["unlink", "claude", "--global"]) == 0
+    assert not (commands / "engram.md").exists(), "engram's command is removed, not replaced"
+    assert (commands / "engram.md.bak").read_text("utf-8") == mine
+
+
+# --- 3. a clone's entry must not run the clone's code -----------------------------------------------
+def _planted_script(repo: Path) -> None:
+    script = repo / "node_modules" / ".bin" / "engram-mcp"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n# import engram_mcp\nexit 0\n", "utf-8")
+    script.chmod(0o755)
+
+
+def test_a_relative_command_is_not_ours(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cloned `.mcp.json` naming `node_modules/.bin/engram-mcp` (a planted script that names
+    engram_mcp) was taken for engram's: doctor said linked, link re-pinned it keeping its env."""
+    _planted_script(repo)
+    entry = {"command": "node_modules/.bin/engram-mcp", "env": {"PYTHONPATH": ".", "LD_PRELOAD": "./x.so"}}
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
+    code, out, _ = _run(capsys, "doctor", "--json")
+    codes = [f["code"] for f in json.loads(out)["data"]["findings"]]
+    assert "host.foreign" in codes and code == 1
+    before = (repo / ".mcp.json").read_bytes()
+    code, out, err = _run(capsys, "link", "claude")
+    assert code != 0 and "foreign" in out + err
+    assert (repo / ".mcp.json").read_bytes() == before
+
+
+def test_link_drops_env_that_changes_what_runs(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    env = {
+        "PYTHONPATH": ".",
+        "LD_PRELOAD": "./x.so",
+        "PYTHONSTARTUP": "x.py",
+        "DYLD_INSERT_LIBRARIES": "y",
+        "TOKEN": "t",
+    }
+    entry = {"command": "engram-mcp", "args": [], "env": env}
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
+    code, out, err = _run(capsys, "link", "claude")
+    assert code == 0, out + err
+    assert "dropped PYTHONPATH" in out and "LD_PRELOAD" in out
+    written = json.loads((repo / ".mcp.json").read_text("utf-8"))["mcpServers"]["engram"]
+    assert written["env"] == {"TOKEN": "t"}
+
+
+def test_doctor_flags_an_unsafe_env_on_an_engram_entry(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entry = {"command": "engram-mcp", "args": [], "env": {"PYTHONPATH": "."}}
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
+    code, out, _ = _run(capsys, "doctor", "--json")
+    found = [f for f in json.loads(out)["data"]["findings"] if f["code"] == "host.env_unsafe"]
+    assert code == 1 and len(found) == 1
+    assert "PYTHONPATH" in found[0]["message"] and "engram link claude" in found[0]["fix"]
+
+
+# --- 4. a hostile host file: FIFO, device, huge, loop ------------------------------------------------
+def _cap_memory() -> None:  # the child: reading /dev/zero or 3 GiB must fail, not take the machine
+    limit = 1536 * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _doctor_child(repo: Path) -> subprocess.CompletedProcess[str]:
+    code = (
+        "import sys\ntry:\n from engram_mcp.cli.main import main\nexcept ImportError:\n"
+        " from engram_mcp.cli import main\nsys.exit(main(['doctor', '--json']))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": SOURCE},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=_cap_memory,
+        check=False,
+    )
+
+
+def _parse_errors(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    data = json.loads(result.stdout)["data"]
+    return {f["file"]: f["message"] for f in data["findings"] if f["code"] == "host.parse_error"}
+
+
+def test_doctor_does_not_wait_on_fifo_host_files(repo: Path) -> None:
+    for name in (".mcp.json", ".codex/config.toml", ".claude/settings.json"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(repo / name)
+    try:
+        result = _doctor_child(repo)
+    except subprocess.TimeoutExpired:
+        pytest.fail("doctor waited on a FIFO")
+    assert result.returncode == 1, result.stderr
+    errors = _parse_errors(result)
+    assert "not a regular file" in errors["./.mcp.json"]
+    assert "not a regular file" in errors["./.codex/config.toml"]
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "huge"])
+def test_doctor_refuses_a_device_or_a_huge_host_file(repo: Path, kind: str) -> None:
+    if kind == "dev-zero":
+        (repo / ".mcp.json").symlink_to("/dev/zero")
+    else:
+        with (repo / ".mcp.json").open("wb") as file:
+            file.truncate(3 * 1024 * 1024 * 1024)  # sparse: no disk used
+    result = _doctor_child(repo)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    message = _parse_errors(result)["./.mcp.json"]
+    assert ("not a regular file" if kind == "dev-zero" else "larger than 16 MiB") in message
+
+
+def test_a_loop_of_links_is_a_finding_not_a_traceback(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / ".mcp.json").symlink_to(".mcp.json")
+    code, out, _ = _run(capsys, "doctor", "--json")
+    assert code == 1
+    found = [f for f in json.loads(out)["data"]["findings"] if f["code"] == "host.parse_error"]
+    assert [f["file"] for f in found] == ["./.mcp.json"] and "loop" in found[0]["message"]
+    code, out, err = _run(capsys, "link", "claude")
+    assert code != 0 and "loop of symbolic links" in out + err
+
+
+# --- 5. the found path in ENGRAM_NOT_ON_PATH -------------------------------------------------------
+def test_not_on_path_escapes_and_shows_the_absolute_path(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "bin\x1b]0;PWN\x07"
+    folder.mkdir()
+    (folder / "engram-mcp").symlink_to("/bin/true")
+    scripts = sysconfig.get_path("scripts")
+    monkeypatch.setenv("PATH", os.pathsep.join([str(folder), scripts, "/usr/bin", "/bin"]))
+    code, out, err = _run(capsys, "link", "claude")
+    assert code != 0 and "ENGRAM_NOT_ON_PATH" in err
+    assert "\x1b" not in out + err and "\x07" not in out + err
+    assert "bin\\x1b]0;PWN\\x07/engram-mcp" in err
+    (repo / "engram-mcp").symlink_to("/bin/true")
+    monkeypatch.setenv("PATH", os.pathsep.join([".", scripts, "/usr/bin", "/bin"]))
+    code, out, err = _run(capsys, "link", "claude")
+    assert code != 0 and f"first, {repo / 'engram-mcp'} (" in err
