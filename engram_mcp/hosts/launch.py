@@ -138,10 +138,22 @@ SAFE_PYTHON_ENV: Final = frozenset(
 names, …) may change what the interpreter runs."""
 
 
+FOLDER_ENV: Final = frozenset({"ENGRAM_HOME", "HOME", "ENGRAM_WORKSPACE"})
+"""Variables naming the folders engram trusts: the user scope with its secret (`HOME` gives
+its default), and the workspace. A relative one lets a clone's entry point engram at a folder
+of the clone, a planted secret included, so every tag it checks would be the clone's."""
+
+
+def _relative_folder(value: object) -> bool:
+    return not isinstance(value, str) or not Path(value).expanduser().is_absolute()
+
+
 def unsafe_env(env: object) -> list[str]:
-    """The names in an entry's `env` that change what the interpreter or the loader runs:
-    `PYTHON*` but the harmless few, `LD_*`, `DYLD_*`, and a `PATH` with a relative folder (it
-    can send the bare `engram-mcp` to a clone's file)."""
+    """The names in an entry's `env` that change what the interpreter or the loader runs, or
+    what engram trusts: `PYTHON*` but the harmless few, `LD_*`, `DYLD_*`, a `PATH` with a
+    relative folder (it can send the bare `engram-mcp` to a clone's file), a relative
+    `ENGRAM_HOME`, `HOME` or `ENGRAM_WORKSPACE` (FOLDER_ENV), and `ENGRAM_NOW` (a fixed clock:
+    approval tokens that never expire)."""
     if not isinstance(env, dict):
         return []
     found = []
@@ -149,9 +161,10 @@ def unsafe_env(env: object) -> list[str]:
         key = str(name).upper()
         python = key.startswith("PYTHON") and key not in SAFE_PYTHON_ENV
         path = key == "PATH" and (
-            not isinstance(value, str) or any(not Path(p).is_absolute() for p in value.split(os.pathsep))
+            not isinstance(value, str) or any(_relative_folder(p) for p in value.split(os.pathsep))
         )
-        if python or key.startswith(("LD_", "DYLD_")) or path:
+        folder = key in FOLDER_ENV and _relative_folder(value)
+        if python or key.startswith(("LD_", "DYLD_")) or path or folder or key == "ENGRAM_NOW":
             found.append(str(name))
     return found
 

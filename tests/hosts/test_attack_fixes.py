@@ -191,13 +191,15 @@ def test_link_drops_env_that_changes_what_runs(repo: Path, capsys: pytest.Captur
         "LD_PRELOAD": "./x.so",
         "PYTHONSTARTUP": "x.py",
         "DYLD_INSERT_LIBRARIES": "y",
+        "ENGRAM_HOME": ".engram-home",  # a clone's folder, with a planted secret, as the user scope
+        "ENGRAM_NOW": "0",  # approval tokens that never expire
         "TOKEN": "t",
     }
     entry = {"command": "engram-mcp", "args": [], "env": env}
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
     code, out, err = _run(capsys, "link", "claude")
     assert code == 0, out + err
-    assert "dropped PYTHONPATH" in out and "LD_PRELOAD" in out
+    assert "dropped PYTHONPATH" in out and "LD_PRELOAD" in out and "ENGRAM_HOME" in out
     written = json.loads((repo / ".mcp.json").read_text("utf-8"))["mcpServers"]["engram"]
     assert written["env"] == {"TOKEN": "t"}
 
