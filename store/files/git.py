@@ -61,9 +61,31 @@ def repository(folder: Path) -> tuple[Path, Path] | None:
     return None
 
 
+def _inside(folder: str | None, work_tree: Path) -> bool:
+    """`folder` (a variable's value) leads into the working tree, however it is spelled
+    (relative, `/proc/self/cwd/…`, through links). Unresolvable counts as inside."""
+    if not folder:
+        return False
+    try:
+        real = Path(os.path.realpath(os.path.expanduser(folder)))
+        return real == work_tree.resolve() or real.is_relative_to(work_tree.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return True
+
+
 def _environment(git_dir: Path, work_tree: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEPT_GIT_VARIABLES}
+    # The user's global config is git's `$XDG_CONFIG_HOME/git/config` and `$HOME/.gitconfig`. A
+    # host entry's env (which a clone's committed config can carry) pointing either into the
+    # clone would make the clone's file git's global config, whose trace2 targets no `-c` can
+    # override: then git reads no global config at all.
+    if _inside(env.get("HOME"), work_tree) or _inside(env.get("XDG_CONFIG_HOME"), work_tree):
+        env.pop("XDG_CONFIG_HOME", None)
+        env["GIT_CONFIG_GLOBAL"] = os.devnull
     env.update(
+        GIT_TRACE2="0",  # trace2 targets come from system and global config only; the
+        GIT_TRACE2_EVENT="0",  # environment overrides them: no trace file is ever appended to
+        GIT_TRACE2_PERF="0",
         GIT_DIR=str(git_dir),
         GIT_WORK_TREE=str(work_tree),
         GIT_OPTIONAL_LOCKS="0",
