@@ -114,7 +114,12 @@ def parse_block(block: str) -> Any:
         raise CorruptMemory(f"the front matter is not valid YAML{where}: {_category(exc)}") from None
     except RecursionError:
         raise CorruptMemory("the front matter is nested too deeply") from None
-    except (ValueError, TypeError, OverflowError):  # `!!int x`: the message quotes the value
+    except (
+        ValueError,
+        TypeError,
+        OverflowError,
+        AttributeError,
+    ):  # `!!int x`, `!!timestamp x`: the message quotes the value
         raise CorruptMemory("the front matter holds a value engram cannot read") from None
 
 

@@ -184,3 +184,12 @@ def test_a_front_matter_closed_at_end_of_file_has_an_empty_body() -> None:
     meta, body = split_front_matter("---\nid: a\n---")
     assert meta == {"id": "a"}
     assert body == ""
+
+
+@pytest.mark.parametrize("value", ["!!timestamp nope", "!!int nope", "!!float nope"])
+def test_a_typed_value_that_cannot_be_read_is_refused_in_engrams_words(value: str) -> None:
+    """`!!timestamp nope` raised AttributeError inside the YAML library, which reached the
+    reader as "cannot be parsed (AttributeError)"; it is the same refusal as `!!int nope`."""
+    with pytest.raises(CorruptMemory, match="holds a value engram cannot read") as refused:
+        parse(f"---\nid: x\ntype: fact\ntitle: T\ncreated: {value}\n---\nBody.\n".encode())
+    assert "nope" not in str(refused.value)
