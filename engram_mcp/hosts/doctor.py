@@ -139,13 +139,14 @@ def check_file(
             )
         ]
     findings = []
-    if unsafe := entry_unsafe_env(entry):
+    if unsafe := entry_unsafe_env(entry, host.scope):
         findings.append(
             Finding(
                 UNSAFE_ENV,
                 host.shown,
                 f"the entry's env sets {', '.join(untrusted.line(n, 80) for n in unsafe)}, which can "
-                "change what the server runs (a cloned file could have it import the project's code)",
+                "change what the server runs or trusts (a cloned file could have it import the project's "
+                "code, or read the project's folder as your home)",
                 f"run `{link_hint}`, which drops them"
                 if host.scope in ("workspace", "global")
                 else f"remove them from the entry's env in {host.shown}, or run `claude mcp remove "

@@ -9,7 +9,9 @@ installation's script (a clone can plant one whose text names `engram_mcp`).
 
 The `env` link keeps on an entry of ours loses every variable that changes what the
 interpreter or the loader runs (`unsafe_env`): with `PYTHONPATH=.` a clone's `engram_mcp/`
-would be imported in spite of `-P`, with `LD_PRELOAD` any library loaded.
+would be imported in spite of `-P`, with `LD_PRELOAD` any library loaded; a committed
+(workspace) entry also loses every folder it could point at the clone (`HOME`, `PATH`, `XDG_*`,
+`GIT_*`…), whatever its value: `/proc/self/cwd` is absolute and is the clone.
 """
 
 from __future__ import annotations
@@ -143,28 +145,53 @@ FOLDER_ENV: Final = frozenset({"ENGRAM_HOME", "HOME", "ENGRAM_WORKSPACE"})
 its default), and the workspace. A relative one lets a clone's entry point engram at a folder
 of the clone, a planted secret included, so every tag it checks would be the clone's."""
 
+COMMITTED_ENV: Final = frozenset({*FOLDER_ENV, "PATH"})
+"""With the `XDG_*` and `GIT_*` prefixes (COMMITTED_PREFIXES): variables a project's committed
+entry never sets, whatever their value. An absolute path can still be the clone's
+(`/proc/self/cwd` is the folder the host starts in); `XDG_CONFIG_HOME` names git's global
+config, and a config can set trace2 targets that write anywhere."""
 
-def _relative_folder(value: object) -> bool:
-    return not isinstance(value, str) or not Path(value).expanduser().is_absolute()
+COMMITTED_PREFIXES: Final = ("XDG_", "GIT_")
+
+SPECIAL_ROOTS: Final = ("/proc/", "/dev/")
+"""Absolute paths that are not a folder of the user's: `/proc/self/cwd` is the current one."""
 
 
-def unsafe_env(env: object) -> list[str]:
+def _not_a_folder(value: object, *, relative_too: bool = True) -> bool:
+    """`value` is not a string, starts in /proc/ or /dev/, or (`relative_too`) is relative."""
+    if not isinstance(value, str):
+        return True
+    path = str(Path(value).expanduser())
+    if path.startswith(SPECIAL_ROOTS) or path in ("/proc", "/dev"):
+        return True
+    return relative_too and not Path(path).is_absolute()
+
+
+def unsafe_env(env: object, scope: str = "global") -> list[str]:
     """The names in an entry's `env` that change what the interpreter or the loader runs, or
-    what engram trusts: `PYTHON*` but the harmless few, `LD_*`, `DYLD_*`, a `PATH` with a
-    relative folder (it can send the bare `engram-mcp` to a clone's file), a relative
-    `ENGRAM_HOME`, `HOME` or `ENGRAM_WORKSPACE` (FOLDER_ENV), and `ENGRAM_NOW` (a fixed clock:
-    approval tokens that never expire)."""
+    what engram trusts: a name that is empty or holds `=` (Node passes `HOME=./h/` and Python
+    reads `HOME`), `PYTHON*` but the harmless few, `LD_*`, `DYLD_*`, `ENGRAM_NOW` (a fixed
+    clock: approval tokens that never expire); in a `workspace` entry (a committed file) every
+    COMMITTED_ENV, `XDG_*` and `GIT_*` whatever its value; elsewhere a `PATH` with a relative
+    folder (it can send the bare `engram-mcp` to a clone's file), a relative `ENGRAM_HOME`,
+    `HOME`, `ENGRAM_WORKSPACE` (FOLDER_ENV), `XDG_*` or `GIT_*`, and any of them in /proc/ or
+    /dev/."""
     if not isinstance(env, dict):
         return []
     found = []
     for name, value in env.items():
         key = str(name).upper()
+        odd = not key or "=" in key
         python = key.startswith("PYTHON") and key not in SAFE_PYTHON_ENV
-        path = key == "PATH" and (
-            not isinstance(value, str) or any(_relative_folder(p) for p in value.split(os.pathsep))
-        )
-        folder = key in FOLDER_ENV and _relative_folder(value)
-        if python or key.startswith(("LD_", "DYLD_")) or path or folder or key == "ENGRAM_NOW":
+        loader = key.startswith(("LD_", "DYLD_")) or key == "ENGRAM_NOW"
+        named = key in COMMITTED_ENV or key.startswith(COMMITTED_PREFIXES)
+        if scope == "workspace":
+            folder = named
+        elif key == "PATH":
+            folder = not isinstance(value, str) or any(_not_a_folder(p) for p in value.split(os.pathsep))
+        else:
+            folder = named and _not_a_folder(value)
+        if odd or python or loader or folder:
             found.append(str(name))
     return found
 

@@ -143,9 +143,10 @@ ENV_KEYS: Final = ("env", "environment")
 UNSAFE_ENV: Final = "host.env_unsafe"
 
 
-def entry_unsafe_env(entry: Mapping[str, Any]) -> list[str]:
-    """The variables of `entry`'s env that change what its server runs (launch.unsafe_env)."""
-    return [name for key in ENV_KEYS for name in unsafe_env(entry.get(key))]
+def entry_unsafe_env(entry: Mapping[str, Any], scope: str) -> list[str]:
+    """The variables of `entry`'s env that change what its server runs or trusts, for an entry
+    of a file at `scope` (launch.unsafe_env: a workspace file is committed, a clone's)."""
+    return [name for key in ENV_KEYS for name in unsafe_env(entry.get(key), scope)]
 
 
 def _original(host: HostFile) -> str | None:
@@ -175,14 +176,14 @@ def desired_entry(host: HostFile, existing: Mapping[str, Any] | None, args: list
     if host.target == "gemini" and kept.get("trust") is True:
         del kept["trust"]  # Gemini's trust skips every confirmation, engram_commit's included
     for key in ENV_KEYS:  # never a variable that changes what runs (PYTHONPATH=. defeats -P)
-        if unsafe := unsafe_env(kept.get(key)):
+        if unsafe := unsafe_env(kept.get(key), host.scope):
             kept[key] = {k: v for k, v in kept[key].items() if k not in unsafe}
     return kept
 
 
 def _dropped_env(names: list[str]) -> str:
     shown = ", ".join(untrusted.line(n, 80) for n in names)
-    return f"dropped {shown} from its env, which can change what the server runs"
+    return f"dropped {shown} from its env, which can change what the server runs or trusts"
 
 
 def link_file(
@@ -194,7 +195,7 @@ def link_file(
     except HostError as exc:
         return Result(host.target, host.shown, "error", exc.message)
     ours = existing is not None and entry_is_ours(host, existing, workspace)
-    dropped = entry_unsafe_env(existing) if existing is not None and ours else []
+    dropped = entry_unsafe_env(existing, host.scope) if existing is not None and ours else []
     message = _dropped_env(dropped) if dropped else ""
     if existing is not None and not ours and not force:
         return Result(

@@ -298,3 +298,70 @@ def test_not_on_path_escapes_and_shows_the_absolute_path(
     monkeypatch.setenv("PATH", os.pathsep.join([".", scripts, "/usr/bin", "/bin"]))
     code, out, err = _run(capsys, "link", "claude")
     assert code != 0 and f"first, {repo / 'engram-mcp'} (" in err
+
+
+# --- round two (issue 22) ---------------------------------------------------------------------------
+def _doctor_findings(capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, str]]]:
+    code, out, _ = _run(capsys, "doctor", "--json")
+    return code, json.loads(out)["data"]["findings"]
+
+
+CLONE_ENV = {
+    "HOME": "/proc/self/cwd",  # absolute, yet the folder the host starts in: the clone
+    "ENGRAM_HOME": "/proc/self/cwd/evil",
+    "ENGRAM_WORKSPACE": "/proc/self/cwd/..",
+    "PATH": "/proc/self/cwd/bin:/usr/bin",
+    "XDG_CONFIG_HOME": ".",  # git reads the clone's git/config as the global config
+    "GIT_CONFIG_GLOBAL": "/tmp/x",
+    "HOME=./h/": "",  # Node passes it as is, Python then reads HOME="./h/="
+    "TOKEN": "t",
+}
+
+
+def test_a_committed_entry_never_sets_homes_path_xdg_or_git(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """1. In a workspace (committed) entry, HOME, ENGRAM_HOME, ENGRAM_WORKSPACE, PATH, XDG_* and
+    GIT_* are unsafe whatever their value, and so is a name holding `=`."""
+    entry = {"command": "engram-mcp", "args": [], "env": CLONE_ENV}
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
+    code, findings = _doctor_findings(capsys)
+    found = [f for f in findings if f["code"] == "host.env_unsafe"]
+    assert code == 1 and len(found) == 1
+    for name in CLONE_ENV.keys() - {"TOKEN"}:
+        assert name in found[0]["message"]
+    assert "TOKEN" not in found[0]["message"]
+    code, out, err = _run(capsys, "link", "claude")
+    assert code == 0, out + err
+    assert "dropped" in out and "XDG_CONFIG_HOME" in out
+    written = json.loads((repo / ".mcp.json").read_text("utf-8"))["mcpServers"]["engram"]
+    assert written["env"] == {"TOKEN": "t"}
+
+
+def test_a_global_entry_keeps_real_folders_but_not_proc_or_relative_xdg(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """1. A user's own (global) entry may set HOME to a real folder; /proc/…, /dev/… and a
+    relative XDG_*/GIT_* are unsafe there too."""
+    monkeypatch.chdir(tmp_path)
+    env = {
+        "HOME": "/proc/self/cwd",
+        "ENGRAM_HOME": str(home / "engram"),
+        "PATH": "/usr/bin:/dev/shm",
+        "XDG_CONFIG_HOME": ".",
+        "GIT_CONFIG_GLOBAL": "cfg",
+        "XDG_DATA_HOME": str(home / "data"),
+    }
+    config = home / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    entry = {"command": "engram-mcp", "args": [], "env": env}
+    config.write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
+    code, findings = _doctor_findings(capsys)
+    found = [f for f in findings if f["code"] == "host.env_unsafe"]
+    assert code == 1 and len(found) == 1
+    for name in ("HOME", "PATH", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL"):
+        assert name in found[0]["message"]
+    assert "ENGRAM_HOME" not in found[0]["message"] and "XDG_DATA_HOME" not in found[0]["message"]
+    assert main(["link", "cursor", "--global"]) == 0
+    written = json.loads(config.read_text("utf-8"))["mcpServers"]["engram"]
+    assert written["env"] == {"ENGRAM_HOME": str(home / "engram"), "XDG_DATA_HOME": str(home / "data")}
