@@ -103,13 +103,53 @@ def add(text: str, command: str, args: Sequence[str]) -> str:
     return result
 
 
+_ENGRAM_HEADER: Final = re.compile(r'\[\[?\s*mcp_servers\s*\.\s*("engram"|\'engram\'|engram)\s*[\].]')
+"""A table header of engram's entry or one of its sub-tables (`[mcp_servers.engram.env]`)."""
+
+
+def _drop_tables(text: str) -> tuple[str, list[str]]:
+    """`text` without its engram tables (each header to the next header), and their headers."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    dropping = False
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            dropping = _ENGRAM_HEADER.match(stripped) is not None
+            if dropping:
+                dropped.append(stripped.split("]")[0] + "]")
+        if not dropping:
+            kept.append(line)
+    return "".join(kept), dropped
+
+
+def stray_tables(text: str) -> list[str]:
+    """The headers of engram tables outside the managed block (`[mcp_servers.engram.env]` put
+    after another table), which `replace` removes."""
+    span = _span(text)
+    if span is None:
+        return []
+    return _drop_tables(text[: span[0]])[1] + _drop_tables(text[span[1] :])[1]
+
+
 def replace(text: str, command: str, args: Sequence[str]) -> str:
-    """Rewrite the managed block in place (re-pin)."""
+    """Rewrite the managed block in place (re-pin), and remove every engram table outside it
+    (`stray_tables`): TOML merges them into the entry, so an env there would survive the
+    re-pin. An entry that still holds more than the block's keys is refused.
+
+    Raises:
+        TomlError: the result does not parse, or keeps engram settings outside the block."""
     span = _span(text)
     assert span is not None
     newline = "\r\n" if "\r\n" in text else "\n"
-    result = text[: span[0]] + block(command, args, newline) + text[span[1] :]
-    loads(result)
+    fresh = block(command, args, newline)
+    head, tail = _drop_tables(text[: span[0]])[0], _drop_tables(text[span[1] :])[0]
+    result = head + fresh + tail
+    if entry(result) != entry(fresh):
+        raise TomlError(
+            "the engram entry has settings outside engram's managed block that it cannot remove "
+            "(a dotted key or an inline table); remove every other mcp_servers.engram setting by hand"
+        )
     return result
 
 

@@ -209,6 +209,10 @@ def link_file(
         text = before or ""
         try:
             if existing is not None and codex_toml.has_block(text):
+                if stray := codex_toml.stray_tables(text):
+                    tables = ", ".join(untrusted.line(t, 80) for t in stray)
+                    removed = f"removed {tables}, outside engram's managed block"
+                    message = f"{message}; {removed}" if message else removed
                 after = codex_toml.replace(text, command, [*base_args, *args])
             elif existing is not None:  # unmarked or foreign (--force): rewrite it as our block
                 after = codex_toml.add(codex_toml.remove_foreign(text), command, [*base_args, *args])

@@ -365,3 +365,21 @@ def test_a_global_entry_keeps_real_folders_but_not_proc_or_relative_xdg(
     assert main(["link", "cursor", "--global"]) == 0
     written = json.loads(config.read_text("utf-8"))["mcpServers"]["engram"]
     assert written["env"] == {"ENGRAM_HOME": str(home / "engram"), "XDG_DATA_HOME": str(home / "data")}
+
+
+def test_codex_link_removes_an_engram_env_table_outside_its_block(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """2. `[mcp_servers.engram.env]` after another table lay outside the block link rewrites:
+    link said "dropped PYTHONPATH" and kept it, doctor flagged it again (a loop)."""
+    assert main(["link", "codex"]) == 0
+    config = repo / ".codex" / "config.toml"
+    stray = '\n[other]\nx = 1\n\n[mcp_servers.engram.env]\nPYTHONPATH = "."\nLD_PRELOAD = "./x.so"\n'
+    config.write_text(config.read_text("utf-8") + stray, "utf-8")
+    code, out, err = _run(capsys, "link", "codex")
+    assert code == 0, out + err
+    assert "dropped PYTHONPATH" in out and "[mcp_servers.engram.env]" in out
+    text = config.read_text("utf-8")
+    assert "PYTHONPATH" not in text and "LD_PRELOAD" not in text and "[other]\nx = 1\n" in text
+    code, findings = _doctor_findings(capsys)
+    assert "host.env_unsafe" not in [f["code"] for f in findings]
