@@ -38,6 +38,7 @@ from engram_mcp.hosts.link import (
     current_entry,
     entry_is_ours,
     entry_unsafe_env,
+    entry_unsafe_keys,
     escapes,
     hook_commands,
     hook_installed,
@@ -151,6 +152,19 @@ def check_file(
                 if host.scope in ("workspace", "global")
                 else f"remove them from the entry's env in {host.shown}, or run `claude mcp remove "
                 f"--scope {host.scope} engram`, then `{link_hint} --global`",
+            )
+        )
+    if keys := entry_unsafe_keys(entry):
+        findings.append(
+            Finding(
+                UNSAFE_ENV,
+                host.shown,
+                f"the entry sets {', '.join(untrusted.line(k, 80) for k in keys)}: an env file or a "
+                "folder to start in, which can change what the server runs or trusts (a cloned "
+                "file could have it read the project's variables)",
+                f"run `{link_hint}`, which drops them"
+                if host.scope in ("workspace", "global")
+                else f"remove them from the entry in {host.shown}",
             )
         )
     command, args = _command_of(host, entry)

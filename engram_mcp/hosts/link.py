@@ -149,6 +149,17 @@ def entry_unsafe_env(entry: Mapping[str, Any], scope: str) -> list[str]:
     return [name for key in ENV_KEYS for name in unsafe_env(entry.get(key), scope)]
 
 
+UNSAFE_KEYS: Final = frozenset({"envfile", "env_file", "cwd"})
+"""Keys of an entry (compared lower-cased) that change what its server starts with: an env file
+(VS Code's `envFile`: `${workspaceFolder}/.env.engram` can set PYTHONPATH or HOME) or the folder
+it starts in. engram's entry has neither; link drops them."""
+
+
+def entry_unsafe_keys(entry: Mapping[str, Any]) -> list[str]:
+    """The keys of `entry` in UNSAFE_KEYS, as the file spells them."""
+    return [str(key) for key in entry if str(key).lower() in UNSAFE_KEYS]
+
+
 def _original(host: HostFile) -> str | None:
     """The file as it was before engram first changed it (its backup), or None."""
     return original(host.path, in_workspace=host.scope == "workspace")
@@ -175,15 +186,21 @@ def desired_entry(host: HostFile, existing: Mapping[str, Any] | None, args: list
     kept = {**existing, **fresh}  # keep keys the user added (env, timeout…), re-pin the rest
     if host.target == "gemini" and kept.get("trust") is True:
         del kept["trust"]  # Gemini's trust skips every confirmation, engram_commit's included
+    for key in entry_unsafe_keys(kept):  # nor an env file or a folder to start in
+        del kept[key]
     for key in ENV_KEYS:  # never a variable that changes what runs (PYTHONPATH=. defeats -P)
         if unsafe := unsafe_env(kept.get(key), host.scope):
             kept[key] = {k: v for k, v in kept[key].items() if k not in unsafe}
     return kept
 
 
-def _dropped_env(names: list[str]) -> str:
-    shown = ", ".join(untrusted.line(n, 80) for n in names)
-    return f"dropped {shown} from its env, which can change what the server runs or trusts"
+def _dropped(names: list[str], keys: list[str]) -> str:
+    said = []
+    if keys:
+        said.append(f"dropped {', '.join(untrusted.line(k, 80) for k in keys)} from the entry")
+    if names:
+        said.append(f"dropped {', '.join(untrusted.line(n, 80) for n in names)} from its env")
+    return "; ".join(said) + ", which can change what the server runs or trusts" if said else ""
 
 
 def link_file(
@@ -196,7 +213,8 @@ def link_file(
         return Result(host.target, host.shown, "error", exc.message)
     ours = existing is not None and entry_is_ours(host, existing, workspace)
     dropped = entry_unsafe_env(existing, host.scope) if existing is not None and ours else []
-    message = _dropped_env(dropped) if dropped else ""
+    keys = entry_unsafe_keys(existing) if existing is not None and ours else []
+    message = _dropped(dropped, keys)
     if existing is not None and not ours and not force:
         return Result(
             host.target,

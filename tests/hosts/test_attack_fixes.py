@@ -383,3 +383,30 @@ def test_codex_link_removes_an_engram_env_table_outside_its_block(
     assert "PYTHONPATH" not in text and "LD_PRELOAD" not in text and "[other]\nx = 1\n" in text
     code, findings = _doctor_findings(capsys)
     assert "host.env_unsafe" not in [f["code"] for f in findings]
+
+
+def test_link_drops_and_doctor_flags_an_env_file_or_cwd(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """3. VS Code's `envFile` (and `cwd`) on engram's entry was kept by link, unseen by doctor:
+    `${workspaceFolder}/.env.engram` can set PYTHONPATH or HOME."""
+    entry = {
+        "type": "stdio",
+        "command": "engram-mcp",
+        "args": [],
+        "envFile": "${workspaceFolder}/.env.engram",
+        "cwd": "${workspaceFolder}/evil",
+        "timeout": 5,
+    }
+    (repo / ".vscode").mkdir()
+    config = repo / ".vscode" / "mcp.json"
+    config.write_text(json.dumps({"servers": {"engram": entry}}), "utf-8")
+    code, findings = _doctor_findings(capsys)
+    found = [f for f in findings if f["code"] == "host.env_unsafe"]
+    assert code == 1 and len(found) == 1
+    assert "envFile" in found[0]["message"] and "cwd" in found[0]["message"]
+    code, out, err = _run(capsys, "link", "vscode")
+    assert code == 0, out + err
+    assert "dropped envFile, cwd" in out
+    written = json.loads(config.read_text("utf-8"))["servers"]["engram"]
+    assert "envFile" not in written and "cwd" not in written and written["timeout"] == 5
