@@ -37,6 +37,8 @@ MARKER: Final = "# managed by engram: `engram unlink codex` removes this block"
 def loads(text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
+    except RecursionError:  # a clone's `a = [[[…` a thousand deep
+        raise TomlError("arrays or tables nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         where = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         raise TomlError(str(exc).split(" (at ")[0], int(where.group(1)) if where else None) from None

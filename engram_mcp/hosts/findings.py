@@ -60,7 +60,7 @@ def read_jsonc(path: Path) -> Any:
     text = read_quietly(path, limit)
     try:
         return jsonc.loads(text) if text is not None and text.strip() else None
-    except JsoncError:
+    except (JsoncError, RecursionError):
         return None
 
 
@@ -68,7 +68,7 @@ def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file's data, or {} when it is missing, unreadable or broken (read as `read_jsonc`)."""
     try:
         return tomllib.loads(read_quietly(path) or "")
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return {}
 
 

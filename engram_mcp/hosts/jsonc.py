@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from engram_mcp.hosts.errors import JsoncError
 
@@ -91,11 +91,17 @@ def _tokenize(text: str) -> tuple[list[tuple[str, int, int]], list[tuple[int, in
     return tokens, comments
 
 
+MAX_DEPTH: Final = 100
+"""How deep objects and arrays may nest: a host config needs a few levels, and a clone's file of
+a thousand `[` must be a parse error, not a RecursionError."""
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tokens, self.comments = _tokenize(text)
         self.i = 0
+        self.depth = 0
 
     def _peek(self) -> tuple[str, int, int]:
         return self.tokens[self.i] if self.i < len(self.tokens) else ("eof", len(self.text), len(self.text))
@@ -124,6 +130,14 @@ class _Parser:
 
     def _container(self, is_object: bool) -> _Node:
         start, close = self._peek()[1], "}" if is_object else "]"
+        if self.depth >= MAX_DEPTH:
+            raise JsoncError.at(self.text, start, f"nested more than {MAX_DEPTH} levels deep")
+        self.depth += 1
+        node = self._members(start, close, is_object)
+        self.depth -= 1
+        return node
+
+    def _members(self, start: int, close: str, is_object: bool) -> _Node:
         self.i += 1
         members: list[_Member] = []
         items: list[Any] = []

@@ -118,6 +118,8 @@ def current_entry(host: HostFile, text: str | None) -> dict[str, Any] | None:
         if host.format == "toml":
             return codex_toml.entry(text)
         found = jsonc.get(text, (*host.container, NAME))
+    except RecursionError:
+        raise HostError("ENGRAM_HOST_PARSE", "nested too deeply to read; left untouched") from None
     except (JsoncError, TomlError) as exc:
         line = getattr(exc, "line", None)
         where = f"line {line}: " if line else ""

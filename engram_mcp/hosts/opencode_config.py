@@ -53,7 +53,7 @@ def _front_matter(path: Path) -> dict[str, Any]:
     end = text.find("\n---", 3)
     try:
         data = yaml.safe_load(text[3:end] if end > 0 else "")
-    except yaml.YAMLError:
+    except Exception:  # noqa: BLE001 - a clone's `!!float nope` raises ValueError, deep nesting RecursionError: unparseable
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -410,3 +410,26 @@ def test_link_drops_and_doctor_flags_an_env_file_or_cwd(
     assert "dropped envFile, cwd" in out
     written = json.loads(config.read_text("utf-8"))["servers"]["engram"]
     assert "envFile" not in written and "cwd" not in written and written["timeout"] == 5
+
+
+def test_a_deep_or_odd_host_file_is_a_finding_not_a_traceback(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """4. A thousand `[` in `.cursor/mcp.json` or `.codex/config.toml` raised RecursionError, an
+    opencode agent's `!!float nope` / `!!timestamp nope` front matter ValueError or
+    AttributeError: doctor and link died before they reported."""
+    (repo / ".cursor").mkdir()
+    (repo / ".cursor" / "mcp.json").write_text('{"x":' + "[" * 1000, "utf-8")
+    (repo / ".codex").mkdir()
+    (repo / ".codex" / "config.toml").write_text("a=" + "[" * 1000, "utf-8")
+    agents = repo / ".opencode" / "agent"
+    agents.mkdir(parents=True)
+    (agents / "a.md").write_text("---\nx: !!float nope\n---\nhi\n", "utf-8")
+    (agents / "b.md").write_text("---\nx: !!timestamp nope\n---\nhi\n", "utf-8")
+    (agents / "c.md").write_text("---\nx: " + "[" * 1000 + "\n---\nhi\n", "utf-8")
+    code, findings = _doctor_findings(capsys)
+    errors = {f["file"] for f in findings if f["code"] == "host.parse_error"}
+    assert code == 1 and errors == {"./.cursor/mcp.json", "./.codex/config.toml"}
+    for target in ("cursor", "codex"):
+        code, out, err = _run(capsys, "link", target)
+        assert code != 0 and "nested" in out + err and "Traceback" not in out + err
