@@ -3,7 +3,7 @@
 engram never writes a registry download (`uvx engram-mcp`, `npx …`): the name `engram-mcp` on
 the public registry belongs to another project. An entry is ours when its command is an
 `engram-mcp` console script of this package (its text imports `engram_mcp`), or this Python
-running `-m engram_mcp`; never a relative path (`node_modules/.bin/engram-mcp` runs what the
+running `-P -m engram_mcp` (or `-I`: without either, the clone's `engram_mcp/` is imported); never a relative path (`node_modules/.bin/engram-mcp` runs what the
 folder the host starts in holds: a clone's) nor a file inside the workspace that is not this
 installation's script (a clone can plant one whose text names `engram_mcp`).
 
@@ -105,6 +105,21 @@ def _planted(target: Path, workspace: Path | None) -> bool:
     return inside and not any(_same(target, p) for p in ours)
 
 
+SAFE_PATH_FLAGS: Final = frozenset({"-P", "-I"})
+"""The interpreter flags that keep the folder it starts in off the import path: without one,
+`python -m engram_mcp` in a clone imports the clone's `engram_mcp/`."""
+
+
+def _safe_module_run(args: Sequence[object]) -> bool:
+    """`args` start with `-P` or `-I` (maybe both), then `-m engram_mcp`."""
+    words = [str(a) for a in args[:4]]
+    if "-m" not in words:
+        return False
+    at = words.index("-m")
+    flags = words[:at]
+    return bool(flags) and set(flags) <= SAFE_PATH_FLAGS and words[at + 1 : at + 2] == ["engram_mcp"]
+
+
 def is_ours(command: object, args: Sequence[object] = (), workspace: Path | None = None) -> bool:
     """Whether a host entry's command runs this package's server (see the module docstring);
     `workspace`, when given, is the project whose files may be a clone's."""
@@ -116,8 +131,7 @@ def is_ours(command: object, args: Sequence[object] = (), workspace: Path | None
         if target is not None and _planted(target, workspace):
             return False
         return target is None or _is_our_script(target)
-    words = [str(a) for a in args[:3]]
-    if "python" not in name or not (words[:2] == ["-m", "engram_mcp"] or words == ["-P", "-m", "engram_mcp"]):
+    if "python" not in name or not _safe_module_run(args):
         return False
     target = resolve(command)
     return target is None or not _planted(target, workspace)

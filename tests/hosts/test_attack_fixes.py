@@ -433,3 +433,24 @@ def test_a_deep_or_odd_host_file_is_a_finding_not_a_traceback(
     for target in ("cursor", "codex"):
         code, out, err = _run(capsys, "link", target)
         assert code != 0 and "nested" in out + err and "Traceback" not in out + err
+
+
+@pytest.mark.parametrize(
+    ("args", "ours"), [(["-m", "engram_mcp"], False), (["-P", "-m", "engram_mcp"], True)]
+)
+def test_python_m_engram_mcp_is_ours_only_with_p(
+    repo: Path, capsys: pytest.CaptureFixture[str], args: list[str], ours: bool
+) -> None:
+    """5. `python3 -m engram_mcp` without -P imports the clone's `engram_mcp/` (the host starts it
+    in the clone): doctor said "linked"."""
+    planted = repo / "engram_mcp"
+    planted.mkdir()
+    (planted / "__init__.py").write_text("", "utf-8")
+    (planted / "__main__.py").write_text("print('the clone runs')\n", "utf-8")
+    entry = {"command": sys.executable, "args": args}
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
+    code, out, _ = _run(capsys, "doctor", "--json")
+    codes = [f["code"] for f in json.loads(out)["data"]["findings"]]
+    assert ("host.foreign" in codes) is not ours
+    if not ours:
+        assert code == 1
