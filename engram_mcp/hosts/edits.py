@@ -227,6 +227,20 @@ def recorded(path: Path) -> bool:
     return os.path.lexists(backup_path(path)) or os.path.lexists(created_mark(path))
 
 
+def only_created(path: Path) -> bool:
+    """Whether engram's record of `path` is the created mark alone (no backup of an original)."""
+    return os.path.lexists(created_mark(path)) and not os.path.lexists(backup_path(path))
+
+
+def keep_as_original(path: Path, data: bytes) -> None:
+    """Save `data` as `path`'s original unless a backup of it is kept already; a created mark
+    there is dropped: it is stale (the file engram made was removed, and this one is someone
+    else's), and unlink trusting it would delete the file, with no backup."""
+    if not os.path.lexists(backup_path(path)):
+        created_mark(path).unlink(missing_ok=True)
+        save_backup(path, data)
+
+
 def mark_created(path: Path) -> None:
     backup_path(path).unlink(missing_ok=True)  # of a file no longer there: moot
     save_backup(path, b"", created=True)
@@ -296,6 +310,8 @@ def write(host_path: Path, before: str | None, after: str | None, *, in_workspac
         mode = target.stat().st_mode & 0o7777
         if not recorded(host_path):  # a `.bak` beside it is no record: this first change makes one
             save_backup(host_path, before.encode("utf-8"))
+        elif only_created(host_path) and "engram" not in before:
+            keep_as_original(host_path, before.encode("utf-8"))  # a stale mark: no file of ours
     write_atomic(target, after.encode("utf-8"), mode=mode)
 
 

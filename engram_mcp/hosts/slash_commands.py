@@ -73,13 +73,12 @@ from engram_mcp.hosts.edits import (
     Result,
     diff,
     drop_backup,
+    keep_as_original,
     mark_created,
     original,
     prune_empty,
     read,
     real_path,
-    recorded,
-    save_backup,
 )
 from engram_mcp.hosts.errors import HostError
 from engram_mcp.hosts.findings import Finding
@@ -319,8 +318,8 @@ def link_command(file: CommandFile, *, force: bool, dry_run: bool) -> Result:
         mode = file.path.stat().st_mode & 0o7777 if before is not None else 0o644
         if before is None:  # engram's own file: unlink removes it, whatever `.bak` lies beside
             mark_created(file.path)
-        elif foreign and not recorded(file.path):  # a `.bak` beside it is no record of it
-            save_backup(file.path, before.encode("utf-8"))
+        elif foreign:  # a `.bak` beside it is no record of it, a created mark a stale one
+            keep_as_original(file.path, before.encode("utf-8"))
         write_atomic(real_path(file.path), file.text.encode("utf-8"), mode=mode)  # through a link
     action = "added" if before is None else "updated"
     return Result(file.target, file.shown, action, LABEL, diff(file.shown, before, file.text))

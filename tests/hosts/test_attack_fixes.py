@@ -454,3 +454,35 @@ def test_python_m_engram_mcp_is_ours_only_with_p(
     assert ("host.foreign" in codes) is not ours
     if not ours:
         assert code == 1
+
+
+def test_a_stale_created_mark_does_not_delete_the_users_command(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """6. link; the user removes engram's command by hand and writes their own there; link
+    --force; unlink: the user's text was gone, with no backup (the old created mark said engram
+    had made the file)."""
+    assert main(["link", "claude"]) == 0
+    command = repo / ".claude" / "commands" / "engram.md"
+    command.unlink()
+    mine = "my own /engram notes\n"
+    command.write_text(mine, "utf-8")
+    assert main(["link", "claude", "--force"]) == 0
+    assert "engram:command" in command.read_text("utf-8")
+    assert main(["unlink", "claude"]) == 0
+    assert command.read_text("utf-8") == mine
+
+
+def test_a_stale_created_mark_does_not_delete_the_users_config(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """6. The same for a host config: link created `.cursor/mcp.json`; the user replaced it with
+    their own; link and unlink deleted it, as if engram had made it."""
+    assert main(["link", "cursor"]) == 0
+    config = repo / ".cursor" / "mcp.json"
+    config.unlink()
+    mine = '{"mcpServers": {}}\n'
+    config.write_text(mine, "utf-8")
+    assert main(["link", "cursor"]) == 0
+    assert main(["unlink", "cursor"]) == 0
+    assert config.read_text("utf-8") == mine
