@@ -6,7 +6,9 @@ committed, so it must name the bare `engram-mcp`: one naming a path of this mach
 `host.not_portable`, and a bare name this shell's PATH does not lead to this installation is
 `host.not_on_path`; both fixes are PATH's (path_hint.py), not a re-link that would pin the path
 again. An entry of ours whose `env` changes what its server runs (`PYTHONPATH`, `LD_PRELOAD`…,
-launch.unsafe_env) is `host.env_unsafe` (exit 1; `engram link <host>` drops them), and an entry
+launch.unsafe_env), or that sets an `envFile` or `cwd`, is `host.env_unsafe`, and one whose
+server arguments are not those link writes (`--workspace=…`, launch.LINK_ARGS) is
+`host.args_unsafe` (exit 1; `engram link <host>` drops them, `upgrade` keeps none), and an entry
 whose command is a relative path or a file in the workspace is not ours (`host.foreign`). A host
 file that cannot be read (a FIFO, a device, a loop of links, too large) is `host.parse_error`.
 It audits the gate
@@ -30,7 +32,7 @@ from engram_mcp.hosts.audit import audit
 from engram_mcp.hosts.edits import CLAUDE_STATE_LIMIT, HOST_FILE_LIMIT, Result, read
 from engram_mcp.hosts.errors import HostError, LinkRefused
 from engram_mcp.hosts.findings import Finding, Where
-from engram_mcp.hosts.launch import is_current, resolve
+from engram_mcp.hosts.launch import LINK_ARGS, is_current, resolve, unknown_args
 from engram_mcp.hosts.link import (
     HOOK_SUFFIX,
     UNSAFE_ENV,
@@ -63,6 +65,7 @@ def _command_of(host: HostFile, entry: Mapping[str, Any]) -> tuple[Any, list[Any
     return command, list(args) if isinstance(args, list) else []
 
 
+UNSAFE_ARGS: Final = "host.args_unsafe"
 NOT_ON_PATH: Final = "host.not_on_path"
 NOT_PORTABLE: Final = "host.not_portable"
 
@@ -168,6 +171,19 @@ def check_file(
             )
         )
     command, args = _command_of(host, entry)
+    if extra := unknown_args(command, args):
+        findings.append(
+            Finding(
+                UNSAFE_ARGS,
+                host.shown,
+                f"the entry gives the server {', '.join(untrusted.line(a, 80) for a in extra)}, "
+                "which engram link never writes (a cloned file could point it at another folder "
+                "or turn its confirmations off)",
+                f"run `{link_hint}`, which drops them"
+                if host.scope in ("workspace", "global")
+                else f"remove them from the entry's args in {host.shown}",
+            )
+        )
     committed = portability(host.target, host.shown, command, env) if host.scope == "workspace" else None
     if committed is not None:
         findings.append(committed)
@@ -274,7 +290,7 @@ def _steps(workspace: Path, env: Mapping[str, str]) -> list[tuple[bool, Step]]:
         if entry is None or not entry_is_ours(host, entry, workspace):
             continue
         _, args = _command_of(host, entry)
-        extra = [a for a in args if isinstance(a, str) and a.startswith("--")]
+        extra = [a for a in args if isinstance(a, str) and a in LINK_ARGS]  # not a clone's --workspace=…
         add(
             host.scope == "workspace",
             host.target,

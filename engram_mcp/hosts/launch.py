@@ -120,6 +120,25 @@ def _safe_module_run(args: Sequence[object]) -> bool:
     return bool(flags) and set(flags) <= SAFE_PATH_FLAGS and words[at + 1 : at + 2] == ["engram_mcp"]
 
 
+LINK_ARGS: Final = frozenset({"--always-load"})
+"""The server flags `engram link` writes (Claude without the SessionStart hook); any other
+argument of a clone's entry (`--workspace=…`, `--no-elicitation`) is not kept by a re-pin."""
+
+
+def server_args(command: object, args: Sequence[object]) -> list[object]:
+    """The arguments an entry of ours gives the server: after `-m engram_mcp` for this Python,
+    all of them for the script."""
+    words = [str(a) for a in args]
+    if isinstance(command, str) and "python" in Path(command).name and "-m" in words[:4]:
+        return list(args[words.index("-m") + 2 :])
+    return list(args)
+
+
+def unknown_args(command: object, args: Sequence[object]) -> list[str]:
+    """The server arguments of an entry of ours that link does not write (LINK_ARGS)."""
+    return [str(a) for a in server_args(command, args) if not (isinstance(a, str) and a in LINK_ARGS)]
+
+
 def is_ours(command: object, args: Sequence[object] = (), workspace: Path | None = None) -> bool:
     """Whether a host entry's command runs this package's server (see the module docstring);
     `workspace`, when given, is the project whose files may be a clone's."""

@@ -486,3 +486,24 @@ def test_a_stale_created_mark_does_not_delete_the_users_config(
     assert main(["link", "cursor"]) == 0
     assert main(["unlink", "cursor"]) == 0
     assert config.read_text("utf-8") == mine
+
+
+def test_upgrade_keeps_only_links_flags_and_doctor_flags_other_args(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """7. upgrade kept any `--` argument of a clone's entry (`--workspace=evil`,
+    `--no-elicitation` survived the re-pin), and doctor was silent."""
+    args = ["--workspace=evil", "--no-elicitation", "--always-load"]
+    entry = {"command": "/old/venv/bin/engram-mcp", "args": args}
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
+    entry = {"command": "engram-mcp", "args": args}
+    (repo / ".cursor").mkdir()
+    (repo / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
+    code, findings = _doctor_findings(capsys)
+    found = [f for f in findings if f["code"] == "host.args_unsafe"]
+    assert code == 1 and sorted(f["file"] for f in found) == ["./.cursor/mcp.json", "./.mcp.json"]
+    assert "--workspace=evil" in found[0]["message"] and "--always-load" not in found[0]["message"]
+    _run(capsys, "upgrade")
+    for name in (".mcp.json", ".cursor/mcp.json"):
+        written = json.loads((repo / name).read_text("utf-8"))["mcpServers"]["engram"]
+        assert written["args"] == ["--always-load"], name
