@@ -120,9 +120,11 @@ def _safe_module_run(args: Sequence[object]) -> bool:
     return bool(flags) and set(flags) <= SAFE_PATH_FLAGS and words[at + 1 : at + 2] == ["engram_mcp"]
 
 
-LINK_ARGS: Final = frozenset({"--always-load"})
-"""The server flags `engram link` writes (Claude without the SessionStart hook); any other
-argument of a clone's entry (`--workspace=…`, `--no-elicitation`) is not kept by a re-pin."""
+LINK_ARGS: Final = frozenset({"--always-load", "--read-only"})
+"""The server flags an entry of ours may carry: the one `engram link` writes (`--always-load`,
+Claude without the SessionStart hook) and `--read-only`, which only takes writes away (a user
+adds it by hand). Any other argument of a clone's entry (`--workspace=…`, `--no-elicitation`)
+is not kept by a re-pin, and doctor reports it."""
 
 
 def server_args(command: object, args: Sequence[object]) -> list[object]:

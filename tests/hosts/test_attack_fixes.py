@@ -493,7 +493,7 @@ def test_upgrade_keeps_only_links_flags_and_doctor_flags_other_args(
 ) -> None:
     """7. upgrade kept any `--` argument of a clone's entry (`--workspace=evil`,
     `--no-elicitation` survived the re-pin), and doctor was silent."""
-    args = ["--workspace=evil", "--no-elicitation", "--always-load"]
+    args = ["--workspace=evil", "--no-elicitation", "--always-load", "--read-only"]
     entry = {"command": "/old/venv/bin/engram-mcp", "args": args}
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"engram": entry}}), "utf-8")
     entry = {"command": "engram-mcp", "args": args}
@@ -503,7 +503,8 @@ def test_upgrade_keeps_only_links_flags_and_doctor_flags_other_args(
     found = [f for f in findings if f["code"] == "host.args_unsafe"]
     assert code == 1 and sorted(f["file"] for f in found) == ["./.cursor/mcp.json", "./.mcp.json"]
     assert "--workspace=evil" in found[0]["message"] and "--always-load" not in found[0]["message"]
+    assert "--read-only" not in found[0]["message"]  # it only takes writes away
     _run(capsys, "upgrade")
     for name in (".mcp.json", ".cursor/mcp.json"):
         written = json.loads((repo / name).read_text("utf-8"))["mcpServers"]["engram"]
-        assert written["args"] == ["--always-load"], name
+        assert written["args"] == ["--always-load", "--read-only"], name

@@ -18,7 +18,7 @@ def test_the_module_pin_keeps_the_current_folder_off_the_import_path(
     monkeypatch.setattr(launch, "installed_script", lambda name: None)
     program, args = launch.pinned("engram-mcp")
     assert (program, args) == (sys.executable, ["-P", "-m", "engram_mcp"])
-    assert launch.is_ours(program, args) and launch.is_ours(program, ["-m", "engram_mcp"])
+    assert launch.is_ours(program, args) and not launch.is_ours(program, ["-m", "engram_mcp"])
     planted = tmp_path / "clone" / "engram_mcp"
     planted.mkdir(parents=True)
     marker = tmp_path / "ran"
