@@ -62,15 +62,16 @@ def repository(folder: Path) -> tuple[Path, Path] | None:
 
 
 def _inside(folder: str | None, work_tree: Path) -> bool:
-    """`folder` (a variable's value) leads into the working tree, however it is spelled
-    (relative, `/proc/self/cwd/…`, through links). Unresolvable counts as inside."""
+    """`folder` (a variable's value) may lead into the working tree: a relative value (the host
+    starts engram in the project), one under `/proc` or `/dev` (`/proc/self/cwd` is the project
+    folder), or one inside the tree as written. Decided from the text alone: no file is looked
+    at for it (a value leading elsewhere is not followed)."""
     if not folder:
         return False
-    try:
-        real = Path(os.path.realpath(os.path.expanduser(folder)))
-        return real == work_tree.resolve() or real.is_relative_to(work_tree.resolve())
-    except (OSError, RuntimeError, ValueError):
+    path = Path(os.path.normpath(os.path.expanduser(folder)))
+    if not path.is_absolute() or path.parts[1:2] in (("proc",), ("dev",)):
         return True
+    return path == work_tree or path.is_relative_to(work_tree)
 
 
 def _environment(git_dir: Path, work_tree: Path) -> dict[str, str]:
