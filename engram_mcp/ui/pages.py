@@ -1,0 +1,132 @@
+"""The page's addresses and their handlers (each takes the Page and the request, returns a Response).
+
+| address | what |
+| --- | --- |
+| `GET /` | the memories: filters, search, marks (engram_mcp.ui.listing) |
+| `GET /memory/<key>` | one memory: body, front matter, refs, history (engram_mcp.ui.memory_view) |
+| `POST /memory/<key>/retire`, `/restore` | what `engram forget ID` / `engram restore ID` do |
+| `GET /pending` | the proposals waiting for approval, every candidate in full |
+| `POST /pending/<ref>` | save or decline the checked candidates of one proposal |
+| `GET /health` | doctor's and verify's findings, each with its fix |
+
+A write answers with a page saying what happened (no redirect carrying a message a link could
+forge). Store errors become a page with their code and fix, worded for the person (the CLI's
+words: they name commands to run in a terminal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+from urllib.parse import urlencode
+
+from werkzeug.wrappers import Request, Response
+
+from engram_mcp.cli.common import cli_wording
+from engram_mcp.ui import health_page, pending_page
+from engram_mcp.ui.listing import PAGE_SIZE, SCOPE_CHOICES, STATUS_CHOICES, TYPE_CHOICES, Filters, listing
+from engram_mcp.ui.memory_view import memory_page
+from engram_mcp.ui.render import markdown
+from engram_mcp.ui.webapp import Handler, Page
+from store.code.staleness import describe
+from store.errors import StoreError
+from store.write import curate
+
+
+def index(page: Page, request: Request) -> Response:
+    filters = Filters.of(request.args, request.args.getlist("type"))
+    try:
+        found = listing(page.store, filters)
+    except StoreError as exc:
+        return page.problem(400, exc.code, exc.text(cli_wording))
+    return page.render(
+        "index.html",
+        filters=filters,
+        listing=found,
+        page_size=PAGE_SIZE,
+        types=TYPE_CHOICES,
+        scopes=SCOPE_CHOICES,
+        statuses=STATUS_CHOICES,
+        describe=describe,
+        link=_page_link(filters),
+    )
+
+
+def _page_link(filters: Filters) -> Callable[[int], str]:
+    """The list's address for page `n` with the same filters."""
+
+    def link(n: int) -> str:
+        pairs = [("type", t) for t in filters.types]
+        pairs += [(k, v) for k, v in (("scope", filters.scope), ("tag", filters.tag)) if v]
+        pairs += [("status", filters.status)] if filters.status != "active" else []
+        pairs += [("page", str(n))]
+        return "/?" + urlencode(pairs)
+
+    return link
+
+
+def memory(page: Page, request: Request, name: str) -> Response:
+    try:
+        shown = memory_page(page.store, name)
+    except StoreError as exc:
+        status = 404 if exc.code == "ENGRAM_NOT_FOUND" else 400
+        return page.problem(status, exc.code, exc.text(cli_wording))
+    raw = request.args.get("as") == "text"
+    return page.render(
+        "memory.html",
+        shown=shown,
+        raw=raw,
+        body=shown.body if raw else markdown(shown.body),
+        describe=describe,
+    )
+
+
+def _status(page: Page, name: str, status: str) -> Response:
+    """Retire or restore: the store call `engram forget` / `engram restore` make."""
+    try:
+        if name.startswith(("user:", "note:")):  # curate names memories as the CLI does: by id
+            found = memory_page(page.store, name)
+            if not found.curated:
+                return page.problem(
+                    409,
+                    "ENGRAM_VALIDATION",
+                    f"{name} is not the memory `engram forget {found.memory.id}` would name; retire it "
+                    "from its own page",
+                )
+            name = found.memory.id
+        change = curate.set_status(page.store, name, status)
+    except StoreError as exc:
+        return page.problem(409 if exc.code != "ENGRAM_NOT_FOUND" else 404, exc.code, exc.text(cli_wording))
+    key = change.id if change.scope == "project" else f"user:{change.id}"
+    if status == "retired":
+        text = (
+            f"Retired {change.id} ({change.file}): the file is kept and reads leave it out."
+            if change.changed
+            else f"{change.id} is already retired."
+        )
+    else:
+        text = (
+            f"Restored {change.id} ({change.file}): reads include it again."
+            if change.changed
+            else f"{change.id} is active already; nothing changed."
+        )
+    return page.render("done.html", text=text, back=f"/memory/{key}", back_text=f"Back to {change.id}")
+
+
+def retire(page: Page, request: Request, name: str) -> Response:
+    return _status(page, name, "retired")
+
+
+def restore(page: Page, request: Request, name: str) -> Response:
+    return _status(page, name, "active")
+
+
+ROUTES: Final[tuple[tuple[str, str, Handler], ...]] = (
+    ("/", "GET", index),
+    ("/memory/<name>", "GET", memory),
+    ("/memory/<name>/retire", "POST", retire),
+    ("/memory/<name>/restore", "POST", restore),
+    ("/pending", "GET", pending_page.pending),
+    ("/pending/<ref>", "POST", pending_page.decide),
+    ("/health", "GET", health_page.health),
+)

@@ -1,0 +1,181 @@
+"""The page's doors, checked before any handler runs (issue 23): built as if every other site
+and every other local process were hostile (claude-mem's worker served memory with CORS `*`
+and unauthenticated writes; mcp-memory-service had a missing-auth CVE).
+
+In the order `Guard.check` applies them:
+
+1. **Host** exactly `127.0.0.1:PORT` or `localhost:PORT`, else 421 `ENGRAM_UI_HOST`: a page of
+   another site whose name was rebound to 127.0.0.1 (DNS rebinding) sends its own name.
+2. **Method** GET, HEAD or POST, else 405 `ENGRAM_UI_METHOD` (no OPTIONS answer: no CORS ever).
+3. **The launch's key.** A GET with `?key=` equal to the key `engram ui` printed sets the
+   session cookie (HttpOnly, SameSite=Strict, Path=/, no Domain) and redirects to the same path
+   without the key; a wrong key is 403 `ENGRAM_UI_KEY`. Every other request needs that cookie,
+   else 403 `ENGRAM_UI_KEY` with a page saying to open the URL `engram ui` printed.
+4. **Writes** (POST): an `Origin` absent or equal to the page's own, a `Sec-Fetch-Site` absent or
+   `same-origin` (else 403 `ENGRAM_UI_ORIGIN`), and the launch's CSRF token in the form's `csrf`
+   field (else 403 `ENGRAM_UI_CSRF`).
+
+Every secret is made fresh per launch (`secrets.token_urlsafe(32)`) and compared in constant
+time (`hmac.compare_digest`, on bytes: a non-ASCII value is a wrong one, never a TypeError).
+`HEADERS` go on every response, refusals included: no script may run at all (the page is plain
+HTML forms), nothing may frame it, and nothing is cached or sent on as a referrer.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from typing import Final
+from urllib.parse import quote, urlencode
+
+from werkzeug.datastructures import MultiDict
+from werkzeug.wrappers import Request
+
+HEADERS: Final = (
+    (
+        "Content-Security-Policy",
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'",
+    ),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    ("Cache-Control", "no-store"),
+    ("X-Frame-Options", "DENY"),
+    ("Cross-Origin-Opener-Policy", "same-origin"),
+    ("Cross-Origin-Resource-Policy", "same-origin"),
+)
+"""Set on every response the page sends."""
+
+SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
+METHODS: Final = frozenset({"GET", "HEAD", "POST"})
+CSRF_FIELD: Final = "csrf"
+"""The hidden form field every write carries."""
+KEY_PARAMETER: Final = "key"
+
+HOST_CODE: Final = "ENGRAM_UI_HOST"
+METHOD_CODE: Final = "ENGRAM_UI_METHOD"
+KEY_CODE: Final = "ENGRAM_UI_KEY"
+ORIGIN_CODE: Final = "ENGRAM_UI_ORIGIN"
+CSRF_CODE: Final = "ENGRAM_UI_CSRF"
+
+_OPEN_THE_URL: Final = (
+    "open the URL `engram ui` printed in your terminal (it carries this launch's key), or run "
+    "`engram ui` again"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A request the page does not serve: its status, stable code, and the fix for a person."""
+
+    status: int
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """The key was right: set the cookie and go to `location` (the same path, without the key)."""
+
+    location: str
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """The request may be served."""
+
+
+Verdict = Refusal | Redirect | Admitted
+
+
+def _same(given: str | None, expected: str) -> bool:
+    """Constant-time equality of a request's value with a secret (bytes: any text compares)."""
+    if given is None:
+        return False
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode("ascii"))
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """The doors of one launch on one port. The secrets are made here unless a test gives them."""
+
+    port: int
+    key: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    """In the URL `engram ui` prints, once: exchanged for the session cookie."""
+    session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    """The session cookie's value."""
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    """The hidden field every form carries."""
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        return frozenset({f"127.0.0.1:{self.port}", f"localhost:{self.port}"})
+
+    @property
+    def cookie_name(self) -> str:
+        """Named by port: cookies are shared by every port of a host, so two launches on two ports
+        keep a cookie each."""
+        return f"engram_ui_{self.port}"
+
+    @property
+    def url(self) -> str:
+        """What `engram ui` prints and opens."""
+        return f"http://127.0.0.1:{self.port}/?{KEY_PARAMETER}={self.key}"
+
+    def check(self, request: Request) -> Verdict:
+        """The first door `request` fails, or Redirect / Admitted (see the module docstring)."""
+        host = request.environ.get("HTTP_HOST")
+        if host not in self.hosts:
+            return Refusal(
+                421,
+                HOST_CODE,
+                f"this page answers only as 127.0.0.1:{self.port} or localhost:{self.port}; " + _OPEN_THE_URL,
+            )
+        if request.method not in METHODS:
+            return Refusal(405, METHOD_CODE, "this page takes GET and POST (its forms) only")
+        if request.method in SAFE_METHODS and KEY_PARAMETER in request.args:
+            if not _same(request.args.get(KEY_PARAMETER), self.key):
+                return Refusal(403, KEY_CODE, "that key is not this launch's; " + _OPEN_THE_URL)
+            return Redirect(_without_key(request.path, request.args))
+        if not _same(request.cookies.get(self.cookie_name), self.session):
+            return Refusal(403, KEY_CODE, "this browser has not opened this launch's URL; " + _OPEN_THE_URL)
+        if request.method in SAFE_METHODS:
+            return Admitted()
+        origin = request.headers.get("Origin")
+        if origin is not None and origin != f"http://{host}":
+            return Refusal(
+                403, ORIGIN_CODE, "a write from another site or page is refused; use the page's own buttons"
+            )
+        site = request.headers.get("Sec-Fetch-Site")
+        if site is not None and site != "same-origin":
+            return Refusal(
+                403, ORIGIN_CODE, "a write from another site or page is refused; use the page's own buttons"
+            )
+        if not _same(request.form.get(CSRF_FIELD), self.csrf):
+            return Refusal(
+                403,
+                CSRF_CODE,
+                "the form's token is missing or not this launch's (a page left open from an earlier "
+                "launch?); reload the page and try again",
+            )
+        return Admitted()
+
+    def cookie(self) -> dict[str, object]:
+        """The session cookie's settings, for Response.set_cookie."""
+        return {
+            "key": self.cookie_name,
+            "value": self.session,
+            "httponly": True,
+            "samesite": "Strict",
+            "path": "/",
+            "secure": False,  # plain HTTP on the loopback: a Secure cookie would not be sent back
+        }
+
+
+def _without_key(path: str, args: MultiDict[str, str]) -> str:
+    """`path` and its other query parameters, without the key: always a path of this page
+    (`//elsewhere` or `/\\elsewhere` would be another site to a browser), percent-encoded."""
+    rest = [(name, value) for name, value in args.items(multi=True) if name != KEY_PARAMETER]
+    local = quote("/" + path.lstrip("/\\"), safe="/-_.~")
+    return local + ("?" + urlencode(rest) if rest else "")

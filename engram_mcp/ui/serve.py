@@ -1,0 +1,118 @@
+"""Run `engram ui`: bind 127.0.0.1 (never another address), print the launch's URL, open the
+browser unless told not to, serve until Ctrl-C, SIGTERM or an idle while without a request.
+
+The server is werkzeug's threaded WSGI server in a thread of this process; the main thread
+waits, so Ctrl-C and SIGTERM (raised there by the CLI's handler) stop it, and `finally` shuts
+it down. It is never a daemon: it lives as long as the command, in the terminal that ran it.
+Werkzeug's request log is off: its lines would print every path, the first one with the key.
+"""
+
+from __future__ import annotations
+
+import errno
+import threading
+import time
+import webbrowser
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+from engram_mcp.errors import Fixable
+from engram_mcp.ui.pages import ROUTES
+from engram_mcp.ui.security import Guard
+from engram_mcp.ui.webapp import UiApp
+from store.store import Store
+
+HOST: Final = "127.0.0.1"
+"""The only address the page binds: the loopback, never 0.0.0.0 or ::."""
+IDLE_MINUTES: Final = 30
+POLL_SECONDS: Final = 1.0
+PORT_CODE: Final = "ENGRAM_UI_PORT"
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """No request log (the first path carries the key); errors still reach the logging module."""
+
+    def log_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """A bound page: its server, application and URL (with the key)."""
+
+    server: BaseWSGIServer
+    app: UiApp
+    url: str
+
+
+def bind(store: Store, port: int = 0, *, approvals: str | None = None) -> Launch:
+    """Bind 127.0.0.1:`port` (0: a free one the system picks) and make the launch's Guard.
+    Fixable ENGRAM_UI_PORT when the port is taken or not allowed."""
+    try:
+        server = make_server(HOST, port, _deferred(), threaded=True, request_handler=_QuietHandler)
+    except OSError as exc:
+        why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror})"
+        raise Fixable(
+            PORT_CODE,
+            f"port {port} on {HOST} {why}: pass another --port, or leave --port out for a free one",
+        ) from None
+    store.view()  # read the store in before the URL is printed: the first page does not wait for it
+    guard = Guard(server.server_port)
+    app = UiApp(store, guard, ROUTES, approvals=approvals)
+    server.app = app
+    return Launch(server, app, guard.url)
+
+
+def _deferred() -> Callable[..., Any]:
+    """A placeholder application: make_server needs one before the port (and so the Guard) is known."""
+
+    def unset(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+        return [b"starting"]
+
+    return unset
+
+
+def run(
+    launch: Launch,
+    *,
+    idle_seconds: float = IDLE_MINUTES * 60,
+    wait: Callable[[float], bool] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> str:
+    """Serve until `idle_seconds` pass without a request; why it stopped. Ctrl-C and SIGTERM
+    propagate (the CLI's exit codes) after the server is shut down. `wait(seconds)` returns True
+    to stop at once (tests inject it; by default it sleeps)."""
+    pause = wait or _sleep
+    thread = threading.Thread(
+        target=launch.server.serve_forever, kwargs={"poll_interval": 0.2}, name="engram-ui", daemon=True
+    )
+    thread.start()
+    try:
+        while True:
+            idle = clock() - launch.app.last_request
+            if idle >= idle_seconds:
+                minutes = round(idle_seconds / 60)
+                return f"engram ui: stopped after {minutes} minute{'s' if minutes != 1 else ''} without a request."
+            if pause(min(POLL_SECONDS, idle_seconds - idle)):
+                return "engram ui: stopped."
+    finally:
+        launch.server.shutdown()
+        launch.server.server_close()
+        thread.join(timeout=5)
+
+
+def _sleep(seconds: float) -> bool:
+    time.sleep(seconds)
+    return False
+
+
+def open_browser(url: str) -> bool:
+    """Open `url` in the person's browser; False when no browser could be started."""
+    try:
+        return webbrowser.open(url)
+    except webbrowser.Error:
+        return False
