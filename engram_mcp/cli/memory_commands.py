@@ -5,7 +5,8 @@ path a tool would: `add` is `engram_save`'s draft (redaction, validation, verdic
 commit path; forget, restore, edit and `pending --cancel` go through the store's journaled write
 path and are sealed, so `engram verify` stays clean (store/write/curate.py). Each prints the tools'
 envelope with `--json`; a question (add, forget --delete) is asked on a terminal only, and
-`--yes` answers it.
+`--yes` answers it. `pending` on a terminal asks about each waiting candidate
+(engram_mcp.cli.review_walk); off one, or with `--json`, it lists them.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
+from engram_mcp import agent_shell
+from engram_mcp.cli import review_walk
 from engram_mcp.cli.common import checked, cli_wording, confirm, memory_id_arg
 from engram_mcp.errors import Fixable, UsageError
 from engram_mcp.ops.previews import preview_rows, preview_text, report_outcome
-from engram_mcp.outcome import Outcome
+from engram_mcp.outcome import Outcome, failure
 from engram_mcp.schemas import MEMORY_TYPES, SCOPES
 from engram_mcp.tools.write_tools import CANDIDATE
 from store.code.validity import is_date
@@ -397,19 +400,29 @@ def _pending(args: argparse.Namespace, store: Store) -> Outcome:
             "longer works.",
             {"cancelled": _proposal(gone)},
         )
+    if not args.json and not store.read_only and review_walk.on_terminal():
+        shell = agent_shell.detect() if store.agent_shell else []
+        if shell:  # SPEC §7: a yes from an agent's shell would be the agent approving itself
+            return failure("ENGRAM_AGENT_SHELL", review_walk.refusal(shell))
+        return review_walk.walk(store)  # at the human's own terminal: each candidate, y/N/q
     waiting = curate.pending(store)
     if not waiting:
         return Outcome(True, "No proposal is waiting for approval.", {"proposals": []})
     lines = []
     for p in waiting:
         lines.append(
-            f"{p.n}. {p.ref} from {p.origin or 'a proposal'}: {count(len(p.candidates), 'candidate')}, "
-            f"expires {p.expires}"
+            f"{p.n}. {p.ref} from {untrusted.line(p.origin or 'a proposal', 40)}: "
+            f"{count(len(p.candidates), 'candidate')}, expires {p.expires}"
         )
-        lines += [f"   {c['n']}. {c['verdict']} {c['id']} — {c['title']}" for c in p.candidates]
+        lines += [
+            f"   {c['n']}. {c['verdict']} {untrusted.line(c['id'], 80)} — {untrusted.line(c['title'])}"
+            for c in p.candidates
+        ]
     lines.append(
-        "Commit one with `engram commit TOKEN` (its token was printed when it was proposed), or "
-        "cancel it with `engram pending --cancel N`."
+        f"To approve, {review_walk.HINT}; `engram pending --cancel N` cancels one."
+        if not store.read_only
+        else "This engram runs read-only, so nothing is asked here; `engram pending --cancel N` "
+        "cancels one where it can write."
     )
     return Outcome(True, "\n".join(lines), {"proposals": [_proposal(p) for p in waiting]})
 
@@ -471,7 +484,10 @@ def add_commands(command: Register) -> None:
     restore = command("restore", _restore, "bring a retired memory back", writing=True)
     restore.add_argument("id", metavar="ID")
     pending = command(
-        "pending", _pending, "list the proposals waiting for approval (or cancel one)", writing=True
+        "pending",
+        _pending,
+        "review waiting proposals one candidate at a time (y/N/q on a terminal; else list them)",
+        writing=True,
     )
     pending.add_argument(
         "--cancel", metavar="N|TOKEN", help="cancel one (its number in the list, or its token)"

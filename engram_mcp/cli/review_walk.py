@@ -1,0 +1,298 @@
+"""`engram pending` at the human's own terminal: every candidate of every waiting proposal shown
+in full, then `Save this? [y/N/q]` (issue 23, Build 5).
+
+Running it at your terminal is the approval, as `engram add` is: no token. The token went to
+the agent that proposed; when its chat is gone, this is how the human still decides. Each
+candidate is shown as the preview shows it (engram_mcp.ops.previews: verdict, type, title,
+scope, tags, paths, refs and dates, `always`, the closest memories, the body, and for an
+UPDATE or SUPERSEDE the diff against the memory as it is now, with its `!` marks), under a
+head naming the proposal and its redaction count. `y` approves, `n` (or Enter) declines, `q`
+or the end of input stops and leaves the rest pending; any other answer is asked again.
+
+The answers to one proposal are collected before anything is written: its approved candidates
+are then written through the commit path (store.write.commits: under the write lock, every
+verdict re-checked against the store as it is now, a changed one deferred and said in plain
+words), and the proposal is closed, as `engram commit TOKEN --approve …` closes it; a proposal
+whose every candidate was declined is declined. A proposal left part-answered (q, end of input)
+keeps all of its candidates pending. A proposal approved, cancelled or expired by someone else
+while it was read is said so, and nothing is written for it.
+
+Who may walk is decided by the command (engram_mcp.cli.memory_commands): only on a terminal
+(stdin and stdout), and never in an agent's shell (engram_mcp.agent_shell: ENGRAM_AGENT_SHELL,
+as `engram commit` refuses there).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from engram_mcp import agent_shell
+from engram_mcp.cli.common import cli_wording
+from engram_mcp.ops import previews
+from engram_mcp.ops.shown import Shown, shown
+from engram_mcp.outcome import Outcome, store_failure
+from store.errors import StoreError
+from store.files.memory import iso
+from store.plurals import count
+from store.safety import untrusted
+from store.store import Store
+from store.write import commits, proposals, transaction
+from store.write.approvals import Pending
+from store.write.commits import CommitReport
+from store.write.proposal_entry import ProposalEntry
+
+QUESTION: Final = "Save this? [y/N/q] "
+AGAIN: Final = "Answer y (save it), n (decline it) or q (stop here; the rest stays pending)."
+HINT: Final = "run `engram pending` in your terminal to review them one by one"
+"""What the listing says off a terminal, where nothing is asked (the token went to the agent)."""
+
+Answer = Literal["y", "n", "q"]
+
+
+def on_terminal() -> bool:
+    """A person reads and answers here: stdin and stdout are terminals (off one, `pending` lists)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def refusal(shell: Sequence[str]) -> str:
+    """Why the walk refused in an agent's shell (ENGRAM_AGENT_SHELL), and the human's ways."""
+    return (
+        f"engram pending asks you about each candidate only in your own terminal: this looks like an "
+        f"agent's shell ({agent_shell.described(shell)}), and a yes from there would be the agent "
+        "approving its own proposal. Nothing was written; every proposal is still pending. Run "
+        "`engram pending` yourself in your own terminal, or say yes in your host's own prompt when the "
+        "agent asks to commit (`engram pending --json` lists them without asking)."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A proposal still waiting, as `engram pending` numbers it (oldest first)."""
+
+    n: int
+    hashed: str
+    """Its token's hash: how the pending file knows it (the token itself is never stored)."""
+    origin: str
+    expires: float
+    redactions: int
+    entries: tuple[ProposalEntry, ...] | None
+    """Its candidates; None when its record cannot be read as candidates."""
+
+    @property
+    def ref(self) -> str:
+        """What `engram pending` shows and `--cancel` takes (store.write.curate.Proposal.ref)."""
+        return self.hashed[:12]
+
+
+def waiting(store: Store) -> list[Waiting]:
+    """Every proposal still waiting, numbered as `engram pending` lists them."""
+    found = Pending.read(store.project.pending_path, store.key).open(store.now())
+    return [
+        Waiting(
+            n,
+            hashed,
+            untrusted.line(record.get("origin") or "a proposal", 40),
+            _number(record.get("expires")),
+            int(_number(record.get("redactions"))),
+            _entries(record),
+        )
+        for n, (hashed, record) in enumerate(found, 1)
+    ]
+
+
+@dataclass(slots=True)
+class Reviewed:
+    """What became of one proposal in the walk."""
+
+    proposal: Waiting
+    answers: dict[int, Answer] = field(default_factory=dict)
+    outcome: str = "pending"
+    """committed, declined, pending (left part-answered or unread), gone (closed meanwhile),
+    unreadable, or failed."""
+    report: CommitReport | None = None
+    text: str = ""
+
+    def row(self) -> dict[str, Any]:
+        p = self.proposal
+        row: dict[str, Any] = {"n": p.n, "ref": p.ref, "outcome": self.outcome}
+        row["approved"] = [n for n, a in self.answers.items() if a == "y"]
+        row["declined"] = [n for n, a in self.answers.items() if a == "n"]
+        if self.report is not None:
+            shown = previews.report_outcome(self.report, words=cli_wording).data
+            row.update(written=shown["written"], deferred=shown["deferred"])
+        return row
+
+
+def walk(store: Store) -> Outcome:
+    """Ask about every candidate of every waiting proposal; write what the human approves."""
+    transaction.check_workspace(store)  # refused before the human is asked anything
+    found = waiting(store)
+    if not found:
+        return Outcome(True, "No proposal is waiting for approval.", {"proposals": []})
+    done: list[Reviewed] = []
+    failed: StoreError | None = None
+    for proposal in found:
+        reviewed = Reviewed(proposal)
+        done.append(reviewed)
+        if proposal.entries is None:
+            reviewed.outcome = "unreadable"
+            reviewed.text = (
+                f"Proposal {proposal.n} ({proposal.ref}) cannot be shown: it holds no candidates this "
+                f"engram reads; `engram pending --cancel {proposal.n}` removes it."
+            )
+            continue
+        if not _ask(store, proposal, len(found), reviewed.answers):
+            break  # q or the end of input: this proposal and the rest stay pending
+        try:
+            _decide(store, reviewed)
+        except StoreError as exc:  # the lock was busy, say: this one and the rest stay pending
+            reviewed.outcome, failed = "failed", exc
+            said = store_failure(exc, writing=True, words=cli_wording).text
+            reviewed.text = f"Proposal {proposal.n} ({proposal.ref}): {said}"
+            break
+    return _outcome(done, len(found), failed)
+
+
+def _ask(store: Store, proposal: Waiting, total: int, answers: dict[int, Answer]) -> bool:
+    """Show each candidate and ask; False when the human stopped before answering them all."""
+    assert proposal.entries is not None
+    entries = proposal.entries
+    view = shown(entries, proposal.redactions, proposals.targets(store, entries))
+    _say(
+        f"\nProposal {proposal.n} of {total} ({proposal.ref}, from {proposal.origin}): "
+        f"{count(len(entries), 'candidate')}, {count(proposal.redactions, 'redaction')}, "
+        f"expires {iso(proposal.expires)}"
+    )
+    for entry in entries:
+        _say("\n" + candidate_text(view, entry))
+        answer = _answer()
+        if answer == "q":
+            return False
+        answers[entry.n] = answer
+    return True
+
+
+def candidate_text(view: Shown, entry: ProposalEntry) -> str:
+    """One candidate as the preview shows it (its own lines of previews.text), escaped."""
+    one = Shown((entry,), view.redactions, view.fields, view.changes)
+    lines = previews.text(one).split("\n")[2:]  # the preview's head counts a whole proposal
+    return untrusted.block("\n".join(lines).rstrip("\n"))
+
+
+def _answer() -> Answer:
+    """The human's answer from stdin: y, n (Enter too) or q (the end of input too)."""
+    while True:
+        print(QUESTION, end="", file=sys.stderr, flush=True)
+        said = sys.stdin.readline()
+        if not said:
+            print(file=sys.stderr)
+            return "q"
+        word = said.strip().lower()
+        if word in ("y", "yes"):
+            return "y"
+        if word in ("", "n", "no"):
+            return "n"
+        if word in ("q", "quit"):
+            return "q"
+        _say(AGAIN)
+
+
+def _decide(store: Store, reviewed: Reviewed) -> None:
+    """Write the approved candidates of a fully answered proposal and close it, or decline it."""
+    proposal = reviewed.proposal
+    approved = [n for n, answer in reviewed.answers.items() if answer == "y"]
+    head = f"Proposal {proposal.n} ({proposal.ref}): "
+    if not approved:
+        closed = _decline(store, proposal.hashed)
+        reviewed.outcome = "declined" if closed else "gone"
+        reviewed.text = head + ("declined; nothing was saved." if closed else _GONE)
+        return
+    report = _commit(store, proposal.hashed, approved)
+    if report is None:
+        reviewed.outcome, reviewed.text = "gone", head + _GONE
+        return
+    reviewed.outcome, reviewed.report = "committed", report
+    said = previews.report_outcome(report, words=cli_wording).text
+    declined = len(reviewed.answers) - len(approved)
+    reviewed.text = head + said + (f"\nDeclined {count(declined, 'candidate')}." if declined else "")
+
+
+_GONE: Final = (
+    "it is no longer waiting (approved, cancelled or expired while you read it); nothing was written for it."
+)
+
+
+def _commit(store: Store, hashed: str, approved: list[int]) -> CommitReport | None:
+    """`engram commit TOKEN --approve …` for the proposal whose token hashes to `hashed` (the
+    human at the terminal approved it; no token): the same path, under the same lock. None when
+    it is no longer waiting."""
+    with transaction.write_lock(store, ("project", "user")):
+        now = store.now()
+        book = Pending.read(store.project.pending_path, store.key)
+        record = dict(book.open(now)).get(hashed)
+        entries = _entries(record) if record is not None else None
+        if record is None or entries is None:
+            return None
+        chosen = commits.selection(entries, approved)
+        if record.get("origin") == "note":
+            report, writes = commits._plan_note(store, chosen[0])
+        else:
+            report, writes = commits._plan(store, chosen, now, judged=record.get("judged"))
+        book.set_status(hashed, "used")
+        writes.append((store.project.pending_path, book.render(now)))
+        transaction.apply(store, writes)  # journal first: a kill at any instant is rolled forward
+    return report
+
+
+def _decline(store: Store, hashed: str) -> bool:
+    """Decline the whole proposal (its token then fails with ENGRAM_DECLINED); False when it is
+    no longer waiting."""
+    with transaction.write_lock(store, memories=False):
+        now = store.now()
+        book = Pending.read(store.project.pending_path, store.key)
+        if hashed not in dict(book.open(now)):
+            return False
+        book.set_status(hashed, "declined")
+        transaction.apply(store, [(store.project.pending_path, book.render(now))])
+    return True
+
+
+def _outcome(done: list[Reviewed], total: int, failed: StoreError | None) -> Outcome:
+    lines = [r.text for r in done if r.text]
+    left = sum(1 for r in done if r.outcome in ("pending", "failed", "unreadable")) + total - len(done)
+    if left:
+        verb = "is" if left == 1 else "are"
+        lines.append(
+            f"{count(left, 'proposal')} {verb} still waiting: `engram pending` asks about "
+            f"{'it' if left == 1 else 'them'} again."
+        )
+    elif not lines:
+        lines.append("Nothing was saved.")
+    data = {"proposals": [r.row() for r in done], "waiting": left}
+    if failed is None:
+        return Outcome(True, "\n".join(lines), data)
+    diagnostics = ((failed.code, failed.text(cli_wording)),)
+    return Outcome(False, "\n".join(lines), data, diagnostics)
+
+
+def _entries(record: dict[str, Any]) -> tuple[ProposalEntry, ...] | None:
+    """A record's candidates; None when they do not read (its integrity tag is this user's
+    engram's, but maybe of another version)."""
+    candidates = record.get("candidates")
+    if not isinstance(candidates, list) or not candidates:
+        return None
+    try:
+        return tuple(ProposalEntry.of(c) for c in candidates)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
