@@ -10,6 +10,7 @@ Werkzeug's request log is off: its lines would print every path, the first one w
 from __future__ import annotations
 
 import errno
+import socket
 import threading
 import time
 import webbrowser
@@ -51,16 +52,29 @@ class Launch:
 def bind(store: Store, port: int = 0, *, approvals: str | None = None) -> Launch:
     """Bind 127.0.0.1:`port` (0: a free one the system picks) and make the launch's Guard.
     Fixable ENGRAM_UI_PORT when the port is taken or not allowed."""
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        server = make_server(HOST, port, _deferred(), threaded=True, request_handler=_QuietHandler)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((HOST, port))
+        listening.listen(128)
     except OSError as exc:
+        listening.close()
         why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror})"
         raise Fixable(
             PORT_CODE,
             f"port {port} on {HOST} {why}: pass another --port, or leave --port out for a free one",
         ) from None
+    with listening:  # werkzeug serves a duplicate of it (its own bind would exit the process on failure)
+        server = make_server(
+            HOST,
+            listening.getsockname()[1],
+            _deferred(),
+            threaded=True,
+            request_handler=_QuietHandler,
+            fd=listening.fileno(),
+        )
     store.view()  # read the store in before the URL is printed: the first page does not wait for it
-    guard = Guard(server.server_port)
+    guard = Guard(server.port)
     app = UiApp(store, guard, ROUTES, approvals=approvals)
     server.app = app
     return Launch(server, app, guard.url)
