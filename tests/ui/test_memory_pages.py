@@ -261,3 +261,18 @@ def test_the_first_page_of_a_10000_memory_store_renders_quickly(tmp_path: Path) 
     assert html.count('href="/memory/memory-') == 100
     print(f"first page of 10,000 memories: {took * 1000:.0f} ms")
     assert took < 5.0
+
+
+def test_a_read_only_store_refuses_the_write_with_its_code(ws: Path) -> None:
+    """ENGRAM_READ_ONLY=1: the page shows everything, and a retire is refused with the store's
+    code, nothing written."""
+    opened = Store(ws, read_only=True, background=False)
+    try:
+        ui = Ui(UiApp(opened, GUARD, ROUTES))
+        ui.login()
+        response = ui.post("/memory/use-uv/retire")
+        assert response.status_code == 409
+        assert "ENGRAM_READ_ONLY" in response.get_data(as_text=True)
+    finally:
+        opened.close()
+    assert "status: retired" not in (ws / ".engram" / "memory" / "use-uv.md").read_text()
