@@ -193,10 +193,27 @@ def report_outcome(
     `save-session --force` wrote it meanwhile) is "already saved as X", not "propose again"; one
     the store changed under is not saved, with the way to propose it afresh in `words`.
     `data` keeps `written` and `deferred` (each deferred row gains `saved_as`: the id that holds
-    it, or None)."""
+    it, or None) and, when there are any, `declined` (the numbers this call declined) and
+    `pending` (those of the proposal still waiting: a partial approval keeps the rest, issue 23)."""
     deferred = [{**d, "saved_as": _saved_as(d)} for d in report.deferred]
-    data = {"written": report.written, "deferred": deferred, **(extra or {})}
-    return Outcome(True, _report_text(report.written, deferred, words), data)
+    data: dict[str, Any] = {"written": report.written, "deferred": deferred}
+    said = _report_text(report.written, deferred, words)
+    if report.declined:
+        data["declined"] = report.declined
+        said += f"\nDeclined: {_numbers(report.declined)}."
+    if report.pending:
+        data["pending"] = report.pending
+        said += (
+            f"\nStill pending: {_numbers(report.pending)}; the same approval token commits "
+            f"{'it' if len(report.pending) == 1 else 'them'} once the human approves, until it expires."
+        )
+    data.update(extra or {})
+    return Outcome(True, said, data)
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    """`candidate 2`, `candidates 2, 4`."""
+    return f"{'candidate' if len(numbers) == 1 else 'candidates'} {', '.join(map(str, numbers))}"
 
 
 def _target(verdict: str) -> str | None:

@@ -74,7 +74,13 @@ def note(store: Store, args: dict[str, Any]) -> Flow:
 
 
 def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, origin: str) -> Flow:
-    """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer."""
+    """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer.
+
+    Accept writes exactly the ticked candidates; an unticked one is declined (the human saw it
+    and said no, README "Dialog flow"), so nothing of it is kept for later: unlike a partial
+    commit by token (store.write.commits), no proposal waits afterwards. Decline, or an invalid
+    answer, records the whole proposal declined in the dialog (its token fails ENGRAM_DECLINED).
+    """
     view = shown(entries, redactions, proposals.drafted(entries))  # one value for the dialog and every row
     message, schema = dialog(view)
     answer = yield Elicit(key=shown_key("approval", [schema, message]), message=message, schema=schema)
@@ -153,9 +159,15 @@ def note_flow(store: Store, draft: notes.NoteDraft) -> Flow:
     return Outcome(True, outcome.text, data, hints=outcome.hints)
 
 
-def commit(store: Store, token: str, approve: object, words: Wording = tool_wording) -> Outcome:
-    """Commit a pending proposal; what it wrote and did not, its next steps in `words`."""
-    return report_outcome(commits.commit(store, token, approve), words=words)
+def commit(
+    store: Store, token: str, approve: object, words: Wording = tool_wording, where: str | None = None
+) -> Outcome:
+    """Commit candidates of a pending proposal; what it wrote and did not, and what still waits
+    under the same token (a partial approval keeps the rest: store.write.commits), its next steps
+    in `words`. `where` is recorded with each decision: "engram_commit" for the tool, "cli" for
+    `engram commit` (by default, which of the two `words` is)."""
+    where = where or ("engram_commit" if words is tool_wording else "cli")
+    return report_outcome(commits.commit(store, token, approve, where), words=words)
 
 
 def set_role(store: Store, role: str) -> Outcome:

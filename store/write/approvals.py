@@ -9,6 +9,14 @@ with the token — makes its commit fail with ENGRAM_INTEGRITY, even for an agen
 token; engram's own status changes re-tag it. A proposal whose tag does not check (one that
 came with a clone, or was edited) counts for nothing and is dropped at the next write.
 
+Each candidate has a state in the record (issue 23: a partial approval used to burn the rest):
+`pending`, or decided as `written`, `declined` or `deferred` (approved, but the store had changed
+under it, so not written: proposing it afresh is the way), each decision with where it was made
+(WHERE) and when, all of it under the same tag: an edited state fails ENGRAM_INTEGRITY like an
+edited body. The proposal stays `pending`, under the same token, while any candidate is; once
+none is, it is `used` (or `declined`, when every candidate was declined). A partly approved
+proposal expires like any other, TOKEN_TTL_SECONDS after it was made: a decision never extends it.
+
 The file is bounded: at most MAX_PROPOSALS proposals and MAX_BYTES bytes, oldest dropped first;
 `render` reports how many still-open proposals that dropped, so the proposing call can say so.
 """
@@ -18,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -28,6 +36,7 @@ import orjson
 from store.errors import Next, TokenRefused
 from store.files import sealed
 from store.files.fsutil import read_regular
+from store.safety import untrusted
 
 TOKEN_TTL_SECONDS: Final = 30 * 60
 KEEP_SECONDS: Final = 24 * 3600
@@ -41,6 +50,45 @@ _PREFIX: Final = "engram-"
 _KIND: Final = "proposal"
 AGAIN: Final = Next("propose_again")
 """How a refused proposal is made afresh, in each surface's words."""
+WHERE: Final = ("engram_commit", "cli", "dialog", "ui")
+"""Where a candidate was decided: the agent's engram_commit (after the host's prompt), the CLI
+(`engram commit`, the `engram pending` walk), the host's approval dialog, `engram ui`."""
+DECIDED: Final = ("written", "declined", "deferred")
+"""The states a decided candidate can have; any other candidate is `pending`."""
+_DECLINED_WHERE: Final = {
+    "dialog": "in the approval dialog",
+    "cli": "at the terminal (engram pending)",
+    "ui": "in engram ui",
+}
+
+
+def states(record: Mapping[str, Any]) -> dict[int, str]:
+    """Each candidate's state by its number: `pending` unless the record's `decided` holds one
+    of DECIDED for it."""
+    decided = record.get("decided")
+    found = decided if isinstance(decided, dict) else {}
+    out: dict[int, str] = {}
+    candidates = record.get("candidates")
+    for c in candidates if isinstance(candidates, list) else ():
+        n = c.get("n") if isinstance(c, dict) else None
+        if isinstance(n, int) and not isinstance(n, bool):
+            entry = found.get(str(n))
+            state = entry.get("state") if isinstance(entry, dict) else None
+            out[n] = state if state in DECIDED else "pending"
+    return out
+
+
+def waiting_part(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a record holding only its pending candidates (their numbers kept): what is
+    still waiting. Not the sealed record: its tag covers the whole one."""
+    pending = {n for n, state in states(record).items() if state == "pending"}
+    candidates = record.get("candidates")
+    kept = [
+        c
+        for c in (candidates if isinstance(candidates, list) else ())
+        if isinstance(c, dict) and c.get("n") in pending
+    ]
+    return {**record, "candidates": kept}
 
 
 def fingerprint(workspace: Path) -> str:
@@ -147,13 +195,33 @@ class Pending:
         record["status"] = status
         record["tag"] = integrity_tag(self.key(), hashed, record)
 
+    def decide(self, hashed: str, decisions: Mapping[int, str], where: str, now: float) -> None:
+        """Record candidates' states (each one of DECIDED) and where they were decided (one of
+        WHERE), re-tagged; the proposal closes when no candidate is left pending: `declined`
+        when every candidate was declined, else `used`."""
+        if where not in WHERE or any(state not in DECIDED for state in decisions.values()):
+            raise ValueError(f"not a decision engram records: {where!r} {dict(decisions)!r}")
+        record = self.records[hashed]
+        decided = record.get("decided")
+        decided = dict(decided) if isinstance(decided, dict) else {}
+        for n, state in sorted(decisions.items()):
+            decided[str(n)] = {"state": state, "where": where, "at": int(now)}
+        record["decided"] = decided
+        found = states(record)
+        if all(state != "pending" for state in found.values()):
+            record["status"] = "declined" if all(s == "declined" for s in found.values()) else "used"
+        record["tag"] = integrity_tag(self.key(), hashed, record)
+
     def open_count(self, now: float) -> int:
         return len(self.open(now))
 
     def open(self, now: float) -> list[tuple[str, dict[str, Any]]]:
-        """(token hash, record) of every proposal still waiting, oldest first (then by hash)."""
+        """(token hash, what still waits) of every proposal still waiting, oldest first (then by
+        hash): each record as `waiting_part` gives it, holding only its pending candidates (a
+        partly approved proposal lists what is left, under the numbers first shown). The sealed
+        records stay in `records`."""
         waiting = [
-            (k, r)
+            (k, waiting_part(r))
             for k, r in self.records.items()
             if r.get("status") == "pending" and _number(r.get("expires")) > now and self.intact(k)
         ]
@@ -169,13 +237,39 @@ class Pending:
                 "this approval token belongs to another workspace; commit it there, or propose again here",
             )
         key = token_hash(token)
-        record = self.records.get(key)
-        if record is None:
+        if key not in self.records:
             raise TokenRefused(
                 "ENGRAM_TOKEN_UNKNOWN",
                 "unknown approval token (never issued here, or long gone); ",
                 AGAIN,
             )
+        return key, self.checked(key, now)
+
+    def named(self, ref: str, now: float) -> tuple[str, dict[str, Any]]:
+        """(token hash, record) of a committable proposal named by its token's hash or the first
+        12 or more hex digits of it (`engram pending` shows them): how the human's own surfaces
+        (the terminal walk, engram ui) name a proposal without its token. TokenRefused as `check`."""
+        wanted = ref.strip().lower()
+        if not (12 <= len(wanted) <= 64 and all(ch in "0123456789abcdef" for ch in wanted)):
+            raise TokenRefused(
+                "ENGRAM_TOKEN_UNKNOWN",
+                f"{untrusted.line(ref, 40)!r} names no proposal: give its token, or its ref as `engram pending` "
+                "lists it (12 hex digits)",
+            )
+        found = sorted(k for k in self.records if k.startswith(wanted))
+        if len(found) != 1:
+            raise TokenRefused(
+                "ENGRAM_TOKEN_UNKNOWN",
+                f"no proposal {wanted[:12]} here (never made here, or long gone): `engram pending` lists "
+                "the waiting ones"
+                if not found
+                else f"{wanted} names {len(found)} proposals: give more of its digits, or its token",
+            )
+        return found[0], self.checked(found[0], now)
+
+    def checked(self, key: str, now: float) -> dict[str, Any]:
+        """The record under `key` if it is intact, waiting and not expired; else TokenRefused."""
+        record = self.records[key]
         if not hmac.compare_digest(
             sealed.found_bytes(record.get("tag")), self._expected(key, record).encode()
         ):
@@ -189,7 +283,7 @@ class Pending:
         if status == "used":
             raise TokenRefused("ENGRAM_TOKEN_USED", "this approval token was already used; ", AGAIN)
         if status == "declined":
-            raise TokenRefused("ENGRAM_DECLINED", "approval was declined in the approval dialog; ", AGAIN)
+            raise TokenRefused("ENGRAM_DECLINED", f"approval was declined {_declined_where(record)}; ", AGAIN)
         if status == "cancelled":
             raise TokenRefused(
                 "ENGRAM_DECLINED",
@@ -200,13 +294,24 @@ class Pending:
             raise TokenRefused(
                 "ENGRAM_TOKEN_EXPIRED", "this approval token expired (tokens last 30 minutes); ", AGAIN
             )
-        return key, record
+        return record
 
     def _expected(self, hashed: str, record: dict[str, Any]) -> str:
         try:
             return integrity_tag(self.key(), hashed, record)
         except (TypeError, orjson.JSONEncodeError):
             return ""
+
+
+def _declined_where(record: Mapping[str, Any]) -> str:
+    """Where a declined proposal was declined (the dialog's words for one from before issue 23)."""
+    decided = record.get("decided")
+    wheres = sorted(
+        {str(d.get("where")) for d in decided.values() if isinstance(d, dict)}
+        if isinstance(decided, dict)
+        else set()
+    )
+    return " and ".join(_DECLINED_WHERE.get(w, "by the human") for w in wheres) or _DECLINED_WHERE["dialog"]
 
 
 def _number(value: object) -> float:

@@ -4,20 +4,35 @@ A commit by token and a dialog's direct application take the same path: under th
 each entry's verdict is recomputed against the store as it is now; an entry whose verdict or
 shown fields changed is deferred, the rest are rendered, parsed back and written through one
 journal (store.write.transaction).
+
+Partial approvals keep the rest (issue 23). A commit decides only the candidates it names: they
+are recorded as written or deferred (store.write.approvals), the others stay pending under the
+same token, until a later commit approves them, `decline` declines them, or the proposal expires
+(30 minutes after it was made, however much of it was approved since). `approve: "all"` means
+every candidate still pending. The pending file is rewritten in the same journal as the memory
+files, so a kill at any instant leaves both decided or neither.
+
+Three ways in, one path:
+* `commit(token)`: the agent's engram_commit (after the host's prompt) and `engram commit TOKEN`.
+* `decide(ref)`: the human's own surfaces (the `engram pending` walk, engram ui) name a waiting
+  proposal by its ref, without the token, and may approve some candidates and decline others
+  at once. Never offered to the agent: the MCP surface has no way to name a proposal but its
+  token, and none to decline (declining writes nothing, but would hide a proposal from the human).
+* `decline(token or ref)`: candidates declined, nothing written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from store.errors import InvalidCandidate, InvalidSelection, Next, StoreError
+from store.errors import InvalidCandidate, InvalidSelection, Next, StoreError, TokenRefused
 from store.files.ids import check_id
 from store.files.memory import Memory, iso
 from store.write import transaction
-from store.write.approvals import Pending
+from store.write.approvals import AGAIN, Pending, states
 from store.write.notes import note_write
 from store.write.proposal_entry import ProposalEntry
 from store.write.proposals import known, meta_for, render_entry, shown_fields, verdicts
@@ -31,6 +46,11 @@ if TYPE_CHECKING:
 class CommitReport:
     written: list[dict[str, Any]] = field(default_factory=list)
     deferred: list[dict[str, Any]] = field(default_factory=list)
+    declined: list[int] = field(default_factory=list)
+    """The candidates this call declined (`decide`, `decline`)."""
+    pending: list[int] = field(default_factory=list)
+    """The proposal's candidates still waiting after this call, by their numbers: a later call
+    with the same token (or ref) decides them."""
 
 
 APPROVE: Final = Next("approve")
@@ -51,39 +71,153 @@ def parse_approve(approve: object) -> object:
     return approve
 
 
-def selection(entries: Sequence[ProposalEntry], approve: object) -> list[ProposalEntry]:
+def selection(
+    entries: Sequence[ProposalEntry], approve: object, state: Mapping[int, str] | None = None
+) -> list[ProposalEntry]:
+    """The entries `approve` names: "all" (every one still pending) or their numbers, each a
+    candidate of the proposal (`entries`: all of its candidates, or the part still waiting) and
+    still pending by `state` (store.write.approvals.states; None: every entry is). InvalidSelection
+    when a number is none of them, or was already decided: then nothing is chosen at all, so a
+    request naming one decided candidate writes none of the others either (refusals write
+    nothing; the message names the candidates still pending)."""
+    state = state or {}
+    waiting = [e for e in entries if state.get(e.n, "pending") == "pending"]
     approve = parse_approve(approve)
     if approve == "all":
-        return list(entries)
+        return waiting
     numbers = approve if isinstance(approve, list) else None
     if not numbers or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
         raise InvalidSelection("", APPROVE_FORMS, f", not {str(approve)[:40]!r}")
-    bad = sorted({n for n in numbers if not 1 <= n <= len(entries)})
-    if bad:
-        raise InvalidSelection(
-            "",
-            APPROVE,
-            f" names {', '.join(map(str, bad))}, but this proposal has candidates 1 to {len(entries)}",
-        )
+    _check_numbers(entries, numbers, APPROVE, state)
     wanted = set(numbers)
-    return [e for e in entries if e.n in wanted]
+    return [e for e in waiting if e.n in wanted]
 
 
-def commit(store: Store, token: str, approve: object) -> CommitReport:
-    """Apply the approved candidates of a pending proposal; refusals write nothing."""
-    scopes = ("project", "user")
-    with transaction.write_lock(store, scopes):
+_DONE: Final = {
+    "written": "already saved",
+    "declined": "already declined",
+    "deferred": "already approved, but not saved (the store had changed since the proposal; propose it again)",
+}
+
+
+def _check_numbers(
+    entries: Sequence[ProposalEntry], numbers: Collection[int], named: str | Next, state: Mapping[int, str]
+) -> None:
+    """InvalidSelection unless every number is a candidate of `entries` still pending by `state`."""
+    offered = sorted(e.n for e in entries)
+    bad = sorted({n for n in numbers if n not in offered})
+    if bad:
+        has = (
+            f"candidates 1 to {len(offered)}"
+            if offered == list(range(1, len(offered) + 1))
+            else f"{'candidate' if len(offered) == 1 else 'candidates'} {', '.join(map(str, offered))} waiting"
+        )
+        raise InvalidSelection("", named, f" names {', '.join(map(str, bad))}, but this proposal has {has}")
+    done = sorted({n for n in numbers if state.get(n, "pending") != "pending"})
+    if done:
+        left = [n for n in offered if state.get(n, "pending") == "pending"]
+        said = "; ".join(
+            f"{'candidate' if len(ns) == 1 else 'candidates'} {', '.join(map(str, ns))} "
+            f"{'was' if len(ns) == 1 else 'were'} {_DONE[kind]}"
+            for kind in ("written", "declined", "deferred")
+            if (ns := [n for n in done if state[n] == kind])
+        )
+        rest = (
+            f"still pending: {', '.join(map(str, left))}; nothing was decided by this request"
+            if left
+            else "none is still pending"
+        )
+        raise InvalidSelection(f"{said}; {rest}")
+
+
+def commit(store: Store, token: str, approve: object, where: str = "engram_commit") -> CommitReport:
+    """Apply the approved candidates of a pending proposal (by its token); refusals write nothing.
+    `where`: "engram_commit" (the tool) or "cli" (`engram commit`), recorded with each decision."""
+    with transaction.write_lock(store, ("project", "user")):
         now = store.now()
         pending = Pending.read(store.project.pending_path, store.key)
         hashed, record = pending.check(token, store.workspace, now)
-        chosen = selection([ProposalEntry.of(c) for c in record["candidates"]], approve)
-        if record.get("origin") == "note":
-            report, writes = _plan_note(store, chosen[0])
+        entries = [ProposalEntry.of(c) for c in record["candidates"]]
+        chosen = selection(entries, approve, states(record))
+        return _decided(store, pending, hashed, record, now, where, chosen)
+
+
+def decide(
+    store: Store,
+    ref: str,
+    *,
+    approve: Collection[int] = (),
+    decline: Collection[int] = (),
+    where: str,
+) -> CommitReport:
+    """The human's decisions on a waiting proposal named by its ref (its token's hash, or 12 or
+    more of its first hex digits, as `engram pending` lists it) or its token: `approve` written
+    through the commit path, `decline` declined, the rest left pending. For the human's own
+    surfaces only (`where`: "cli", the terminal walk; "ui", engram ui). Naming a candidate
+    already decided, or one in both lists, refuses the whole call (InvalidSelection); a proposal
+    no longer waiting is TokenRefused, as a commit by token."""
+    with transaction.write_lock(store, ("project", "user")):
+        now = store.now()
+        pending = Pending.read(store.project.pending_path, store.key)
+        if ref.startswith("engram-"):
+            hashed, record = pending.check(ref, store.workspace, now)
         else:
-            report, writes = _plan(store, chosen, now, judged=record.get("judged"))
-        pending.set_status(hashed, "used")
-        writes.append((store.project.pending_path, pending.render(now)))
-        transaction.apply(store, writes)  # journal first: a kill at any instant is rolled forward and sealed
+            hashed, record = pending.named(ref, now)
+        entries = [ProposalEntry.of(c) for c in record["candidates"]]
+        state = states(record)
+        chosen = selection(entries, list(approve), state) if approve else []
+        if decline:
+            _check_numbers(entries, decline, "the list of candidates to decline", state)
+        both = sorted({e.n for e in chosen} & set(decline))
+        if both:
+            raise InvalidSelection(
+                f"{'candidate' if len(both) == 1 else 'candidates'} {', '.join(map(str, both))} "
+                "cannot be both approved and declined; choose one"
+            )
+        if not chosen and not decline:
+            raise InvalidSelection("name the candidates to approve or to decline; nothing was decided")
+        return _decided(store, pending, hashed, record, now, where, chosen, decline)
+
+
+def decline(store: Store, ref: str, numbers: Collection[int], where: str) -> CommitReport:
+    """Decline candidates of a waiting proposal (by its token or ref) without writing any memory;
+    the rest stay pending. The proposal is declined once every candidate is (its token then fails
+    with ENGRAM_DECLINED, naming where), used once none is pending and one was approved. Not on
+    the MCP surface: see the module docstring."""
+    return decide(store, ref, decline=numbers, where=where)
+
+
+def _decided(
+    store: Store,
+    pending: Pending,
+    hashed: str,
+    record: dict[str, Any],
+    now: float,
+    where: str,
+    chosen: Sequence[ProposalEntry],
+    decline: Collection[int] = (),
+) -> CommitReport:
+    """Write the chosen candidates, record every decision of this call (the declined ones too),
+    and apply both in one journal; the caller holds the write lock and checked the numbers."""
+    if not chosen and not decline:
+        raise TokenRefused(
+            "ENGRAM_TOKEN_USED", "every candidate of this proposal was already decided; ", AGAIN
+        )
+    writes: list[transaction.Write]
+    if not chosen:
+        report, writes = CommitReport(), []
+    elif record.get("origin") == "note":
+        report, writes = _plan_note(store, chosen[0])
+    else:
+        report, writes = _plan(store, chosen, now, judged=record.get("judged"))
+    decisions = {w["n"]: "written" for w in report.written}
+    decisions |= {d["n"]: "deferred" for d in report.deferred}
+    decisions |= {n: "declined" for n in decline}
+    pending.decide(hashed, decisions, where, now)
+    report.declined = sorted(set(decline))
+    report.pending = [n for n, s in sorted(states(pending.records[hashed]).items()) if s == "pending"]
+    writes.append((store.project.pending_path, pending.render(now)))
+    transaction.apply(store, writes)  # journal first: a kill at any instant is rolled forward and sealed
     return report
 
 

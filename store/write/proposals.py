@@ -180,7 +180,8 @@ def draft(
 def store_proposal(
     store: Store, entries: Sequence[ProposalEntry], redactions: int, origin: str, status: str = "pending"
 ) -> Preview:
-    """Record a proposal (pending, or already `declined`) and return it with its one-time token
+    """Record a proposal (pending, or already `declined`: the human said no in the approval
+    dialog, so each candidate is recorded declined there) and return it with its one-time token
     and its targets: the drafted ones, unless the store changed since (`current`, under the lock)."""
     now = store.now()
     token = mint(store.workspace)
@@ -192,6 +193,10 @@ def store_proposal(
         "redactions": redactions,
         "candidates": [e.record() for e in entries],
     }
+    if status == "declined":  # store.write.approvals: where each candidate was decided
+        record["decided"] = {
+            str(e.n): {"state": "declined", "where": "dialog", "at": int(now)} for e in entries
+        }
     stamps = [e.judged for e in entries]
     if stamps and stamps[0] is not None and all(s == stamps[0] for s in stamps):
         record["judged"] = stamps[0]  # one view judged them all (draft)

@@ -107,13 +107,18 @@ def test_save_preview_then_commit_subset(workspace: Path, mode: str) -> None:
 
 @pytest.mark.parametrize("mode", [MODERN])
 def test_commit_same_token_twice_is_refused(workspace: Path, mode: str) -> None:
+    """A partial commit keeps the rest pending (issue 23): `all` then writes what is left, and
+    only a token with nothing left pending is refused as used."""
     memory = _memory(workspace)
 
     async def body() -> None:
         async with client(workspace, mode) as session:
             await session.list_tools()
             token = (await propose(session, NEW))["approval_token"]
-            _data(await commit(session, token, [2]))
+            first = _data(await commit(session, token, [2]))
+            assert first["pending"] == [1, 3]
+            rest = _data(await commit(session, token))
+            assert [w["n"] for w in rest["written"]] == [1, 3] and "pending" not in rest
             before = snapshot(memory)
             codes, _ = refusal(await commit(session, token))
             assert "ENGRAM_TOKEN_USED" in codes
