@@ -191,13 +191,17 @@ def test_outside_git_the_history_says_so(page: Ui) -> None:
 def test_planted_script_and_links_render_with_none_of_it_live(ws: Path, page: Ui) -> None:
     """Issue 23: a memory from a clone can carry HTML and script; on the page none of it is
     live: no <script, no event handler, no javascript: href, no iframe or image of elsewhere."""
-    write_memory(ws, "hostile", title=HOSTILE_TITLE, body=HOSTILE_BODY, tags=["<b>x</b>"])
+    write_memory(
+        ws, "hostile", title=HOSTILE_TITLE, body=HOSTILE_BODY, tags=["<b>x</b>"], owner="<i>me</i>\u202eevil"
+    )
     for path in ("/", "/?q=alert", "/memory/hostile", "/memory/hostile?as=text", "/health"):
         html = page.html(path)
         assert _live(html) == [], path
         assert "<script" not in html.lower(), path  # not even as a tag the parser would skip
     html = page.html("/memory/hostile")
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown as text
+    body = html.split('<div class="markdown">', 1)[1].split("</div>", 1)[0]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body  # the body's HTML shown as text
+    assert "&lt;iframe" in body
     assert 'href="https://example.com/docs" rel="noopener noreferrer"' in html
     assert "/memory/use-uv/retire" not in _links(html)  # a body links only to http(s) URLs
     assert "\u202e" not in html and "\\u202e" in html  # a bidi override is shown, never applied

@@ -52,8 +52,8 @@ def test_the_launch_url_sets_an_httponly_strict_cookie_and_redirects_without_the
 
 def test_a_redirect_never_leaves_the_page(ui: Ui) -> None:
     """engram's own choice: `//elsewhere?key=…` redirects to a path of this page, not another site."""
-    for path in ("//evil.example/x", "/\\evil.example/x"):
-        response = ui.open(f"{path}?key={ui.guard.key}")
+    for path in ("//evil.example/x", "/\\evil.example/x", "///evil.example"):
+        response = ui.open(f"/?key={ui.guard.key}", environ_overrides={"PATH_INFO": path})
         assert response.status_code == 303
         location = response.headers["Location"]
         assert location.startswith("/") and not location.startswith(("//", "/\\")), location
@@ -215,6 +215,10 @@ def test_every_response_carries_the_csp_and_no_cors(ui: Ui) -> None:
     assert {200, 303, 403, 404, 405, 421} <= statuses
     for response in responses:
         assert response.headers["Content-Security-Policy"] == CSP
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert response.headers["Referrer-Policy"] == "no-referrer"
+        assert response.headers["Cache-Control"] == "no-store"
+        assert response.headers["X-Frame-Options"] == "DENY"
         for name, value in HEADERS:
             assert response.headers[name] == value
         _no_cors(response)
