@@ -9,13 +9,14 @@ UPDATE or SUPERSEDE the diff against the memory as it is now, with its `!` marks
 head naming the proposal and its redaction count. `y` approves, `n` (or Enter) declines, `q`
 or the end of input stops and leaves the rest pending; any other answer is asked again.
 
-The answers to one proposal are collected before anything is written: its approved candidates
-are then written through the commit path (store.write.commits: under the write lock, every
-verdict re-checked against the store as it is now, a changed one deferred and said in plain
-words), and the proposal is closed, as `engram commit TOKEN --approve …` closes it; a proposal
-whose every candidate was declined is declined. A proposal left part-answered (q, end of input)
-keeps all of its candidates pending. A proposal approved, cancelled or expired by someone else
-while it was read is said so, and nothing is written for it.
+The answers to one proposal are collected, then decided in one call (store.write.commits.decide,
+where "cli"): its approved candidates written through the commit path (under the write lock,
+every verdict re-checked against the store as it is now, a changed one deferred and said in
+plain words), its declined ones declined, in one journal. Stopping part-way (q, the end of
+input) decides what was answered and leaves the rest pending, under their first numbers; the
+next `engram pending` asks about them. A proposal approved, declined, cancelled or expired
+elsewhere while it was read (engram ui, `engram commit`) is said so, and nothing is decided
+here for it.
 
 Who may walk is decided by the command (engram_mcp.cli.memory_commands): only on a terminal
 (stdin and stdout), and never in an agent's shell (engram_mcp.agent_shell: ENGRAM_AGENT_SHELL,
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from engram_mcp import agent_shell
@@ -34,7 +35,7 @@ from engram_mcp.cli.common import cli_wording
 from engram_mcp.ops import previews
 from engram_mcp.ops.shown import Shown, shown
 from engram_mcp.outcome import Outcome, store_failure
-from store.errors import StoreError
+from store.errors import InvalidSelection, StoreError, TokenRefused
 from store.files.memory import iso
 from store.plurals import count
 from store.safety import untrusted
@@ -122,7 +123,7 @@ class Reviewed:
         row["declined"] = [n for n, a in self.answers.items() if a == "n"]
         if self.report is not None:
             shown = previews.report_outcome(self.report, words=cli_wording).data
-            row.update(written=shown["written"], deferred=shown["deferred"])
+            row.update(written=shown["written"], deferred=shown["deferred"], pending=self.report.pending)
         return row
 
 
@@ -144,8 +145,7 @@ def walk(store: Store) -> Outcome:
                 f"engram reads; `engram pending --cancel {proposal.n}` removes it."
             )
             continue
-        if not _ask(store, proposal, len(found), reviewed.answers):
-            break  # q or the end of input: this proposal and the rest stay pending
+        finished = _ask(store, proposal, len(found), reviewed.answers)
         try:
             _decide(store, reviewed)
         except StoreError as exc:  # the lock was busy, say: this one and the rest stay pending
@@ -153,6 +153,8 @@ def walk(store: Store) -> Outcome:
             said = store_failure(exc, writing=True, words=cli_wording).text
             reviewed.text = f"Proposal {proposal.n} ({proposal.ref}): {said}"
             break
+        if not finished:
+            break  # q or the end of input: what was not answered stays pending
     return _outcome(done, len(found), failed)
 
 
@@ -201,63 +203,54 @@ def _answer() -> Answer:
 
 
 def _decide(store: Store, reviewed: Reviewed) -> None:
-    """Write the approved candidates of a fully answered proposal and close it, or decline it."""
+    """Decide what the human answered about one proposal: the y's written, the n's declined, the
+    rest left pending (store.write.commits.decide, at the terminal: "cli")."""
     proposal = reviewed.proposal
     approved = [n for n, answer in reviewed.answers.items() if answer == "y"]
-    head = f"Proposal {proposal.n} ({proposal.ref}): "
-    if not approved:
-        closed = _decline(store, proposal.hashed)
-        reviewed.outcome = "declined" if closed else "gone"
-        reviewed.text = head + ("declined; nothing was saved." if closed else _GONE)
+    declined = [n for n, answer in reviewed.answers.items() if answer == "n"]
+    if not approved and not declined:
         return
-    report = _commit(store, proposal.hashed, approved)
-    if report is None:
+    head = f"Proposal {proposal.n} ({proposal.ref}): "
+    try:
+        report = commits.decide(store, proposal.hashed, approve=approved, decline=declined, where="cli")
+    except TokenRefused:  # approved, declined, cancelled or expired since it was listed
         reviewed.outcome, reviewed.text = "gone", head + _GONE
         return
-    reviewed.outcome, reviewed.report = "committed", report
-    said = previews.report_outcome(report, words=cli_wording).text
-    declined = len(reviewed.answers) - len(approved)
-    reviewed.text = head + said + (f"\nDeclined {count(declined, 'candidate')}." if declined else "")
+    except InvalidSelection:  # some of it was decided elsewhere (engram ui) while it was read
+        reviewed.outcome, reviewed.text = "pending", head + _CHANGED
+        return
+    reviewed.report = report
+    said = [] if not (report.written or report.deferred) else [_report_text(report)]
+    if report.declined:
+        said.append(f"Declined {_numbers(report.declined)}.")
+    if report.pending:
+        reviewed.outcome = "pending"
+        said.append(f"Still waiting: {_numbers(report.pending)}.")
+    else:
+        reviewed.outcome = "committed" if report.written or report.deferred else "declined"
+    if not report.written and not report.deferred:
+        said.insert(0, "nothing was saved.")
+    reviewed.text = head + "\n".join(said)
+
+
+def _report_text(report: CommitReport) -> str:
+    """What was written and what was not, in the commit's plain words (the lines for declined
+    and still pending candidates are the walk's own: the commit's speak of the token)."""
+    return previews.report_outcome(replace(report, declined=[], pending=[]), words=cli_wording).text
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    return f"{'candidate' if len(numbers) == 1 else 'candidates'} {', '.join(map(str, numbers))}"
 
 
 _GONE: Final = (
-    "it is no longer waiting (approved, cancelled or expired while you read it); nothing was written for it."
+    "it is no longer waiting (approved, declined, cancelled or expired while you read it); nothing was "
+    "decided here for it."
 )
-
-
-def _commit(store: Store, hashed: str, approved: list[int]) -> CommitReport | None:
-    """`engram commit TOKEN --approve …` for the proposal whose token hashes to `hashed` (the
-    human at the terminal approved it; no token): the same path, under the same lock. None when
-    it is no longer waiting."""
-    with transaction.write_lock(store, ("project", "user")):
-        now = store.now()
-        book = Pending.read(store.project.pending_path, store.key)
-        record = dict(book.open(now)).get(hashed)
-        entries = _entries(record) if record is not None else None
-        if record is None or entries is None:
-            return None
-        chosen = commits.selection(entries, approved)
-        if record.get("origin") == "note":
-            report, writes = commits._plan_note(store, chosen[0])
-        else:
-            report, writes = commits._plan(store, chosen, now, judged=record.get("judged"))
-        book.set_status(hashed, "used")
-        writes.append((store.project.pending_path, book.render(now)))
-        transaction.apply(store, writes)  # journal first: a kill at any instant is rolled forward
-    return report
-
-
-def _decline(store: Store, hashed: str) -> bool:
-    """Decline the whole proposal (its token then fails with ENGRAM_DECLINED); False when it is
-    no longer waiting."""
-    with transaction.write_lock(store, memories=False):
-        now = store.now()
-        book = Pending.read(store.project.pending_path, store.key)
-        if hashed not in dict(book.open(now)):
-            return False
-        book.set_status(hashed, "declined")
-        transaction.apply(store, [(store.project.pending_path, book.render(now))])
-    return True
+_CHANGED: Final = (
+    "some of its candidates were decided elsewhere while you read it (engram ui, say); nothing was "
+    "decided here for it: `engram pending` asks about what is left."
+)
 
 
 def _outcome(done: list[Reviewed], total: int, failed: StoreError | None) -> Outcome:

@@ -17,6 +17,8 @@ import pytest
 from engram_mcp import agent_shell
 from engram_mcp.cli import review_walk
 from engram_mcp.cli.main import main
+from store.store import Store
+from store.write import curate
 from tests.support.tools import call_tool
 
 TOKEN_RE = re.compile(r"approval token: (engram-\S+)")
@@ -82,18 +84,40 @@ def test_yes_no_yes_writes_exactly_the_approved_candidates(
     assert "| Noon, every weekday." in err
     assert memory(ws, IDS[0]).exists() and memory(ws, IDS[2]).exists()
     assert not memory(ws, IDS[1]).exists()
-    assert "Saved 2 memories" in out and "Declined 1 candidate" in out
+    assert "Saved 2 memories" in out and "Declined candidate 2." in out
     assert waiting(capsys) == []
     assert main(["commit", token]) == 1  # the human's walk closed it
     assert main(["verify"]) == 0  # engram's own writes, sealed as the human's
 
 
-def test_quit_or_end_of_input_leaves_every_candidate_pending(
+def test_quit_writes_what_was_approved_and_leaves_the_rest_pending_under_their_numbers(
     ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A proposal part-answered keeps all of its candidates; nothing is written."""
+    """Issue 23: a partial approval keeps the rest; the next walk asks about them, numbered as first shown."""
+    token = propose(ws, CANDIDATES)
+    answered(monkeypatch, "y\nq\n")
+    assert main(["pending"]) == 0
+    out, _ = capsys.readouterr()
+    assert "Still waiting: candidates 2, 3." in out and "1 proposal is still waiting" in out
+    assert [memory(ws, i).exists() for i in IDS] == [True, False, False]
+    [left] = waiting(capsys)
+    assert [c["n"] for c in left["candidates"]] == [2, 3]
+    answered(monkeypatch, "n\ny\n")
+    assert main(["pending"]) == 0
+    out, err = capsys.readouterr()
+    assert "1. Verdict" not in err and "2. Verdict: ADD" in err and "3. Verdict: ADD" in err
+    assert [memory(ws, i).exists() for i in IDS] == [True, False, True]
+    assert "Declined candidate 2." in out
+    assert waiting(capsys) == []
+    assert main(["commit", token]) == 1
+
+
+def test_end_of_input_leaves_every_candidate_pending(
+    ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing answered, nothing decided: at once, or after an answer that was asked again."""
     propose(ws, CANDIDATES)
-    for answers in ("y\n", "y\nq\n", ""):  # end of input after one yes, q after one yes, at once
+    for answers in ("", "maybe\n"):
         answered(monkeypatch, answers)
         assert main(["pending"]) == 0
         out, _ = capsys.readouterr()
@@ -113,10 +137,12 @@ def test_every_no_declines_the_proposal_and_the_next_one_is_asked(
     assert main(["pending"]) == 0
     out, err = capsys.readouterr()
     assert "Proposal 1 of 2" in err and "Proposal 2 of 2" in err
-    assert "declined; nothing was saved" in out
+    assert "nothing was saved.\nDeclined candidate 1." in out
     assert [memory(ws, i).exists() for i in tokens.values()] == [t != declined for t in tokens]
     assert main(["commit", declined]) == 1
-    assert "ENGRAM_DECLINED" in capsys.readouterr().err
+    assert (
+        "ENGRAM_DECLINED: approval was declined at the terminal (engram pending)" in capsys.readouterr().err
+    )
 
 
 def test_an_other_answer_is_asked_again(
@@ -226,3 +252,26 @@ def test_control_characters_of_a_memory_are_escaped_on_the_terminal(
     _, err = capsys.readouterr()
     assert "\x1b" not in err and "\x07" not in err
     assert "\\x1b]0;owned\\x07" in err
+
+
+def test_a_proposal_cancelled_while_it_was_read_is_said_so_and_nothing_is_written(
+    ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk holds no lock while the human reads: the decision re-checks the proposal."""
+    propose(ws, CANDIDATES[:1])
+
+    class Meanwhile(Terminal):
+        def readline(self, size: int | None = -1, /) -> str:  # type: ignore[override]
+            store = Store(ws)
+            try:
+                curate.cancel(store, "1")  # another terminal cancels it while this one asks
+            finally:
+                store.close()
+            return "y\n"
+
+    monkeypatch.setattr(sys, "stdin", Meanwhile())
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["pending"]) == 0
+    out, _ = capsys.readouterr()
+    assert "it is no longer waiting" in out
+    assert not memory(ws, IDS[0]).exists()
