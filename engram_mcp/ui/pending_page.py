@@ -11,18 +11,23 @@ names a proposal on the page: the token itself is never stored, so the page neve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
 
 from markupsafe import Markup
 from werkzeug.wrappers import Request, Response
 
+from engram_mcp.cli.common import cli_wording
 from engram_mcp.ops.changes import Change, full_diff, marks, summary
+from engram_mcp.ops.previews import report_outcome
 from engram_mcp.ops.shown import shown
 from engram_mcp.ui.render import markdown
 from engram_mcp.ui.webapp import Page
+from store.errors import StoreError
 from store.store import Store
-from store.write import curate, proposals
+from store.write import commits, curate, proposals
 from store.write.approvals import Pending
 from store.write.proposal_entry import ProposalEntry
 
@@ -87,7 +92,54 @@ def pending(page: Page, request: Request) -> Response:
     )
 
 
+ACTIONS: Final = ("save", "decline")
+MAX_CANDIDATE: Final = 10_000
+_REF: Final = re.compile(r"[0-9a-f]{12}")
+
+
 def decide(page: Page, request: Request, ref: str) -> Response:
-    return page.problem(
-        501, "ENGRAM_UI_NOT_YET", "approving on this page is not built yet; use `engram commit`"
+    """Save or decline the ticked candidates of the proposal `ref` names, through the commit path
+    (store.write.commits.decide: verdicts re-checked, deferrals reported), recorded as decided
+    in engram ui; the unticked ones stay pending."""
+    if _REF.fullmatch(ref) is None:
+        return page.problem(404, "ENGRAM_NOT_FOUND", "no such proposal: the pending page lists them")
+    action = request.form.get("action", "")
+    if action not in ACTIONS:
+        return page.problem(400, "ENGRAM_VALIDATION", "use the page's own Save or Decline button")
+    if action == "save" and page.approvals is not None:
+        return page.problem(403, "ENGRAM_AGENT_SHELL", page.approvals)
+    ticked = request.form.getlist("candidate")
+    if not ticked:
+        return page.problem(
+            400,
+            "ENGRAM_VALIDATION",
+            "no candidate was ticked, so nothing was decided: tick the ones to " + action,
+        )
+    if not all(n.isascii() and n.isdigit() and 0 < int(n) <= MAX_CANDIDATE for n in ticked):
+        return page.problem(400, "ENGRAM_VALIDATION", "a ticked candidate is not a candidate number")
+    numbers = sorted({int(n) for n in ticked})
+    try:
+        if action == "save":
+            report = commits.decide(page.store, ref, approve=numbers, where="ui")
+        else:
+            report = commits.decide(page.store, ref, decline=numbers, where="ui")
+    except StoreError as exc:
+        return page.problem(409, exc.code, exc.text(cli_wording))
+    said = report_outcome(replace(report, declined=[], pending=[]), words=cli_wording).text
+    lines = [said] if report.written or report.deferred else []
+    if report.declined:
+        lines.append(
+            f"Declined {_numbered(report.declined)}: nothing of {'it' if len(report.declined) == 1 else 'them'} was saved."
+        )
+    if report.pending:
+        lines.append(
+            f"Still pending: {_numbered(report.pending)}, on this page until saved, declined or the "
+            "proposal expires."
+        )
+    return page.render(
+        "done.html", text="\n".join(lines), back="/pending", back_text="Back to the pending proposals"
     )
+
+
+def _numbered(numbers: Sequence[int]) -> str:
+    return f"{'candidate' if len(numbers) == 1 else 'candidates'} {', '.join(map(str, numbers))}"

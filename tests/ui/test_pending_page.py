@@ -4,8 +4,10 @@ body and, for an UPDATE, the diff against the memory it changes; one form per pr
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from store.store import Store
+from store.write.approvals import Pending
 from tests.support.proposals import candidate, propose
 from tests.ui.conftest import Ui
 
@@ -73,3 +75,100 @@ def test_a_page_started_in_an_agents_shell_says_it_will_not_approve(store: Store
     html = ui.html("/pending")
     assert "ENGRAM_AGENT_SHELL" in html and "started from an agent&#39;s shell" in html
     assert re.search(r'<button type="submit" name="action" value="save" disabled>', html)
+
+
+# --- saving and declining ------------------------------------------------------------------------------
+
+
+def _ref(html: str) -> str:
+    found = re.search(r'action="/pending/([0-9a-f]{12})"', html)
+    assert found, html
+    return found.group(1)
+
+
+def _decide(page: Ui, ref: str, action: str, *numbers: int) -> str:
+    response = page.post(f"/pending/{ref}", {"action": action, "candidate": [str(n) for n in numbers]})
+    text = response.get_data(as_text=True)
+    assert response.status_code == 200, text
+    return text
+
+
+THREE = [
+    candidate("Frobnicate the quux widgets nightly"),
+    candidate("Deploys freeze on Fridays", "No deploys after noon on Fridays; the on-call rota is thin."),
+    candidate("Glimmer caches are warmed at dawn", "The wobbegong warms glimmer caches at 05:00 sharp."),
+]
+
+
+def test_saving_two_of_three_keeps_the_third_pending_then_declining_it_closes_the_proposal(
+    ws: Path, page: Ui, store: Store
+) -> None:
+    """Issue 23: approve selected candidates, decline the rest, or leave them pending; written
+    through the commit path, recorded as decided in engram ui."""
+    propose(store, THREE)
+    ref = _ref(page.html("/pending"))
+    said = _decide(page, ref, "save", 1, 3)
+    assert "Saved 2 memories" in said
+    assert "Still pending: candidate 2" in said
+    memory = ws / ".engram" / "memory"
+    assert (memory / "frobnicate-the-quux-widgets-nightly.md").exists()
+    assert (memory / "glimmer-caches-are-warmed-at-dawn.md").exists()
+    html = page.html("/pending")
+    assert html.count('name="candidate"') == 1 and "Deploys freeze on Fridays" in html
+    assert "Frobnicate the quux" not in html
+    said = _decide(page, ref, "decline", 2)
+    assert "Declined candidate 2" in said
+    assert not (memory / "deploys-freeze-on-fridays.md").exists()
+    assert "No proposal is waiting for approval." in page.html("/pending")
+    record = next(iter(Pending.read(store.project.pending_path, store.key).records.values()))
+    assert {d["where"] for d in record["decided"].values()} == {"ui"}
+
+
+def test_saving_writes_what_verify_accepts_as_engrams_own(page: Ui, store: Store) -> None:
+    from store.write import review
+
+    review.accept(store)
+    propose(store, THREE[:1])
+    _decide(page, _ref(page.html("/pending")), "save", 1)
+    assert review.verify(store)["unindexed"] == [] and review.verify(store)["mismatched"] == []
+
+
+def test_a_decision_needs_a_ticked_candidate_and_the_pages_own_buttons(page: Ui, store: Store) -> None:
+    propose(store, THREE)
+    ref = _ref(page.html("/pending"))
+    for form, code in (
+        ({"action": "save"}, "ENGRAM_VALIDATION"),
+        ({"action": "publish", "candidate": "1"}, "ENGRAM_VALIDATION"),
+        ({"action": "save", "candidate": "x"}, "ENGRAM_VALIDATION"),
+        ({"action": "save", "candidate": "9"}, "ENGRAM_VALIDATION"),
+    ):
+        response = page.post(f"/pending/{ref}", form)
+        assert response.status_code in (400, 409), form
+        assert code in response.get_data(as_text=True), form
+    assert page.html("/pending").count('name="candidate"') == 3  # nothing was decided
+
+
+def test_a_closed_proposal_cannot_be_decided_again(page: Ui, store: Store) -> None:
+    propose(store, THREE[:1])
+    ref = _ref(page.html("/pending"))
+    _decide(page, ref, "save", 1)
+    response = page.post(f"/pending/{ref}", {"action": "save", "candidate": "1"})
+    assert response.status_code == 409
+    assert "ENGRAM_TOKEN_USED" in response.get_data(as_text=True)
+    assert page.post("/pending/not-a-ref", {"action": "save", "candidate": "1"}).status_code == 404
+
+
+def test_a_page_started_in_an_agents_shell_refuses_to_save(ws: Path, store: Store) -> None:
+    """engram's own choice: the agent that reads the printed URL must not approve its own
+    proposal; declining is still the human's (it writes nothing)."""
+    from engram_mcp.ui.pages import ROUTES
+    from engram_mcp.ui.webapp import UiApp
+    from tests.ui.conftest import GUARD
+
+    propose(store, THREE[:1])
+    ui = Ui(UiApp(store, GUARD, ROUTES, approvals="started from an agent's shell"))
+    ui.login()
+    ref = _ref(ui.html("/pending"))
+    response = ui.post(f"/pending/{ref}", {"action": "save", "candidate": "1"})
+    assert response.status_code == 403 and "ENGRAM_AGENT_SHELL" in response.get_data(as_text=True)
+    assert not (ws / ".engram" / "memory" / "frobnicate-the-quux-widgets-nightly.md").exists()
