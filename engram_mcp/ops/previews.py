@@ -193,13 +193,14 @@ def report_outcome(
     `save-session --force` wrote it meanwhile) is "already saved as X", not "propose again"; one
     the store changed under is not saved, with the way to propose it afresh in `words`.
     `data` keeps `written` and `deferred` (each deferred row gains `saved_as`: the id that holds
-    it, or None) and, when there are any, `declined` (the numbers this call declined) and
+    it, or None) and, when there are any, `declined_candidates` (the numbers this call declined,
+    or the dialog's unticked ones) and
     `pending` (those of the proposal still waiting: a partial approval keeps the rest, issue 23)."""
     deferred = [{**d, "saved_as": _saved_as(d)} for d in report.deferred]
     data: dict[str, Any] = {"written": report.written, "deferred": deferred}
     said = _report_text(report.written, deferred, words)
     if report.declined:
-        data["declined"] = report.declined
+        data["declined_candidates"] = report.declined  # `declined` (true) is a whole proposal revoked
         said += f"\nDeclined: {_numbers(report.declined)}."
     if report.pending:
         data["pending"] = report.pending

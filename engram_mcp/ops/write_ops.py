@@ -76,9 +76,10 @@ def note(store: Store, args: dict[str, Any]) -> Flow:
 def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, origin: str) -> Flow:
     """Ask in the host's dialog; fall back to the token flow when it cannot or will not answer.
 
-    Accept writes exactly the ticked candidates; an unticked one is declined (the human saw it
-    and said no, README "Dialog flow"), so nothing of it is kept for later: unlike a partial
-    commit by token (store.write.commits), no proposal waits afterwards. Decline, or an invalid
+    Accept writes exactly the ticked candidates; an unticked one (or one outside the scope
+    chosen) is declined: the human saw it and said no (README "Dialog flow"), so nothing of it
+    is kept for later, unlike a partial commit by token (store.write.commits), and the result
+    names it (`declined`), as a decline at the terminal or in engram ui is named. Decline, or an invalid
     answer, records the whole proposal declined in the dialog (its token fails ENGRAM_DECLINED).
     """
     view = shown(entries, redactions, proposals.drafted(entries))  # one value for the dialog and every row
@@ -110,7 +111,10 @@ def proposal_flow(store: Store, entries: list[ProposalEntry], redactions: int, o
                     "deferred": [],
                 },
             )
-        outcome = report_outcome(commits.apply_entries(store, chosen))
+        report = commits.apply_entries(store, chosen)
+        kept = {e.n for e in chosen}
+        report.declined = [e.n for e in entries if e.n not in kept]  # unticked: the human said no
+        outcome = report_outcome(report)
         outcome.data.update(candidates=rows(view), redactions=redactions)
         return outcome
     if answer.action == "decline":

@@ -16,14 +16,17 @@ import orjson
 import pytest
 
 from engram_mcp.app import server_spec
+from engram_mcp.ops import write_ops
 from engram_mcp.tools.base import Flags
 from engram_mcp.tools.write_tools import COMMIT_INPUT
+from protocol.spec import ElicitAnswer
 from store.errors import InvalidSelection, TokenRefused
 from store.store import Store
 from store.write import commits
 from store.write.approvals import states, token_hash
 from tests.support.cli import run, run_json
 from tests.support.proposals import NOW, fixed
+from tests.support.proposals import propose as propose_on
 from tests.support.tools import call_tool
 
 CANDIDATES = [
@@ -296,11 +299,33 @@ def test_declining_is_not_on_the_mcp_surface(ws: Path) -> None:
 
 
 def test_a_dialog_decline_records_each_candidate_declined_there(ws: Path) -> None:
-    from tests.support.proposals import propose as store_propose
-
     store = Store(ws, clock=fixed())
-    preview = store_propose(store, CANDIDATES, status="declined")
+    preview = propose_on(store, CANDIDATES, status="declined")
     assert states(record(ws, preview.token)) == {1: "declined", 2: "declined", 3: "declined"}
     assert {d["where"] for d in record(ws, preview.token)["decided"].values()} == {"dialog"}
     refused = commit_tool(ws, preview.token, "all")
     assert "approval was declined in the approval dialog" in refused["diagnostics"][0]["message"]
+
+
+def test_unticked_in_the_dialog_is_declined_and_named_so(ws: Path) -> None:
+    """The dialog keeps no proposal afterwards: an unticked candidate is the human's no, and the
+    result says so (the agent then does not propose it again unasked)."""
+    store = Store(ws, clock=fixed())
+    flow = write_ops.save(store, {"candidates": CANDIDATES})
+    next(flow)
+    with pytest.raises(StopIteration) as done:
+        flow.send(ElicitAnswer("accept", {"candidate_1": True, "candidate_2": False, "scope": "all"}))
+    outcome = done.value.value
+    assert [w["n"] for w in outcome.data["written"]] == [1, 3]
+    assert outcome.data["declined_candidates"] == [2] and "Declined: candidate 2." in outcome.text
+    assert not memory(ws, IDS[1]).exists()
+    assert waiting_count(ws) == 0
+
+
+def waiting_count(ws: Path) -> int:
+    """How many proposals wait in the workspace (none after a dialog)."""
+    store = Store(ws, clock=fixed())
+    try:
+        return store.pending_count()
+    finally:
+        store.close()
