@@ -204,9 +204,10 @@ def report_outcome(
         said += f"\nDeclined: {_numbers(report.declined)}."
     if report.pending:
         data["pending"] = report.pending
+        until = f"until {iso(report.expires)}" if report.expires is not None else "until it expires"
         said += (
             f"\nStill pending: {_numbers(report.pending)}; the same approval token commits "
-            f"{'it' if len(report.pending) == 1 else 'them'} once the human approves, until it expires."
+            f"{'it' if len(report.pending) == 1 else 'them'} {until}."
         )
     data.update(extra or {})
     return Outcome(True, said, data)

@@ -51,6 +51,8 @@ class CommitReport:
     pending: list[int] = field(default_factory=list)
     """The proposal's candidates still waiting after this call, by their numbers: a later call
     with the same token (or ref) decides them."""
+    expires: float | None = None
+    """When the proposal (and so `pending`) expires: 30 minutes after it was made."""
 
 
 APPROVE: Final = Next("approve")
@@ -216,6 +218,8 @@ def _decided(
     pending.decide(hashed, decisions, where, now)
     report.declined = sorted(set(decline))
     report.pending = [n for n, s in sorted(states(pending.records[hashed]).items()) if s == "pending"]
+    if isinstance(expires := record.get("expires"), int | float) and not isinstance(expires, bool):
+        report.expires = float(expires)
     writes.append((store.project.pending_path, pending.render(now)))
     transaction.apply(store, writes)  # journal first: a kill at any instant is rolled forward and sealed
     return report

@@ -104,7 +104,7 @@ def test_approving_1_and_3_then_2_with_the_same_token_writes_2(
     assert code == 0, out
     assert memory(ws, IDS[0]).exists() and memory(ws, IDS[2]).exists()
     assert not memory(ws, IDS[1]).exists()
-    assert "Still pending: candidate 2; the same approval token commits it" in out
+    assert "Still pending: candidate 2; the same approval token commits it until 2026-12-01T12:30:00Z." in out
 
     at(5)
     code, out, _ = run(capsys, "commit", token, "--approve", "2")
