@@ -20,7 +20,7 @@ from store.code.refs import memory_refs
 from store.code.staleness import Mark, checker
 from store.code.validity import current
 from store.errors import NotFound
-from store.files.git import run_git
+from store.files.git import repository, run_git
 from store.files.ids import check_id
 from store.files.memory import Memory
 from store.store import Store
@@ -106,6 +106,8 @@ def memory_page(store: Store, name: str) -> MemoryPage:
                 Change(c, _diff(store, c, Path(memory.path)) if n < DIFF_COMMITS else None)
                 for n, c in enumerate(found.commits)
             ]
+        elif repository(store.workspace) is not None:
+            changes = []  # a repository git has nothing to say about yet (no commit at all)
     try:
         curated = curate.find(store, memory.id) is memory
     except NotFound:

@@ -185,6 +185,12 @@ def test_outside_git_the_history_says_so(page: Ui) -> None:
     assert "not a git repository" in page.html("/memory/use-uv")
 
 
+def test_a_repository_without_a_commit_of_the_file_says_so(ws: Path, page: Ui) -> None:
+    init(ws)
+    html = page.html("/memory/use-uv")
+    assert "no commit holds this file yet" in html and "not a git repository" not in html
+
+
 # --- planted markup ------------------------------------------------------------------------------------
 
 
