@@ -87,3 +87,18 @@ def test_a_taken_port_is_refused_with_the_fix(store: Store) -> None:
         holder.close()
     assert refused.value.code == serve.PORT_CODE
     assert "is in use" in refused.value.message and "--port" in refused.value.message
+
+
+def test_ctrl_c_shuts_the_server_down_and_propagates(store: Store) -> None:
+    """Ctrl-C (and SIGTERM, raised as Terminated by the CLI) stops the page: the port is closed
+    before the exception reaches the CLI, which exits 130 (143)."""
+    launch = serve.bind(store)
+    port = launch.server.port
+
+    def interrupted(seconds: float) -> bool:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        serve.run(launch, wait=interrupted)
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
