@@ -203,7 +203,7 @@ def _commit(args: argparse.Namespace, store: Store) -> Outcome:
     approve = commits.parse_approve(args.approve)
     if approve != "all" and not isinstance(approve, list):
         raise UsageError(f"{cli_wording(Hint('approve_forms'))}, not {args.approve[:40]!r}")
-    return write_ops.commit(store, args.token, approve, cli_wording)
+    return write_ops.commit(store, args.token, approve, cli_wording, where="cli")
 
 
 def _note(args: argparse.Namespace, store: Store) -> Outcome:
