@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from engram_mcp import __version__, agent_shell, platform
-from engram_mcp.cli import code_commands, host_commands, memory_commands
+from engram_mcp.cli import code_commands, host_commands, memory_commands, ui_command
 from engram_mcp.cli.common import CommandParser, checked, cli_wording, memory_id_arg, unknown_command
 from engram_mcp.errors import Fixable, Terminated, UsageError
 from engram_mcp.hook import session_start
@@ -343,6 +343,7 @@ def build_parser() -> CommandParser:
     command("gc", _gc, "remove expired working notes", writing=True)
     memory_commands.add_commands(command)
     host_commands.add_commands(command)  # link, unlink, upgrade, doctor
+    ui_command.add_commands(command)  # ui: the local review page (issue 23)
     code_commands.register(command, sub)  # stale, history, import, export (issue 13)
     hook = command("hook", _hook, "host hooks: `engram hook session-start` (Claude Code SessionStart)")
     hook.add_argument("event", choices=["session-start"])

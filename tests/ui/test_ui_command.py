@@ -1,0 +1,101 @@
+"""`engram ui` (engram_mcp.cli.ui_command): its flags, what it prints, the browser opened or not,
+and an agent's shell, where the page shows proposals but does not approve them."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from engram_mcp.cli import ui_command
+from engram_mcp.errors import UsageError
+from engram_mcp.ui import serve
+from store.store import Store
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="engram")
+    sub = parser.add_subparsers()
+
+    def command(name: str, run: Callable[..., Any], help_text: str, **kwargs: Any) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text)
+        p.set_defaults(run=run, writing=kwargs.get("writing", False))
+        return p
+
+    ui_command.add_commands(command)
+    return parser
+
+
+@pytest.fixture
+def launched(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """What `engram ui` started: the launch (never served: `run` returns at once) and the URL
+    the browser was asked to open."""
+    seen: dict[str, Any] = {"opened": []}
+
+    def run(launch: serve.Launch, **kwargs: Any) -> str:
+        seen["launch"], seen["idle"] = launch, kwargs["idle_seconds"]
+        launch.server.server_close()
+        return "engram ui: stopped."
+
+    monkeypatch.setattr(serve, "run", run)
+    monkeypatch.setattr(serve, "open_browser", lambda url: seen["opened"].append(url) or True)
+    return seen
+
+
+def _ui(store: Store, *argv: str) -> Any:
+    args = _parser().parse_args(["ui", *argv])
+    return args.run(args, store)
+
+
+def test_no_open_prints_the_url_and_opens_nothing(
+    store: Store, launched: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcome = _ui(store, "--no-open", "--idle-minutes", "5")
+    out = capsys.readouterr().out
+    launch = launched["launch"]
+    assert launch.url in out and launch.url.startswith("http://127.0.0.1:")
+    assert "Ctrl-C stops it" in out and "after 5 minutes without a request" in out
+    assert launched["opened"] == [] and launched["idle"] == 300
+    assert outcome.ok and outcome.text == "engram ui: stopped."
+    assert "key=" not in str(outcome.data)  # the key is printed once, never in --json's envelope
+
+
+def test_without_no_open_the_browser_opens_the_url_and_it_is_printed_too(
+    store: Store, launched: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _ui(store)
+    assert launched["opened"] == [launched["launch"].url]
+    assert launched["launch"].url in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--port", "70000"], "--port"),
+        (["--port", "-1"], "--port"),
+        (["--idle-minutes", "0"], "--idle-minutes"),
+    ],
+)
+def test_bad_flags_are_usage_errors(
+    store: Store, launched: dict[str, Any], argv: list[str], said: str
+) -> None:
+    with pytest.raises(UsageError, match=said):
+        _ui(store, "--no-open", *argv)
+    assert "launch" not in launched
+
+
+def test_in_an_agents_shell_the_page_will_not_approve(
+    store: Store,
+    launched: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from engram_mcp import agent_shell
+
+    monkeypatch.setattr(agent_shell, "detect", lambda: ["CLAUDECODE is set"])
+    store.agent_shell = True
+    _ui(store, "--no-open")
+    assert "does not approve them" in capsys.readouterr().err
+    assert launched["launch"].app.page.approvals is not None
