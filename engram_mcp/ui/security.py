@@ -39,7 +39,10 @@ HEADERS: Final = (
         "frame-ancestors 'none'; base-uri 'none'",
     ),
     ("X-Content-Type-Options", "nosniff"),
-    ("Referrer-Policy", "no-referrer"),
+    # same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` on the
+    # page's own form posts (Chromium does), which the origin check must refuse; other sites
+    # still get no Referer at all (and the URL never holds the key after the first redirect)
+    ("Referrer-Policy", "same-origin"),
     ("Cache-Control", "no-store"),
     ("X-Frame-Options", "DENY"),
     ("Cross-Origin-Opener-Policy", "same-origin"),

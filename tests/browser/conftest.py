@@ -10,7 +10,7 @@ import selectors
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -63,12 +63,13 @@ def page(browser: Browser) -> Iterator[Page]:
 class Ui:
     """One `engram ui --no-open` process for a workspace: its URL (with the launch's key)."""
 
-    def __init__(self, workspace: Path) -> None:
-        self.process = subprocess.Popen(
+    def __init__(
+        self, workspace: Path, popen: Callable[..., subprocess.Popen[bytes]] = subprocess.Popen
+    ) -> None:
+        self.process = popen(
             [ENGRAM, "--workspace", str(workspace), "ui", "--no-open", "--port", "0"],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=os.environ.copy(),
         )
         self.url = self._read_url()
         self.origin = self.url.split("/?", 1)[0]
@@ -98,6 +99,8 @@ class Ui:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 @pytest.fixture

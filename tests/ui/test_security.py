@@ -216,7 +216,7 @@ def test_every_response_carries_the_csp_and_no_cors(ui: Ui) -> None:
     for response in responses:
         assert response.headers["Content-Security-Policy"] == CSP
         assert response.headers["X-Content-Type-Options"] == "nosniff"
-        assert response.headers["Referrer-Policy"] == "no-referrer"
+        assert response.headers["Referrer-Policy"] == "same-origin"
         assert response.headers["Cache-Control"] == "no-store"
         assert response.headers["X-Frame-Options"] == "DENY"
         for name, value in HEADERS:
