@@ -168,9 +168,9 @@ def commit(
 ) -> Outcome:
     """Commit candidates of a pending proposal; what it wrote and did not, and what still waits
     under the same token (a partial approval keeps the rest: store.write.commits), its next steps
-    in `words`. `where` is recorded with each decision: "engram_commit" for the tool, "cli" for
+    in `words`. `where` is recorded with each decision: "agent" for engram_commit, "cli" for
     `engram commit` (by default, which of the two `words` is)."""
-    where = where or ("engram_commit" if words is tool_wording else "cli")
+    where = where or ("agent" if words is tool_wording else "cli")
     return report_outcome(commits.commit(store, token, approve, where), words=words)
 
 

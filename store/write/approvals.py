@@ -50,8 +50,8 @@ _PREFIX: Final = "engram-"
 _KIND: Final = "proposal"
 AGAIN: Final = Next("propose_again")
 """How a refused proposal is made afresh, in each surface's words."""
-WHERE: Final = ("engram_commit", "cli", "dialog", "ui")
-"""Where a candidate was decided: the agent's engram_commit (after the host's prompt), the CLI
+WHERE: Final = ("agent", "cli", "dialog", "ui")
+"""Where a candidate was decided: the agent's commit tool (after the host's prompt), the CLI
 (`engram commit`, the `engram pending` walk), the host's approval dialog, `engram ui`."""
 DECIDED: Final = ("written", "declined", "deferred")
 """The states a decided candidate can have; any other candidate is `pending`."""

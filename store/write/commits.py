@@ -132,9 +132,9 @@ def _check_numbers(
         raise InvalidSelection(f"{said}; {rest}")
 
 
-def commit(store: Store, token: str, approve: object, where: str = "engram_commit") -> CommitReport:
+def commit(store: Store, token: str, approve: object, where: str = "agent") -> CommitReport:
     """Apply the approved candidates of a pending proposal (by its token); refusals write nothing.
-    `where`: "engram_commit" (the tool) or "cli" (`engram commit`), recorded with each decision."""
+    `where`: "agent" (the commit tool) or "cli" (`engram commit`), recorded with each decision."""
     with transaction.write_lock(store, ("project", "user")):
         now = store.now()
         pending = Pending.read(store.project.pending_path, store.key)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Dialog, Page
 
 from engram_mcp.cli.main import main
 from store.store import Store
@@ -79,8 +79,14 @@ def _shoot(page: Page, name: str) -> None:
 
 
 def _no_dialogs(page: Page) -> list[str]:
+    """Every alert, confirm or prompt a page opens (a planted script's `alert(1)`)."""
     seen: list[str] = []
-    page.on("dialog", lambda dialog: (seen.append(dialog.message), dialog.dismiss()))
+
+    def opened(dialog: Dialog) -> None:
+        seen.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", opened)
     return seen
 
 

@@ -156,7 +156,7 @@ def test_each_decision_is_recorded_with_where_it_was_made(
     assert run(capsys, "commit", token, "--approve", "3")[0] == 0
     decided = record(ws, token)["decided"]
     assert decided == {
-        "1": {"state": "written", "where": "engram_commit", "at": int(NOW)},
+        "1": {"state": "written", "where": "agent", "at": int(NOW)},
         "3": {"state": "written", "where": "cli", "at": int(NOW + 60)},
     }
     assert record(ws, token)["status"] == "pending"
