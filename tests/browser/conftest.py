@@ -39,8 +39,11 @@ def chromium() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Browser]:
+    """One Chromium per test: Playwright's sync API runs an event loop in this thread while it
+    is open, and a later test of the same worker that runs its own (the SDK clients' anyio)
+    would find it running."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium(), args=list(CHROMIUM_FLAGS))
         try:
