@@ -14,6 +14,7 @@ import pytest
 from engram_mcp.cli.main import main
 from store.files.memory import split_front_matter
 from tests.support.cli import run_json
+from tests.support.terminal import Terminal
 from tests.support.tools import call_tool
 
 TOKEN_RE = re.compile(r"approval token: (engram-\S+)")
@@ -24,13 +25,6 @@ ADD = [
     "The zorblax quantifier is recalibrated fortnightly",
     "Ops recalibrates it every other Monday.",
 ]
-
-
-class Terminal(io.StringIO):
-    """stdin as a terminal the human answers from."""
-
-    def isatty(self) -> bool:
-        return True
 
 
 def memory_file(ws: Path, memory_id: str) -> Path:

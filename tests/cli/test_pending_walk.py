@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import re
 import sys
@@ -19,6 +18,7 @@ from engram_mcp.cli import review_walk
 from engram_mcp.cli.main import main
 from store.store import Store
 from store.write import curate
+from tests.support.terminal import Terminal
 from tests.support.tools import call_tool
 
 TOKEN_RE = re.compile(r"approval token: (engram-\S+)")
@@ -32,13 +32,6 @@ IDS = [
     "the-zorblax-job-runs-at-noon",
     "the-quokka-queue-drains-on-fridays",
 ]
-
-
-class Terminal(io.StringIO):
-    """stdin as a terminal the human answers from."""
-
-    def isatty(self) -> bool:
-        return True
 
 
 def propose(ws: Path, candidates: Sequence[Mapping[str, object]]) -> str:

@@ -11,6 +11,7 @@ agent's shell is seen as one.
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -65,3 +66,10 @@ def run(
         proc.communicate()
         raise
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+class Terminal(io.StringIO):
+    """stdin as a terminal the human answers from, for in-process commands that ask y/N."""
+
+    def isatty(self) -> bool:
+        return True
