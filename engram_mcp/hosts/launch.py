@@ -46,7 +46,9 @@ def resolve(command: str) -> Path | None:
     return Path(found) if found else None
 
 
-def _same(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
+    """`a` and `b` are one file (the same path resolved, or the same inode); False when either
+    cannot be looked at."""
     try:
         return a.resolve() == b.resolve() or a.samefile(b)
     except OSError:
@@ -63,7 +65,7 @@ def pinned(name: str) -> tuple[str, list[str]]:
         module = "engram_mcp" if name == "engram-mcp" else "engram_mcp.cli"
         return sys.executable, ["-P", "-m", module]
     found = resolve(name)
-    if found is not None and _same(found, script):
+    if found is not None and same_file(found, script):
         return name, []
     return str(script), []
 
@@ -102,7 +104,7 @@ def _planted(target: Path, workspace: Path | None) -> bool:
     except (OSError, RuntimeError):
         return True
     ours = [p for p in (installed_script("engram-mcp"), Path(sys.executable)) if p is not None]
-    return inside and not any(_same(target, p) for p in ours)
+    return inside and not any(same_file(target, p) for p in ours)
 
 
 SAFE_PATH_FLAGS: Final = frozenset({"-P", "-I"})
@@ -239,4 +241,4 @@ def is_current(command: object, args: Sequence[object] = ()) -> bool:
     if command == want_command and list(args[: len(want_args)]) == want_args:
         return True
     target, script = resolve(command), installed_script("engram-mcp")
-    return target is not None and script is not None and _same(target, script)
+    return target is not None and script is not None and same_file(target, script)

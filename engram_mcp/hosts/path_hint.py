@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from engram_mcp.hosts.launch import installed_script
+from engram_mcp.hosts.launch import installed_script, same_file
 from engram_mcp.hosts.targets import home_of
 from engram_mcp.platform import system
 from store.safety import untrusted
@@ -36,13 +36,6 @@ INSTALL: Final = (
     "in its bin folder"
 )
 """The fix when this engram has no console scripts at all (it was run from a source folder)."""
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or a.samefile(b)
-    except OSError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +74,7 @@ def off_path(env: Mapping[str, str] = os.environ) -> OffPath | None:
         found = Path(where) if where else None
         if script is None:
             return OffPath(name, None, found)
-        if found is None or not _same(found, script):
+        if found is None or not same_file(found, script):
             return OffPath(name, script.parent, found)
     return None
 
