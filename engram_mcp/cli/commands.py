@@ -273,13 +273,21 @@ def build_parser() -> CommandParser:
     inner = _global_flags(False)
 
     def command(
-        name: str, run: Command, help_text: str, aliases: Sequence[str] = (), *, writing: bool = False
+        name: str,
+        run: Command,
+        help_text: str,
+        aliases: Sequence[str] = (),
+        *,
+        writing: bool = False,
+        looking: bool = False,
     ) -> argparse.ArgumentParser:
-        """`writing`: the command writes the store, so its errors say whether anything was written."""
+        """`writing`: the command writes the store, so its errors say whether anything was written.
+        `looking`: it only looks (doctor), so the store opens read-only: no journal replayed, no
+        derived file written or discarded before it has reported what it found."""
         p = sub.add_parser(
             name, help=help_text, description=help_text, parents=[inner], aliases=list(aliases)
         )
-        p.set_defaults(run=run, command=name, writing=writing)
+        p.set_defaults(run=run, command=name, writing=writing, looking=looking)
         return p
 
     command("init", _init, "create .engram/ (memory/, working/, .gitignore) in the workspace", writing=True)
@@ -396,10 +404,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
     if args.command == "hook":
         return session_start(args.workspace)  # never fails the host's session start
-    read_only = os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
-    # doctor looks and never repairs: no journal replayed, no derived file written or discarded
-    # before it has reported what it found (engram_mcp.health).
-    read_only = read_only or args.command == "doctor"
+    read_only = args.looking or os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
     try:
         workspace = find_workspace(Path.cwd(), args.workspace)
     except NoWorkspace as exc:  # a named folder that does not exist is never created

@@ -178,4 +178,9 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     upgrade = command("upgrade", _upgrade, "re-pin every engram entry to this installation")
     upgrade.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     upgrade.add_argument("--machine-local", action="store_true", help=machine_local)
-    command("doctor", _doctor, "check every host config for engram (exit 1 when something needs fixing)")
+    command(
+        "doctor",
+        _doctor,
+        "check every host config for engram (exit 1 when something needs fixing)",
+        looking=True,  # it only looks: nothing is written or repaired while it checks
+    )
