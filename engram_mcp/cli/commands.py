@@ -262,6 +262,7 @@ def build_parser() -> CommandParser:
         parents=[_global_flags(True)],
     )
     parser.add_argument("--version", action="version", version=f"engram {__version__}")
+    parser.set_defaults(looking=False)  # also for a command made without `command()` (export)
     # the commands are listed by group in the help (CommandParser), not in argparse's flat list
     sub = parser.add_subparsers(
         dest="command",
