@@ -23,7 +23,6 @@ a link leading out, a huge file or bad UTF-8 is a finding, never a hang or a cra
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -33,7 +32,7 @@ from engram_mcp.hosts.targets import display_path, home_of
 from store.config import CHECKED_NAME, CheckedConfigs, check_files
 from store.errors import MESSAGE_LIMIT, Problem
 from store.files.git import repository
-from store.files.workspace import ScopeDir, engram_home, project_dir, user_dir
+from store.files.workspace import ScopeDir, engram_home, home_problem, project_dir, user_dir
 from store.read.catalog import Broken, Catalog
 from store.safety import untrusted
 from store.safety.user_key import user_secret
@@ -100,28 +99,21 @@ class _Shown:
 
 def _home(home: Path, env: Mapping[str, str], shown: _Shown) -> list[Finding]:
     """$ENGRAM_HOME: missing when set (a typo?), or not a folder that can be read."""
-    try:
-        mode = os.stat(home).st_mode
-    except FileNotFoundError:
-        if not env.get("ENGRAM_HOME"):
-            return []  # the default folder before first use: made when first needed
-        return [
-            Finding(
-                "home.missing",
-                shown(home),
-                "$ENGRAM_HOME names this folder and it does not exist: your user-scope memories "
-                "and secret would be made there",
-                f"create it (mkdir -p {shown(home)}) if that is meant, or set ENGRAM_HOME to your "
-                "user scope's folder (unset, it is ~/.config/engram)",
-            )
-        ]
-    except OSError as exc:
-        return [_unusable_home(home, f"cannot be examined ({exc.strerror})", shown)]
-    if not stat.S_ISDIR(mode):
-        return [_unusable_home(home, "is not a folder", shown)]
-    if not os.access(home, os.R_OK | os.X_OK):
-        return [_unusable_home(home, "cannot be read by you", shown)]
-    return []
+    problem = home_problem(home)
+    if problem is not None:
+        return [_unusable_home(home, problem, shown)]
+    if home.is_dir() or not env.get("ENGRAM_HOME"):
+        return []  # the default folder before first use: made when first needed
+    return [
+        Finding(
+            "home.missing",
+            shown(home),
+            "$ENGRAM_HOME names this folder and it does not exist: your user-scope memories "
+            "and secret would be made there",
+            f"create it (mkdir -p {shown(home)}) if that is meant, or set ENGRAM_HOME to your "
+            "user scope's folder (unset, it is ~/.config/engram)",
+        )
+    ]
 
 
 def _unusable_home(home: Path, why: str, shown: _Shown) -> Finding:

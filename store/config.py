@@ -277,7 +277,8 @@ def merge_config(layers: list[dict[str, Any]], problems: list[str]) -> Config:
     )
 
 
-def load_config(user_path: Path, project_path: Path, checked: CheckedConfigs | None = None) -> Config:
+def load_config(user_path: Path | None, project_path: Path, checked: CheckedConfigs | None = None) -> Config:
+    """Both layers merged (`user_path` None: no user layer, as for an unusable $ENGRAM_HOME)."""
     layers: list[dict[str, Any]] = []
     problems: list[str] = []
     workspace = project_path.parent.parent  # `<workspace>/.engram/config.json`
@@ -285,6 +286,9 @@ def load_config(user_path: Path, project_path: Path, checked: CheckedConfigs | N
         (user_path, "$ENGRAM_HOME/config.json", None),
         (project_path, ".engram/config.json", workspace),
     ):
+        if path is None:
+            layers.append({})
+            continue
         data, found = read_config_file(path, label, base=base, checked=checked)
         layers.append(data)
         problems.extend(found)

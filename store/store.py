@@ -27,6 +27,7 @@ from store.files.workspace import (
     STATE_FILES,
     ScopeDir,
     check_scope,
+    home_problem,
     init_scope,
     project_dir,
     state_file_problem,
@@ -127,6 +128,11 @@ class Store:
         self.project: ScopeDir = project_dir(workspace)
         self.user: ScopeDir = user_dir(env)
         self.read_only = read_only
+        self.home_problem = home_problem(self.user.root)
+        """Why `$ENGRAM_HOME` cannot be used, or None. When set, this store reads the project
+        alone, keeps no derived file (its secret cannot be kept, so nothing it tags could be
+        trusted later), refuses writes (`home_refusal`) and says so once in its notices."""
+        keeps = not read_only and self.home_problem is None
         self.objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
         fixed = _fixed_clock(env.get("ENGRAM_NOW", ""))
         self.now: Callable[[], float] = clock or fixed or time.time
@@ -134,12 +140,17 @@ class Store:
         self._secret: Secret | None = None
         self._notices: dict[str, tuple[str, str]] = {}
         self._catalogs = tuple(
-            Catalog(scope, persist=not read_only, key=self.key, notice=self.notice, background=background)
+            Catalog(
+                scope,
+                persist=keeps,
+                key=self.key,
+                notice=self.notice,
+                background=background,
+                readable=scope is self.project or self.home_problem is None,
+            )
             for scope in (self.project, self.user)
         )
-        self._search = SearchIndex(
-            self.project.search_path, writable=not read_only, key=self.key, notice=self.notice
-        )
+        self._search = SearchIndex(self.project.search_path, writable=keeps, key=self.key, notice=self.notice)
         self._vectors: VectorIndex | None = None
         """Made on first use: the server's handshake never imports the vector module."""
         self._vectors_env = {"ENGRAM_VECTORS": env.get("ENGRAM_VECTORS", "")}
@@ -150,7 +161,7 @@ class Store:
         """True while `warm` has yet to load the vector model and embeddings: a search meanwhile
         answers from BM25 alone (and says so in its backends) instead of waiting for them."""
         self._by_key: tuple[tuple[Any, ...], dict[Key, Memory]] = ((), {})
-        self.usage = Usage(self.project, enabled=not read_only, key=self.key, notice=self.notice)
+        self.usage = Usage(self.project, enabled=keeps, key=self.key, notice=self.notice)
         self._view_lock = threading.Lock()
         self._view: View | None = None
         self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
@@ -165,16 +176,27 @@ class Store:
         self._config_lock = threading.Lock()
         self._config_key: tuple[Any, ...] = ()
         self._config = Config()
-        self._checked = CheckedConfigs(self.user.root / CHECKED_NAME, writable=not read_only)
+        self._checked = CheckedConfigs(self.user.root / CHECKED_NAME, writable=keeps)
+        if self.home_problem is not None:
+            self.notice("ENGRAM_UNSAFE_PATH", self.home_refusal(", so engram reads this project alone"))
 
     # --- the per-user secret and what it found (SPEC §2) ------------------------------------
     def key(self) -> bytes:
         """The per-user secret (created on first need; a read-only store never creates it)."""
         if self._secret is None:
-            self._secret = user_secret(self.user.root, create=not self.read_only)
+            keeps = not self.read_only and self.home_problem is None
+            self._secret = user_secret(self.user.root, create=keeps)
             if self._secret.notice:
                 self.notice("ENGRAM_UNTRUSTED", self._secret.notice)
         return self._secret.key
+
+    def home_refusal(self, what: str) -> str:
+        """What an unusable `$ENGRAM_HOME` means (`what`: for this use) and its fix."""
+        return (
+            f"$ENGRAM_HOME ({untrusted.line(self.user.root, 1000)}) {self.home_problem}: your user-scope "
+            f"memories, your config and the secret that tags engram's files cannot be used{what}. "
+            "Fix: make it a folder you own, or point ENGRAM_HOME at one"
+        )
 
     @property
     def catalogs(self) -> tuple[Catalog, ...]:
@@ -194,7 +216,8 @@ class Store:
         key = tuple(_stamp(p) for p in (self.user.config_path, self.project.config_path))
         with self._config_lock:
             if key != self._config_key:
-                self._config = load_config(self.user.config_path, self.project.config_path, self._checked)
+                user = self.user.config_path if self.home_problem is None else None
+                self._config = load_config(user, self.project.config_path, self._checked)
                 self._config_key = key
             return self._config
 
@@ -683,6 +706,7 @@ class Store:
             "git": repository(self.workspace) is not None,
             "user_scope": untrusted.line(self.user.root, 1000),
             "user_scope_exists": self.user.root.is_dir(),
+            "user_scope_problem": self.home_problem,
             "initialized": self.project.root.is_dir(),
             "counts": {
                 "project": sum(1 for m in durable if m.scope == "project" and m.active),

@@ -209,6 +209,18 @@ def _vector_line(state: dict[str, Any]) -> str:
     return f"vectors: {state['model']}, ready ({counts})"
 
 
+def _home_state(data: dict[str, Any]) -> str:
+    """After the user scope's path: nothing when it is a folder, why it cannot be used (with the
+    fix), or "not created yet" when there is nothing at that path at all."""
+    if data["user_scope_problem"] is not None:
+        return (
+            f" ({data['user_scope_problem']}: user-scope memories, config and the secret cannot be used, "
+            "so engram reads this project alone and writes nothing; make it a folder you own, or point "
+            "ENGRAM_HOME at one)"
+        )
+    return "" if data["user_scope_exists"] else " (not created yet)"
+
+
 STATUS_BROKEN: Final = 10
 """Files that cannot be used status names (the rest are counted; `verify` lists them all)."""
 
@@ -228,8 +240,7 @@ def status(store: Store) -> Outcome:
         where = " (not in a git repository: its memories cannot be shared or reviewed through git)"
     lines = [
         f"workspace: {data['workspace']}{where}",  # escaped by Store.status
-        f"user scope ($ENGRAM_HOME): {data['user_scope']}"
-        + ("" if data["user_scope_exists"] else " (not created yet)"),
+        f"user scope ($ENGRAM_HOME): {data['user_scope']}" + _home_state(data),
         f"memories: {counts['project']} project, {counts['user']} user, {counts['superseded']} superseded, "
         f"{counts['retired']} retired, {count(counts['notes'], 'working note')}",
     ]

@@ -119,6 +119,24 @@ def engram_home(env: Mapping[str, str] = os.environ) -> Path:
     return Path(env.get("HOME") or Path.home()).expanduser() / ".config" / "engram"
 
 
+def home_problem(home: Path) -> str | None:
+    """Why `$ENGRAM_HOME` cannot be used, or None: a folder this user can read, or nothing at
+    all yet (it is made on first need). A file, a link loop (`ENGRAM_HOME` linked to itself), a
+    link to nothing or a folder the user cannot read is a problem: the user scope, its config and
+    the secret that tags engram's files live there (doctor's `home.unusable`, the store's notice)."""
+    try:
+        mode = os.stat(home).st_mode
+    except FileNotFoundError:
+        return "is a symbolic link to nothing" if os.path.lexists(home) else None
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror})"
+    if not stat.S_ISDIR(mode):
+        return "is not a folder"
+    if not os.access(home, os.R_OK | os.X_OK):
+        return "cannot be read by you"
+    return None
+
+
 def find_workspace(cwd: Path, explicit: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
     """The workspace root (SPEC §2): `--workspace` / ENGRAM_WORKSPACE, else discovered from `cwd`.
 

@@ -146,10 +146,14 @@ class Catalog:
         watch: bool = True,
         background: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        readable: bool = True,
     ) -> None:
         """`watch`: ask for change notification; `background`: run the background sweeper (and
-        so the watch) at all, which a one-shot command that reads once does without."""
+        so the watch) at all, which a one-shot command that reads once does without; `readable`
+        False: the scope's root cannot be used (an `$ENGRAM_HOME` linked to itself, said once by
+        the store), so the catalog holds nothing and reports nothing of its folders."""
         self.scope = scope
+        self._readable = readable
         self._persist = persist
         self._file = IndexFile(scope, key=key, notice=notice)
         self._tiers = [(tier, getattr(scope, attr)) for tier, attr in TIERS]
@@ -303,6 +307,8 @@ class Catalog:
         return changes
 
     def _refresh_folder(self, folder: Path, tier: str, sweep: bool) -> bool:
+        if not self._readable:
+            return False
         try:
             stamp = folder.stat().st_mtime_ns
         except FileNotFoundError:
@@ -551,6 +557,8 @@ class Catalog:
     def read_index(self) -> tuple[Records, Problem | None]:
         """The stored index records by key (seals.log folded in), and a problem when it was
         unusable or untrusted: then the next flush rebuilds it from the files."""
+        if not self._readable:
+            return Records(), None
         memories, problem = self._file.read()
         if problem is not None:
             self._dirty = True

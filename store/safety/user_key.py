@@ -12,7 +12,9 @@ that is not a regular 32-byte file of mode 0600 owned by the user is replaced wi
 (on Windows, which has neither POSIX modes nor owners, a regular 32-byte file: what protects it
 there is said in store.files.fs_platform),
 with a notice: every tag made with the old key then fails, so derived files are rebuilt and
-pending proposals dropped — the safe side. A read-only store never creates it: without one it
+pending proposals dropped — the safe side. When no new file can be written (a home that
+cannot be written), the process uses a key of its own, says so, and does not claim a
+replacement. A read-only store never creates it: without one it
 uses a key of its own for the process, so it trusts no stored file and writes none.
 
 The tags and the one layout of a sealed file are store.files.sealed's.
@@ -74,18 +76,30 @@ def _load(home: Path, create: bool) -> Secret:
             problem = f"cannot be read ({exc.strerror})"
     if not create:
         return Secret(secrets.token_bytes(SIZE), stored=False)
+    key = secrets.token_bytes(SIZE)
+    try:
+        if problem != "missing":
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        key = _create(path, key)
+    except OSError as exc:  # a home that cannot be written: a key for this process alone
+        notice = (
+            f"$ENGRAM_HOME/{FILE_NAME} {'is missing' if problem == 'missing' else problem} and no new "
+            f"one could be written ({exc.strerror}); "
+            "engram uses a key for this process alone, so it trusts none of its stored files and "
+            "pending proposals do not outlive this process. Fix: make $ENGRAM_HOME a folder you "
+            "can write"
+        )
+        log.warning("%s", notice)
+        return Secret(key, notice, stored=False)
     if problem == "missing":
-        key = _create(path)
         return Secret(key)
     notice = (
         f"$ENGRAM_HOME/{FILE_NAME} {problem}; replaced with a new secret, so engram's derived files "
         "are rebuilt and pending proposals must be made again"
     )
     log.warning("%s", notice)
-    key = secrets.token_bytes(SIZE)
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    return Secret(_create(path, key), notice)
+    return Secret(key, notice)
 
 
 def _check(path: Path) -> str | None:

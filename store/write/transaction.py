@@ -63,6 +63,8 @@ def write_lock(
     operation writes memories, a view that has re-stat'ed every file first."""
     if store.read_only:
         raise ReadOnly("this engram runs read-only (--read-only or ENGRAM_READ_ONLY=1); nothing was written")
+    if store.home_problem is not None:  # its lock and its secret live there: nothing could be sealed
+        raise UnsafePath(store.home_refusal("; nothing was written"))
     check_scope(store.project)  # a link leading outside is refused before any lock or write
     if "user" in scopes:
         check_scope(store.user)
