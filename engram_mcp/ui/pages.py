@@ -7,6 +7,8 @@
 | `POST /memory/<key>/retire`, `/restore` | what `engram forget ID` / `engram restore ID` do |
 | `GET /pending` | the proposals waiting for approval, every candidate in full |
 | `POST /pending/<ref>` | save or decline the checked candidates of one proposal |
+| `GET /duplicates` | near-duplicate pairs, each with a merge to propose or one to retire |
+| `POST /duplicates/merge` | propose the merge of one pair (it waits on `/pending`) |
 | `GET /health` | doctor's and verify's findings, each with its fix |
 
 A write answers with a page saying what happened (no redirect carrying a message a link could
@@ -23,12 +25,12 @@ from urllib.parse import urlencode
 from werkzeug.wrappers import Request, Response
 
 from engram_mcp.cli.common import cli_wording
-from engram_mcp.ui import health_page, pending_page
+from engram_mcp.ui import duplicates_page, health_page, pending_page
 from engram_mcp.ui.listing import PAGE_SIZE, SCOPE_CHOICES, STATUS_CHOICES, TYPE_CHOICES, Filters, listing
 from engram_mcp.ui.memory_view import memory_page
 from engram_mcp.ui.render import markdown
 from engram_mcp.ui.webapp import Handler, Page
-from store.code.staleness import describe
+from store.code.staleness import describe, key
 from store.errors import StoreError
 from store.write import curate
 
@@ -49,6 +51,7 @@ def index(page: Page, request: Request) -> Response:
         statuses=STATUS_CHOICES,
         describe=describe,
         link=_page_link(filters),
+        near=duplicates_page.finder(page).marked(page.store),
     )
 
 
@@ -78,6 +81,8 @@ def memory(page: Page, request: Request, name: str) -> Response:
         raw=raw,
         body=shown.body if raw else markdown(shown.body),
         describe=describe,
+        near=duplicates_page.finder(page).marked(page.store).get(shown.key),
+        key_of=key,
     )
 
 
@@ -97,7 +102,7 @@ def _status(page: Page, name: str, status: str) -> Response:
         change = curate.set_status(page.store, name, status)
     except StoreError as exc:
         return page.problem(409 if exc.code != "ENGRAM_NOT_FOUND" else 404, exc.code, exc.text(cli_wording))
-    key = change.id if change.scope == "project" else f"user:{change.id}"
+    address = change.id if change.scope == "project" else f"user:{change.id}"
     if status == "retired":
         text = (
             f"Retired {change.id} ({change.file}): the file is kept and reads leave it out."
@@ -110,7 +115,7 @@ def _status(page: Page, name: str, status: str) -> Response:
             if change.changed
             else f"{change.id} is active already; nothing changed."
         )
-    return page.render("done.html", text=text, back=f"/memory/{key}", back_text=f"Back to {change.id}")
+    return page.render("done.html", text=text, back=f"/memory/{address}", back_text=f"Back to {change.id}")
 
 
 def retire(page: Page, request: Request, name: str) -> Response:
@@ -128,5 +133,7 @@ ROUTES: Final[tuple[tuple[str, str, Handler], ...]] = (
     ("/memory/<name>/restore", "POST", restore),
     ("/pending", "GET", pending_page.pending),
     ("/pending/<ref>", "POST", pending_page.decide),
+    ("/duplicates", "GET", duplicates_page.duplicates),
+    ("/duplicates/merge", "POST", duplicates_page.merge),
     ("/health", "GET", health_page.health),
 )

@@ -1,0 +1,147 @@
+"""Pairs of memories that say nearly the same thing, and the merge a person can propose for one.
+
+A pair is two active durable memories of one scope whose similarity (the proposal verdicts'
+measure, store.write.verdicts.similarity, the larger of its two directions) reaches the related
+band (`dedup.related`): a proposal of the one would be judged an UPDATE of the other. At the
+duplicate band (`dedup.duplicate`) it would be judged NOOP. Pairs across scopes are left out: a
+merge writes one scope, and a project memory that shadows a user one is meant.
+
+Comparing every pair of 10,000 memories is 50 million comparisons, so pairs are looked for
+only among memories that share words few memories use: each memory's stems used by at most
+`_common(n)` memories, and of those, its `CANDIDATES` memories sharing most of them. A pair
+whose every shared word is common is not found; such pairs are rarely what a person means by
+"the same thing said twice".
+
+The merge is a proposal like any other (its verdict, the diff, the approval): an UPDATE of the
+pair's longer-standing memory (the keeper, updated first) whose body gains each paragraph of the other that holds a word
+the keeper's text lacks, and whose tags, paths and refs are the union of both. The other memory
+is left as it is; once the merge is saved it says nothing the keeper does not, and the person
+retires it (`Pair.contained` says when that is so).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from store.files.memory import Memory
+from store.search.tokenize import stem, tokenize
+from store.write.verdicts import Shape, memory_shape, same_subject, shape, similarity
+
+CANDIDATES: Final = 8
+"""Memories compared with each memory: those sharing the most rare words with it."""
+MIN_SHARED: Final = 2
+"""Rare words two memories must share before they are compared."""
+SHOWN: Final = 200
+"""Pairs returned at most, the most similar first."""
+_PARAGRAPH: Final = re.compile(r"\n\s*\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    keeper: Memory
+    """What a merge updates: the one that says all the other says, else the one updated longer
+    ago (then by id), so a merged pair keeps its keeper."""
+    other: Memory
+    similarity: float
+    duplicate: bool
+    """At or above the duplicate band: a proposal of the one would be NOOP against the other."""
+    contained: bool
+    """Every word of `other` is in `keeper` already: retiring `other` loses nothing."""
+
+
+def _common(count: int) -> int:
+    """The most memories a word may appear in and still find pairs."""
+    return max(20, min(50, count // 50))
+
+
+def near_duplicates(memories: Sequence[Memory], *, related: float, duplicate: float) -> list[Pair]:
+    """The pairs among `memories` (active durable ones are considered), most similar first."""
+    kept = [m for m in memories if m.tier == "durable" and m.active]
+    postings: dict[tuple[str, str], list[int]] = defaultdict(list)
+    words: list[frozenset[str]] = []
+    titles: list[frozenset[str]] = []
+    bodies: list[str] = []
+    for n, memory in enumerate(kept):  # stems alone here: a whole shape is made for candidates only
+        bodies.append(memory.body)
+        titles.append(frozenset(tokenize(memory.title)))
+        words.append(
+            frozenset(stem(t) for t in tokenize(f"{memory.title}\n{' '.join(memory.tags)}\n{bodies[-1]}"))
+        )
+        for word in words[-1]:
+            postings[(memory.scope, word)].append(n)
+    common = _common(len(kept))
+    shared: list[Counter[int]] = [Counter() for _ in kept]
+    for holders in postings.values():
+        if 1 < len(holders) <= common:
+            for a in holders:
+                shared[a].update(b for b in holders if b > a)
+    shapes: dict[int, Shape] = {}
+
+    def shape_of(n: int) -> Shape:
+        if n not in shapes:
+            shapes[n] = shape(kept[n].title, kept[n].tags, bodies[n])
+        return shapes[n]
+
+    least = max(0.0, 2 * related - 1)
+    """Half the similarity is the titles' Jaccard, half the bodies' overlap, each at most 1: with
+    either below this, the band cannot be reached."""
+    pairs = []
+    for a, counts in enumerate(shared):
+        for b, count in counts.most_common(CANDIDATES):
+            if count < MIN_SHARED:
+                break
+            if _jaccard(titles[a], titles[b]) < least or len(words[a] & words[b]) < least * min(
+                len(words[a]), len(words[b])
+            ):
+                continue  # titles or words too far apart to reach the band
+            pair = _pair(kept[a], shape_of(a), kept[b], shape_of(b), related, duplicate)
+            if pair is not None:
+                pairs.append(pair)
+    pairs.sort(key=lambda p: (-p.similarity, p.keeper.id, p.other.id))
+    return pairs[:SHOWN]
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _pair(
+    a: Memory, shape_a: Shape, b: Memory, shape_b: Shape, related: float, duplicate: float
+) -> Pair | None:
+    score = max(similarity(shape_a, shape_b), similarity(shape_b, shape_a))
+    if score < related or not same_subject(shape_a, shape_b):
+        return None
+    if shape_a.stems <= shape_b.stems and not shape_b.stems <= shape_a.stems:
+        a, shape_a, b, shape_b = b, shape_b, a, shape_a  # the one holding all the other says is kept
+    elif not shape_b.stems <= shape_a.stems and (b.updated, b.id) < (a.updated, a.id):
+        a, shape_a, b, shape_b = b, shape_b, a, shape_a
+    return Pair(a, b, score, score >= duplicate, shape_b.stems <= shape_a.stems)
+
+
+def merge_candidate(pair: Pair) -> dict[str, Any]:
+    """The candidate of the merge proposal: an UPDATE of the keeper holding what the other adds."""
+    keeper, other = pair.keeper, pair.other
+    known = memory_shape(keeper).stems
+    added = [
+        paragraph.strip()
+        for paragraph in _PARAGRAPH.split(other.body)
+        if paragraph.strip() and not shape("", (), paragraph).stems <= known
+    ]
+    body = "\n\n".join([keeper.body.rstrip(), *added]) if added else keeper.body
+    candidate: dict[str, Any] = {
+        "type": keeper.type,
+        "id": keeper.id,
+        "scope": keeper.scope,
+        "title": keeper.title,
+        "body": body,
+        "tags": list(dict.fromkeys([*keeper.tags, *other.tags])),
+        "paths": list(dict.fromkeys([*keeper.paths, *other.paths])),
+    }
+    refs = list(dict.fromkeys([*keeper.refs, *other.refs]))
+    if refs:
+        candidate["refs"] = refs
+    return candidate
