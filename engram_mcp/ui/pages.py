@@ -9,6 +9,7 @@
 | `POST /pending/<ref>` | save or decline the checked candidates of one proposal |
 | `GET /duplicates` | near-duplicate pairs, each with a merge to propose or one to retire |
 | `POST /duplicates/merge` | propose the merge of one pair (it waits on `/pending`) |
+| `GET /overview` | pictures: memories by type and age, freshness against the cited code |
 | `GET /health` | doctor's and verify's findings, each with its fix |
 
 A write answers with a page saying what happened (no redirect carrying a message a link could
@@ -25,7 +26,7 @@ from urllib.parse import urlencode
 from werkzeug.wrappers import Request, Response
 
 from engram_mcp.cli.common import cli_wording
-from engram_mcp.ui import duplicates_page, health_page, pending_page
+from engram_mcp.ui import duplicates_page, health_page, overview_page, pending_page
 from engram_mcp.ui.listing import PAGE_SIZE, SCOPE_CHOICES, STATUS_CHOICES, TYPE_CHOICES, Filters, listing
 from engram_mcp.ui.memory_view import memory_page
 from engram_mcp.ui.render import markdown
@@ -135,5 +136,6 @@ ROUTES: Final[tuple[tuple[str, str, Handler], ...]] = (
     ("/pending/<ref>", "POST", pending_page.decide),
     ("/duplicates", "GET", duplicates_page.duplicates),
     ("/duplicates/merge", "POST", duplicates_page.merge),
+    ("/overview", "GET", overview_page.overview),
     ("/health", "GET", health_page.health),
 )
