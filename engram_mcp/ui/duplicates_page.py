@@ -4,7 +4,8 @@ proposal (`POST /duplicates/merge`), or retiring the one whose every word the ot
 The pairs (store.write.near_duplicates) are found off the request path, once per view of the
 store: on a store of 10,000 memories the search takes seconds, and no page waits for it. Until it
 is done the page says so and reloads itself (a `<meta http-equiv="refresh">`: the page runs no
-script); the list's near-duplicate marks appear once it is done.
+script). A launch starts looking at once (engram_mcp.ui.serve), and so does the pairs page when
+the store changed; the list's and a memory page's near-duplicate marks appear once it is done.
 
 The merge is proposed, not written: it goes through the proposal path (verdict, diff) and waits
 on the pending page for the person's Save, like every other proposal (origin `ui:merge`).
@@ -62,12 +63,15 @@ class PairFinder:
             return (self._found[1] if self._found is not None else None), False
 
     def marked(self, store: Store) -> dict[str, Memory]:
-        """For each memory in a pair of the current view: the other one (nothing until found)."""
-        found, current = self.pairs(store)
-        if not found or not current:
+        """For each memory in a pair of the current view: the other one. Nothing until the pairs
+        of this view are found (a launch starts looking at once; this never starts a search, so
+        the list of memories costs nothing more)."""
+        with self._lock:
+            found = self._found
+        if found is None or found[0] != store.view().key:
             return {}
         marks: dict[str, Memory] = {}
-        for pair in found:
+        for pair in found[1]:
             marks.setdefault(key(pair.keeper), pair.other)
             marks.setdefault(key(pair.other), pair.keeper)
         return marks

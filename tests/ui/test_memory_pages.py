@@ -4,7 +4,6 @@ page (body, front matter, refs, history), retire and restore, and planted markup
 from __future__ import annotations
 
 import re
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -251,26 +250,47 @@ def test_retiring_an_unknown_memory_writes_nothing(page: Ui) -> None:
 # --- a large store ---------------------------------------------------------------------------------------
 
 
-def test_the_first_page_of_a_10000_memory_store_renders_quickly(tmp_path: Path) -> None:
-    """Issue 23: the first page of a 10,000-memory store in under a second (bench checks the
-    target; this bound is generous so a busy machine stays green)."""
+def test_the_first_page_of_a_10000_memory_store_lists_its_first_hundred(tmp_path: Path) -> None:
+    """Issue 23: a 10,000-memory store's first page is one page of 100, not the whole store (its
+    speed, under a second, is `make bench`'s `ui_first_page`, not a timed test)."""
     root = tmp_path / "big"
     for n in range(10_000):
         write_memory(root, f"memory-{n:05d}", title=f"Memory number {n}", body=f"Body {n} of the store.\n")
     opened = Store(root, background=False)
     try:
-        opened.view()  # a launch reads the store before it prints its URL
         ui = Ui(UiApp(opened, GUARD, ROUTES))
         ui.login()
-        began = time.perf_counter()
         html = ui.html("/")
-        took = time.perf_counter() - began
     finally:
         opened.close()
     assert "10000 memories, page 1 of 100" in html
     assert html.count('href="/memory/memory-') == 100
-    print(f"first page of 10,000 memories: {took * 1000:.0f} ms")
-    assert took < 5.0
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9999/steal",
+        "http://localhost:3000/",
+        "http://[::1]:8080/",
+        "http://127.1:9999/",
+        "http://2130706433:9999/",
+        "http://0x7f.0.0.1:9999/",
+        "http://%31%32%37.0.0.1:9999/",
+        "http://\uff11\uff12\uff17.0.0.1:9999/",
+        "http://app.localhost:9999/",
+    ],
+)
+def test_a_memorys_link_to_this_machine_is_text_not_a_link(ws: Path, page: Ui, url: str) -> None:
+    """Browsers send the page's cookie to every port of 127.0.0.1, and a click from the page is a
+    same-site navigation: a clone's link to another local port would hand the cookie over."""
+    write_memory(
+        ws, "local-link", title="Docs", body=f"See [the docs]({url}) and [elsewhere](https://example.com/).\n"
+    )
+    html = page.html("/memory/local-link")
+    assert _links(html).count("https://example.com/") == 1
+    assert not [link for link in _links(html) if "9999" in link or "3000" in link or "8080" in link]
+    assert "the docs" in html
 
 
 def test_a_read_only_store_refuses_the_write_with_its_code(ws: Path) -> None:
