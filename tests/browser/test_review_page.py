@@ -19,6 +19,7 @@ from tests.browser.conftest import Ui
 from tests.support import terminal
 from tests.support.paths import ENGRAM, REPO
 from tests.support.proposals import candidate, propose
+from tests.support.store_helpers import write_memory
 
 PLANTED = (
     "---\nid: planted-page\ntype: fact\ntitle: 'Planted <script>window.__pwned = 1</script>'\n---\n"
@@ -153,3 +154,35 @@ def test_a_planted_script_never_runs(ui: Ui, page: Page) -> None:
         assert page.evaluate("typeof window.__pwned") == "undefined", path
     links = page.locator('a[href^="javascript:"]').count()
     assert links == 0 and dialogs == []
+
+
+def test_a_near_duplicate_pair_is_merged_then_the_other_retired(ui: Ui, page: Page, project: Path) -> None:
+    """Two memories written by hand (as a teammate's commit brings them; `engram add` would have
+    judged the second an UPDATE of the first), accepted, then found as a pair."""
+    tax = "Round the tax on each invoice line before summing the lines, never on the total."
+    write_memory(
+        project,
+        "tax-per-line",
+        title="Tax is rounded per invoice line",
+        body=tax + " Totals show two decimals.\n",
+    )
+    extra = tax + "\n\nThe Stripe webhook replays use the same rounding helper.\n"
+    write_memory(project, "line-tax-rounding", title="Tax rounded per invoice line", body=extra)
+    assert main(["verify", "--accept"]) in (0, 1)
+    page.goto(ui.url)
+    page.goto(ui.origin + "/duplicates")
+    page.wait_for_selector('button:has-text("Propose a merge")', timeout=20_000)  # it reloads itself
+    page.click('button:has-text("Propose a merge")')
+    assert "Proposed merging" in page.inner_text("main")
+    page.goto(ui.origin + "/pending")
+    assert "Stripe webhook replays" in page.inner_text("main")
+    page.check('input[name="candidate"][value="1"]')
+    page.click('button[value="save"]')
+    assert "Saved 1 memory" in page.content()
+    page.goto(ui.origin + "/duplicates")
+    page.wait_for_selector('button:has-text("Retire")', timeout=20_000)
+    page.click('button:has-text("Retire")')
+    assert "Retired" in page.inner_text("main")
+    page.goto(ui.origin + "/overview")
+    assert page.locator("svg.chart").count() == 2
+    _shoot(page, "overview.png")
