@@ -5,7 +5,8 @@ engram_mcp.ui) is imported only when `engram ui` runs, so no other command's sta
 `engram-mcp` load it (tests/ui/test_off_the_server_path.py).
 
 Approving a proposal on the page is the human's approval, as `engram commit` at their terminal
-is: started from an agent's shell (engram_mcp.agent_shell), the page shows everything but
+is: each save, retire or restore needs the approval code printed here, in this terminal only
+(engram_mcp.ui.approval_code). Started from an agent's shell (engram_mcp.agent_shell), the page shows everything but
 refuses to approve (ENGRAM_AGENT_SHELL), since the agent that reads the printed URL could
 otherwise approve its own proposals.
 """
@@ -44,6 +45,8 @@ def _ui(args: argparse.Namespace, store: Store) -> Outcome:
     where = untrusted.line(store.workspace, 1000)
     print(
         f"engram ui: {where} at {launch.url}\n"
+        f"engram ui: approval code {launch.app.page.code.current}: the page asks for it to save, retire "
+        "or restore (a new one is shown here after each use)\n"
         f"Ctrl-C stops it; it stops by itself after {args.idle_minutes} minutes without a request.",
         flush=True,
     )

@@ -47,7 +47,7 @@ class Filters:
             args.get("status", "active") if args.get("status", "active") in STATUS_CHOICES else "active",
             args.get("tag", "")[:100],
             args.get("q", "").strip()[:MAX_QUERY],
-            int(page) if page.isdigit() and 0 < int(page) < 100_000 else 1,
+            int(page) if page.isascii() and page.isdigit() and len(page) <= 5 and int(page) > 0 else 1,
         )
 
     def wanted(self, memory: Memory, today: str) -> bool:

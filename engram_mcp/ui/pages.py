@@ -29,7 +29,7 @@ from engram_mcp.cli.common import cli_wording
 from engram_mcp.ui import duplicates_page, health_page, overview_page, pending_page
 from engram_mcp.ui.listing import PAGE_SIZE, SCOPE_CHOICES, STATUS_CHOICES, TYPE_CHOICES, Filters, listing
 from engram_mcp.ui.memory_view import memory_page
-from engram_mcp.ui.render import markdown
+from engram_mcp.ui.render import hides_text, markdown
 from engram_mcp.ui.webapp import Handler, Page
 from store.code.staleness import describe, key
 from store.errors import StoreError
@@ -81,14 +81,18 @@ def memory(page: Page, request: Request, name: str) -> Response:
         shown=shown,
         raw=raw,
         body=shown.body if raw else markdown(shown.body),
+        hides=not raw and hides_text(shown.body),
         describe=describe,
         near=duplicates_page.finder(page).marked(page.store).get(shown.key),
         key_of=key,
     )
 
 
-def _status(page: Page, name: str, status: str) -> Response:
-    """Retire or restore: the store call `engram forget` / `engram restore` make."""
+def _status(page: Page, request: Request, name: str, status: str) -> Response:
+    """Retire or restore: the store call `engram forget` / `engram restore` make, with the
+    terminal's approval code (engram_mcp.ui.approval_code)."""
+    if (refused := page.unapproved(request)) is not None:
+        return refused
     try:
         if name.startswith(("user:", "note:")):  # curate names memories as the CLI does: by id
             found = memory_page(page.store, name)
@@ -120,11 +124,11 @@ def _status(page: Page, name: str, status: str) -> Response:
 
 
 def retire(page: Page, request: Request, name: str) -> Response:
-    return _status(page, name, "retired")
+    return _status(page, request, name, "retired")
 
 
 def restore(page: Page, request: Request, name: str) -> Response:
-    return _status(page, name, "active")
+    return _status(page, request, name, "active")
 
 
 ROUTES: Final[tuple[tuple[str, str, Handler], ...]] = (

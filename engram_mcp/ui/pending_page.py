@@ -51,8 +51,9 @@ class Waiting:
     candidates: list[Candidate]
 
 
-def waiting(store: Store) -> list[Waiting]:
-    """The proposals `engram pending` lists, oldest first, each candidate in full."""
+def waiting(store: Store, *, rendered: bool = False) -> list[Waiting]:
+    """The proposals `engram pending` lists, oldest first, each candidate in full (its body
+    rendered as markdown only when `rendered`)."""
     listed = {p.ref: p for p in curate.pending(store)}
     found = []
     for hashed, record in Pending.read(store.project.pending_path, store.key).open(store.now()):
@@ -72,7 +73,7 @@ def waiting(store: Store) -> list[Waiting]:
                     entry,
                     dict(view.fields[entry.n]),
                     body,
-                    markdown(body),
+                    markdown(body) if rendered else Markup(),
                     change,
                     marks(change) if change is not None else [],
                     summary(change) if change is not None else [],
@@ -84,10 +85,13 @@ def waiting(store: Store) -> list[Waiting]:
 
 
 def pending(page: Page, request: Request) -> Response:
+    """Bodies as text by default: what is saved, every character of it (a rendered view drops link
+    definitions, image tags and titles); `?as=rendered` renders them."""
+    rendered = request.args.get("as") == "rendered"
     return page.render(
         "pending.html",
-        proposals=waiting(page.store),
-        raw=request.args.get("as") == "text",
+        proposals=waiting(page.store, rendered=rendered),
+        raw=not rendered,
         approvals=page.approvals,
     )
 
@@ -115,9 +119,11 @@ def decide(page: Page, request: Request, ref: str) -> Response:
             "ENGRAM_VALIDATION",
             "no candidate was ticked, so nothing was decided: tick the ones to " + action,
         )
-    if not all(n.isascii() and n.isdigit() and 0 < int(n) <= MAX_CANDIDATE for n in ticked):
+    if not all(n.isascii() and n.isdigit() and len(n) <= 5 and 0 < int(n) <= MAX_CANDIDATE for n in ticked):
         return page.problem(400, "ENGRAM_VALIDATION", "a ticked candidate is not a candidate number")
     numbers = sorted({int(n) for n in ticked})
+    if action == "save" and (refused := page.unapproved(request)) is not None:
+        return refused
     try:
         if action == "save":
             report = commits.decide(page.store, ref, approve=numbers, where="ui")

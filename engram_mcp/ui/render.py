@@ -13,16 +13,22 @@ would make the text read as something it is not. The page's CSP allows no script
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from ipaddress import ip_address
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup
 
 from store.safety import untrusted
 
+RENDER_LIMIT: Final = 20_000
+"""Characters of a body rendered as markdown; a longer one is shown as text."""
 BODY_LIMIT: Final = 200_000
 """Characters of a body rendered (as `engram show` prints at most); the cut is named."""
 ALLOWED_TAGS: Final = frozenset(
@@ -32,12 +38,48 @@ ALLOWED_TAGS: Final = frozenset(
         *("table", "thead", "tbody", "tr", "th", "td"),
     }
 )
+LINK_LIMIT: Final = 2000
+"""Characters of a link's target and title, or an image's, shown after it."""
 ALLOWED_ATTRIBUTES: Final = {"a": {"href"}}
 SCHEMES: Final = frozenset({"http", "https"})
 
-_MARKDOWN: Final = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
-    "table"
+_MARKDOWN: Final = (
+    MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    .enable("table")
+    .disable("entity")
 )
+"""No character references decoded (`&#x202E;` stays those eight characters): the escaping of
+invisible characters runs on the text before markdown, so a decoded one would get past it."""
+
+
+def _image(renderer: object, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """An image as text naming it: the page loads nothing from elsewhere, and nh3 would drop the
+    tag, alt text and all, hiding text that is in the memory."""
+    token = tokens[idx]
+    alt = "".join(child.content for child in token.children or [])
+    return escapeHtml(untrusted.line(f"[image: {alt} → {token.attrGet('src') or ''}]", LINK_LIMIT))
+
+
+def _link_close(
+    renderer: object, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    """A link's target after its text, so the page shows where a link goes (and its title)."""
+    opening = next(t for t in reversed(tokens[:idx]) if t.type == "link_open")
+    href, title = str(opening.attrGet("href") or ""), str(opening.attrGet("title") or "")
+    said = f" ({href}{' “' + title + '”' if title else ''})"
+    return "</a>" + escapeHtml(untrusted.line(said, LINK_LIMIT))  # a title's references are decoded
+
+
+_MARKDOWN.add_render_rule("image", _image)
+_MARKDOWN.add_render_rule("link_close", _link_close)
+
+
+def hides_text(text: str) -> bool:
+    """Whether the rendered view of `text` leaves out text that is in it: link reference
+    definitions (`[//]: # (…)`, the markdown comment, is one)."""
+    env: dict[str, object] = {}
+    _MARKDOWN.parse(text, env)
+    return bool(env.get("references"))
 
 
 def _href(tag: str, attribute: str, value: str) -> str | None:
@@ -98,7 +140,12 @@ def _ipv4(host: str) -> int | None:
 
 
 def markdown(text: str, limit: int = BODY_LIMIT) -> Markup:
-    """`text` (a memory body) as sanitised HTML."""
+    """`text` (a memory body) as sanitised HTML; over RENDER_LIMIT characters, as text (markdown
+    costs up to a tenth of a millisecond a character on hostile input such as `![![![…`)."""
+    if len(text) > RENDER_LIMIT:
+        shown = escapeHtml(untrusted.block(text, limit))
+        note = f"Over {RENDER_LIMIT:,} characters, so shown as text, not rendered."
+        return Markup(f'<p class="hint">{note}</p><pre>{shown}</pre>')  # noqa: S704 — escaped just above
     html = _MARKDOWN.render(untrusted.block(text, limit))
     clean = nh3.clean(
         html,

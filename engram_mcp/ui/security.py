@@ -9,11 +9,14 @@ In the order `Guard.check` applies them:
 2. **Method** GET, HEAD or POST, else 405 `ENGRAM_UI_METHOD` (no OPTIONS answer: no CORS ever).
 3. **The launch's key.** A GET with `?key=` equal to the key `engram ui` printed sets the
    session cookie (HttpOnly, SameSite=Strict, Path=/, no Domain) and redirects to the same path
-   without the key; a wrong key is 403 `ENGRAM_UI_KEY`. Every other request needs that cookie,
+   without the key, once: the key is spent by its first use (the browser's history keeps the
+   URL, readable by any process of the user), and a browser that holds the session may open it
+   again. A wrong or spent key is 403 `ENGRAM_UI_KEY`. Every other request needs that cookie,
    else 403 `ENGRAM_UI_KEY` with a page saying to open the URL `engram ui` printed.
 4. **Writes** (POST): an `Origin` absent or equal to the page's own, a `Sec-Fetch-Site` absent or
    `same-origin` (else 403 `ENGRAM_UI_ORIGIN`), and the launch's CSRF token in the form's `csrf`
-   field (else 403 `ENGRAM_UI_CSRF`).
+   field (else 403 `ENGRAM_UI_CSRF`). A write of memory needs the terminal's approval code
+   besides (engram_mcp.ui.approval_code, checked by its handler).
 
 Every secret is made fresh per launch (`secrets.token_urlsafe(32)`) and compared in constant
 time (`hmac.compare_digest`, on bytes: a non-ASCII value is a wrong one, never a TypeError).
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import threading
 from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import quote, urlencode
@@ -110,6 +114,16 @@ class Guard:
     """The session cookie's value."""
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     """The hidden field every form carries."""
+    _spent: list[bool] = field(default_factory=lambda: [False], init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+
+    def _spend_key(self) -> bool:
+        """True the first time only: the URL works once (the browser's history keeps it, and an
+        agent of the same user can read that history)."""
+        with self._lock:
+            first = not self._spent[0]
+            self._spent[0] = True
+            return first
 
     @property
     def hosts(self) -> frozenset[str]:
@@ -137,11 +151,19 @@ class Guard:
             )
         if request.method not in METHODS:
             return Refusal(405, METHOD_CODE, "this page takes GET and POST (its forms) only")
+        has_session = _same(request.cookies.get(self.cookie_name), self.session)
         if request.method in SAFE_METHODS and KEY_PARAMETER in request.args:
             if not _same(request.args.get(KEY_PARAMETER), self.key):
                 return Refusal(403, KEY_CODE, "that key is not this launch's; " + _OPEN_THE_URL)
+            if not has_session and not self._spend_key():
+                return Refusal(
+                    403,
+                    KEY_CODE,
+                    "this launch's URL was opened already, and works once: go on in the browser "
+                    "that opened it, or run `engram ui` again for a new URL",
+                )
             return Redirect(_without_key(request.path, request.args))
-        if not _same(request.cookies.get(self.cookie_name), self.session):
+        if not has_session:
             return Refusal(403, KEY_CODE, "this browser has not opened this launch's URL; " + _OPEN_THE_URL)
         if request.method in SAFE_METHODS:
             return Admitted()

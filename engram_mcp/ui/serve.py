@@ -22,6 +22,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from engram_mcp.errors import Fixable
 from engram_mcp.ui import duplicates_page
+from engram_mcp.ui.approval_code import ApprovalCode
 from engram_mcp.ui.pages import ROUTES
 from engram_mcp.ui.security import Guard
 from engram_mcp.ui.webapp import UiApp
@@ -76,10 +77,15 @@ def bind(store: Store, port: int = 0, *, approvals: str | None = None) -> Launch
         )
     store.view()  # read the store in before the URL is printed: the first page does not wait for it
     guard = Guard(server.port)
-    app = UiApp(store, guard, ROUTES, approvals=approvals)
+    app = UiApp(store, guard, ROUTES, code=ApprovalCode(_announce), approvals=approvals)
     duplicates_page.finder(app.page).pairs(store)  # near-duplicates looked for at once, in their own thread
     server.app = app
     return Launch(server, app, guard.url)
+
+
+def _announce(code: str) -> None:
+    """Each approval code after the first, in the terminal running the page (never in a page)."""
+    print(f"engram ui: the next approval code is {code}", flush=True)
 
 
 def _deferred() -> Callable[..., Any]:

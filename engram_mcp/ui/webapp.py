@@ -25,6 +25,9 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, Reque
 from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
 
+from engram_mcp.ui import approval_code
+from engram_mcp.ui.approval_code import FIELD as CODE_FIELD
+from engram_mcp.ui.approval_code import ApprovalCode
 from engram_mcp.ui.security import CSRF_FIELD, HEADERS, Admitted, Guard, Redirect, Refusal
 from store.safety import untrusted
 from store.store import Store
@@ -71,18 +74,32 @@ class Page:
     store: Store
     guard: Guard
     templates: Environment
+    code: ApprovalCode
+    """What every write of memory needs besides the cookie (engram_mcp.ui.approval_code)."""
     approvals: str | None = None
     """Why approving is refused in this launch (an agent's shell), or None when it is allowed."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def render(self, template: str, status: int = 200, **values: Any) -> Response:
         html = self.templates.get_template(template).render(
-            csrf=self.guard.csrf, csrf_field=CSRF_FIELD, workspace=self.store.workspace, **values
+            csrf=self.guard.csrf,
+            csrf_field=CSRF_FIELD,
+            code_field=CODE_FIELD,
+            workspace=self.store.workspace,
+            **values,
         )
         return Response(html, status=status, mimetype="text/html")
 
     def problem(self, status: int, code: str, message: str) -> Response:
         return self.render("problem.html", status, code=code, message=message)
+
+    def unapproved(self, request: Request) -> Response | None:
+        """The refusal of a write of memory whose form lacks the terminal's approval code (the
+        code is spent either way), or None when it carries it."""
+        typed = request.form.get(CODE_FIELD)
+        if self.code.spend(typed):
+            return None
+        return self.problem(403, approval_code.CODE, approval_code.refusal(typed))
 
 
 class UiApp:
@@ -94,11 +111,12 @@ class UiApp:
         guard: Guard,
         routes: Iterable[tuple[str, str, Handler]],
         *,
+        code: ApprovalCode,
         approvals: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`routes`: (rule, method, handler); a handler takes (page, request, **the rule's values)."""
-        self.page = Page(store, guard, environment(), approvals)
+        self.page = Page(store, guard, environment(), code, approvals)
         self._clock = clock
         self.last_request = clock()
         """When the last request came (serve.py stops the page after an idle while)."""
@@ -116,7 +134,6 @@ class UiApp:
         request = Request(environ)
         request.max_content_length = MAX_FORM_BYTES
         request.max_form_memory_size = MAX_FORM_BYTES
-        self.last_request = self._clock()
         response = self._respond(request)
         for name, value in HEADERS:
             response.headers[name] = value
@@ -131,10 +148,12 @@ class UiApp:
         if isinstance(verdict, Refusal):
             return page.render("refused.html", verdict.status, code=verdict.code, message=verdict.message)
         if isinstance(verdict, Redirect):
+            self.last_request = self._clock()
             response = Response(status=303, headers={"Location": verdict.location})
             response.set_cookie(**page.guard.cookie())  # type: ignore[arg-type]
             return response
         assert isinstance(verdict, Admitted)
+        self.last_request = self._clock()  # only a request through the doors keeps the page up
         if request.path == "/static/engram.css":
             return Response(self._css, mimetype="text/css")
         try:

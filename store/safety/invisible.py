@@ -12,7 +12,9 @@ overrides, isolates and marks, zero-width space, word joiner, BOM, soft hyphen, 
 Hangul fillers (U+3164, U+115F, U+1160, U+FFA0), which render as blank. The one exception:
 a zero-width joiner or non-joiner (U+200D, U+200C) between two visible characters is kept,
 because emoji sequences and Persian, Arabic and Indic words need it; one standing next to a
-space, at an edge or next to another invisible character is refused.
+space, at an edge or next to another invisible character is refused. An HTML character reference
+to any of them (`&#x202E;`, `&shy;`) is refused too (`invisible_reference`): markdown renders it
+as the character.
 
 Redaction is blind to all of them (`Matchable`): a joiner kept between two letters would
 otherwise split a token so that no rule sees it. It matches on the text less every invisible
@@ -23,6 +25,7 @@ after any letter), and replaces the secret together with whatever was hidden ins
 from __future__ import annotations
 
 import bisect
+import html
 import re
 import unicodedata
 from typing import Final
@@ -57,6 +60,23 @@ def first_invisible(text: str) -> str | None:
         ch, i = match.group(), match.start()
         if is_invisible(ch) and not _joining(text, i):
             return ch
+    return None
+
+
+_REFERENCE: Final = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def invisible_reference(text: str) -> str | None:
+    """The first HTML character reference in `text` that names an invisible character (`&#x202E;`,
+    `&shy;`, `&ZeroWidthSpace;`), or None: markdown turns a reference into its character, so a
+    field holding one shows that character wherever it is rendered (a viewer, a code host, the
+    review page once), though every check of the text itself saw only ASCII."""
+    if "&" not in text:
+        return None
+    for match in _REFERENCE.finditer(text):
+        meant = html.unescape(match.group())
+        if meant != match.group() and any(is_invisible(ch) for ch in meant):
+            return match.group()
     return None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import unicodedata
 from collections.abc import Sequence
 from typing import Any, Final
@@ -9,7 +10,7 @@ from typing import Any, Final
 from store.errors import InvalidCandidate
 from store.files.ids import ID_RULE, is_valid_id
 from store.files.memory import MAX_TITLE
-from store.safety.invisible import describe, first_invisible
+from store.safety.invisible import describe, first_invisible, invisible_reference
 from store.safety.redact import MARK, redact, redact_all
 from store.write.code_fields import code_fields
 from store.write.verdicts import Candidate
@@ -107,4 +108,10 @@ def _check_visible(n: int, name: str, values: Sequence[str]) -> None:
             raise InvalidCandidate(
                 f"candidate {n}: {name} contains the invisible character {describe(bad)}, which the "
                 "human would not see in the preview: remove it and propose again"
+            )
+        reference = invisible_reference(value)
+        if reference is not None:
+            raise InvalidCandidate(
+                f"candidate {n}: {name} contains {reference}, which markdown shows as the invisible "
+                f"character {describe(html.unescape(reference)[0])}: remove it and propose again"
             )

@@ -12,7 +12,7 @@ from store.files.ids import slugify, unique_id
 from store.files.memory import iso, render_checked
 from store.safety import untrusted
 from store.safety.instructions import instruction_line
-from store.safety.invisible import describe, first_invisible
+from store.safety.invisible import describe, first_invisible, invisible_reference
 from store.safety.redact import redact
 from store.write.transaction import Write, apply, write_lock
 
@@ -61,10 +61,11 @@ def draft_note(
             "state the task instead. Nothing was saved."
         )
     for name, value in (("text", text), ("objective", objective)):
-        bad = first_invisible(value)
+        bad = first_invisible(value) or invisible_reference(value)
         if bad is not None:
+            shown = describe(bad) if len(bad) == 1 else f"reference {bad}"
             raise InvalidNote(
-                f"the note {name} contains the invisible character {describe(bad)}, which the human "
+                f"the note {name} contains the invisible character {shown}, which the human "
                 "would not see: remove it and save again. Nothing was saved."
             )
     first = clean.splitlines()[0]

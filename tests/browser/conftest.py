@@ -30,6 +30,7 @@ CHROMIUM_FLAGS = (
     "--metrics-recording-only",
 )
 URL = re.compile(r"http://127\.0\.0\.1:\d+/\?key=[A-Za-z0-9_-]+")
+CODE = re.compile(r"approval code (?:is )?([A-Z2-9]{4}-[A-Z2-9]{4})")
 
 
 def chromium() -> str:
@@ -74,8 +75,23 @@ class Ui:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
+        self.seen = b""
         self.url = self._read_url()
         self.origin = self.url.split("/?", 1)[0]
+
+    def code(self) -> str:
+        """The approval code the terminal shows now (as the person reads it there)."""
+        assert self.process.stdout is not None
+        waiting = selectors.DefaultSelector()
+        waiting.register(self.process.stdout, selectors.EVENT_READ)
+        while waiting.select(timeout=0.2):
+            chunk = os.read(self.process.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            self.seen += chunk
+        codes = CODE.findall(self.seen.decode("utf-8", "replace"))
+        assert codes, self.seen.decode("utf-8", "replace")
+        return str(codes[-1])
 
     def _read_url(self) -> str:
         assert self.process.stdout is not None
@@ -90,7 +106,8 @@ class Ui:
                     break
                 seen += chunk
                 found = URL.search(seen.decode("utf-8", "replace"))
-                if found:
+                if found and CODE.search(seen.decode("utf-8", "replace")):
+                    self.seen = seen
                     return found.group(0)
         self.stop()
         raise AssertionError(f"engram ui printed no URL: {seen.decode('utf-8', 'replace')!r}")

@@ -110,6 +110,7 @@ def test_two_of_three_saved_one_declined(ui: Ui, page: Page, project: Path) -> N
     _shoot(page, "pending.png")
     page.check('input[name="candidate"][value="1"]')
     page.check('input[name="candidate"][value="3"]')
+    page.fill('input[name="code"]', ui.code())  # read off the terminal running `engram ui`
     page.click('button[value="save"]')
     assert "Saved 2 memories" in page.content()
     page.goto(ui.origin + "/pending")
@@ -135,10 +136,12 @@ def test_search_open_a_stale_memory_and_its_history_retire_and_restore(ui: Ui, p
     assert "drop billing.py" in text or "memories" in text  # its git history
     _shoot(page, "memory.png")
     memory_page = page.url
+    page.fill('form.actions input[name="code"]', ui.code())
     page.click('form.actions button:has-text("Retire")')
     assert "retired" in page.inner_text("main").lower()
     page.goto(memory_page)
     assert "retired" in page.inner_text("p.meta")
+    page.fill('form.actions input[name="code"]', ui.code())
     page.click('form.actions button:has-text("Restore")')
     page.goto(memory_page)
     assert "active" in page.inner_text("p.meta")
@@ -177,11 +180,14 @@ def test_a_near_duplicate_pair_is_merged_then_the_other_retired(ui: Ui, page: Pa
     page.goto(ui.origin + "/pending")
     assert "Stripe webhook replays" in page.inner_text("main")
     page.check('input[name="candidate"][value="1"]')
+    page.fill('input[name="code"]', ui.code())
     page.click('button[value="save"]')
     assert "Saved 1 memory" in page.content()
     page.goto(ui.origin + "/duplicates")
-    page.wait_for_selector('button:has-text("Retire")', timeout=20_000)
-    page.click('button:has-text("Retire")')
+    page.wait_for_selector("text=words alone do not tell", timeout=20_000)  # read both, then retire
+    page.goto(ui.origin + "/memory/line-tax-rounding")
+    page.fill('form.actions input[name="code"]', ui.code())
+    page.click('form.actions button:has-text("Retire")')
     assert "Retired" in page.inner_text("main")
     page.goto(ui.origin + "/overview")
     assert page.locator("svg.chart").count() == 2

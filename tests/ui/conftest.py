@@ -4,12 +4,14 @@ no socket), on a small workspace of its own."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from werkzeug.test import Client, TestResponse
 
+from engram_mcp.ui.approval_code import ApprovalCode
 from engram_mcp.ui.pages import ROUTES
 from engram_mcp.ui.security import Guard
 from engram_mcp.ui.webapp import UiApp
@@ -68,7 +70,8 @@ class Ui:
         return self.open(path, **kwargs)
 
     def post(self, path: str, data: dict[str, Any] | None = None, **kwargs: Any) -> TestResponse:
-        form = {"csrf": GUARD.csrf, **(data or {})}
+        """A post of the page's form: its CSRF token and the approval code the terminal shows now."""
+        form = {"csrf": GUARD.csrf, "code": self.app.page.code.current, **(data or {})}
         return self.open(path, method="POST", data=form, **kwargs)
 
     def html(self, path: str) -> str:
@@ -77,10 +80,26 @@ class Ui:
         return response.get_data(as_text=True)
 
 
+class Terminal:
+    """What `engram ui` would print in its terminal: each approval code after the first."""
+
+    def __init__(self) -> None:
+        self.codes: list[str] = []
+
+    def __call__(self, code: str) -> None:
+        self.codes.append(code)
+
+
+def app(store: Store, *, approvals: str | None = None) -> UiApp:
+    """The page's application for `store`, as `engram ui` makes it (its codes said to no terminal),
+    with GUARD's secrets and a key not used yet."""
+    return UiApp(store, replace(GUARD), ROUTES, code=ApprovalCode(Terminal()), approvals=approvals)
+
+
 @pytest.fixture
 def ui(store: Store) -> Ui:
     """A page for `store`, its cookie not yet set."""
-    return Ui(UiApp(store, GUARD, ROUTES))
+    return Ui(app(store))
 
 
 @pytest.fixture

@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.ui.pages import ROUTES
-from engram_mcp.ui.webapp import UiApp
 from store.files.memory import render_memory, split_front_matter
 from store.store import Store
 from tests.support.gitrepo import commit_all, init
 from tests.support.store_helpers import write_memory
-from tests.ui.conftest import GUARD, Ui
+from tests.ui.conftest import Ui, app
 
 HOSTILE_TITLE = "<script>alert(1)</script> <img src=x onerror=alert(2)>"
 HOSTILE_BODY = (
@@ -258,7 +256,7 @@ def test_the_first_page_of_a_10000_memory_store_lists_its_first_hundred(tmp_path
         write_memory(root, f"memory-{n:05d}", title=f"Memory number {n}", body=f"Body {n} of the store.\n")
     opened = Store(root, background=False)
     try:
-        ui = Ui(UiApp(opened, GUARD, ROUTES))
+        ui = Ui(app(opened))
         ui.login()
         html = ui.html("/")
     finally:
@@ -298,7 +296,7 @@ def test_a_read_only_store_refuses_the_write_with_its_code(ws: Path) -> None:
     code, nothing written."""
     opened = Store(ws, read_only=True, background=False)
     try:
-        ui = Ui(UiApp(opened, GUARD, ROUTES))
+        ui = Ui(app(opened))
         ui.login()
         response = ui.post("/memory/use-uv/retire")
         assert response.status_code == 409

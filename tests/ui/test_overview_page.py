@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engram_mcp.ui.overview_page import age_band, chart
 from tests.support.store_helpers import write_memory
-from tests.ui.conftest import Ui
+from tests.ui.conftest import Ui, app
 
 
 def test_age_bands() -> None:
@@ -50,14 +50,11 @@ def test_the_overview_draws_both_pictures_as_svg_with_the_numbers_as_a_table(pag
 
 
 def test_an_empty_store_says_so_instead_of_drawing(tmp_path: Path, monkeypatch) -> None:
-    from engram_mcp.ui.pages import ROUTES
-    from engram_mcp.ui.webapp import UiApp
     from store.store import Store
-    from tests.ui.conftest import GUARD
 
     (tmp_path / "empty" / ".engram" / "memory").mkdir(parents=True)
     store = Store(tmp_path / "empty", background=False)
-    ui = Ui(UiApp(store, GUARD, ROUTES))
+    ui = Ui(app(store))
     ui.login()
     html = ui.html("/overview")
     assert "No memories yet." in html and "<svg" not in html

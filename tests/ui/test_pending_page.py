@@ -9,7 +9,7 @@ from pathlib import Path
 from store.store import Store
 from store.write.approvals import Pending
 from tests.support.proposals import candidate, propose
-from tests.ui.conftest import Ui
+from tests.ui.conftest import Ui, app
 
 
 def test_no_proposal_says_so(page: Ui) -> None:
@@ -65,12 +65,9 @@ def test_a_planted_body_in_a_proposal_never_runs(page: Ui, store: Store) -> None
 
 
 def test_a_page_started_in_an_agents_shell_says_it_will_not_approve(store: Store) -> None:
-    from engram_mcp.ui.pages import ROUTES
-    from engram_mcp.ui.webapp import UiApp
-    from tests.ui.conftest import GUARD
 
     propose(store, [candidate()])
-    ui = Ui(UiApp(store, GUARD, ROUTES, approvals="started from an agent's shell"))
+    ui = Ui(app(store, approvals="started from an agent's shell"))
     ui.login()
     html = ui.html("/pending")
     assert "ENGRAM_AGENT_SHELL" in html and "started from an agent&#39;s shell" in html
@@ -161,12 +158,9 @@ def test_a_closed_proposal_cannot_be_decided_again(page: Ui, store: Store) -> No
 def test_a_page_started_in_an_agents_shell_refuses_to_save(ws: Path, store: Store) -> None:
     """engram's own choice: the agent that reads the printed URL must not approve its own
     proposal; declining is still the human's (it writes nothing)."""
-    from engram_mcp.ui.pages import ROUTES
-    from engram_mcp.ui.webapp import UiApp
-    from tests.ui.conftest import GUARD
 
     propose(store, THREE[:1])
-    ui = Ui(UiApp(store, GUARD, ROUTES, approvals="started from an agent's shell"))
+    ui = Ui(app(store, approvals="started from an agent's shell"))
     ui.login()
     ref = _ref(ui.html("/pending"))
     response = ui.post(f"/pending/{ref}", {"action": "save", "candidate": "1"})

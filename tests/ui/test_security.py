@@ -4,7 +4,7 @@ allowed when right, and the headers on every response."""
 from __future__ import annotations
 
 import pytest
-from werkzeug.test import TestResponse
+from werkzeug.test import Client, TestResponse
 
 from engram_mcp.ui.security import (
     CSRF_CODE,
@@ -15,7 +15,8 @@ from engram_mcp.ui.security import (
     ORIGIN_CODE,
     Guard,
 )
-from tests.ui.conftest import ORIGIN, PORT, Ui
+from store.store import Store
+from tests.ui.conftest import ORIGIN, PORT, Ui, app
 
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
@@ -123,10 +124,25 @@ def test_a_foreign_host_is_refused_even_with_the_cookie(page: Ui, host: str) -> 
     assert "Set-Cookie" not in response.headers
 
 
-def test_localhost_with_the_port_is_the_page_too(page: Ui) -> None:
-    response = page.open(f"/?key={page.guard.key}", base_url=f"http://localhost:{PORT}")
+def test_localhost_with_the_port_is_the_page_too(ui: Ui) -> None:
+    response = ui.open(f"/?key={ui.guard.key}", base_url=f"http://localhost:{PORT}")
     assert response.status_code == 303
-    assert page.get("/", base_url=f"http://localhost:{PORT}").status_code == 200
+    assert ui.get("/", base_url=f"http://localhost:{PORT}").status_code == 200
+
+
+def test_the_key_works_once(store: Store) -> None:
+    """Attack round, issue 23: the browser's history keeps the URL, and an agent of the same user
+    read it there and opened a session of its own. The first use spends the key; the browser
+    holding the session may open the URL again."""
+    human = Ui(app(store))
+    assert human.login().status_code == 303
+    assert human.login().status_code == 303  # the same browser again: still its session
+    agent = Ui(human.app)
+    agent.client = Client(human.app)  # another client: no cookie
+    response = agent.login()
+    _refused(response, 403, KEY_CODE)
+    assert "works once" in response.get_data(as_text=True)
+    assert "Set-Cookie" not in response.headers
 
 
 # --- writes: origin, fetch metadata, CSRF --------------------------------------------------------

@@ -67,13 +67,32 @@ def test_a_request_restarts_the_idle_while(store: Store) -> None:
 
     def wait(seconds: float) -> bool:
         waits.append(seconds)
-        if len(waits) == 1:  # a request arrives while the page waits
-            _request(launch.server.port, "/").read()
+        if len(waits) == 1:  # the browser opens the URL while the page waits
+            _request(launch.server.port, f"/?key={launch.app.page.guard.key}").read()
         return False
 
     said = serve.run(launch, idle_seconds=60, wait=wait, clock=lambda: next(clock))
     assert said == "engram ui: stopped after 1 minute without a request."
     assert len(waits) == 2
+
+
+def test_a_refused_request_does_not_keep_the_page_up(store: Store) -> None:
+    """Attack round, issue 23: wrong-Host or cookie-less requests kept resetting the idle time."""
+    launch = serve.bind(store)
+    launch.app._clock = lambda: 100.0
+    launch.app.last_request = 0.0
+    clock = iter([59.0, 61.0])
+    waits: list[float] = []
+
+    def wait(seconds: float) -> bool:
+        waits.append(seconds)
+        _request(launch.server.port, "/").read()  # no cookie: 403
+        _request(launch.server.port, "/", host="evil.example").read()  # 421
+        return False
+
+    said = serve.run(launch, idle_seconds=60, wait=wait, clock=lambda: next(clock))
+    assert said == "engram ui: stopped after 1 minute without a request."
+    assert len(waits) == 1
 
 
 def test_a_taken_port_is_refused_with_the_fix(store: Store) -> None:
