@@ -36,17 +36,21 @@ def _ui(args: argparse.Namespace, store: Store) -> Outcome:
     shell = agent_shell.detect() if store.agent_shell else []
     refusal = (
         "this page was started from an agent's shell "
-        f"({agent_shell.described(shell)}), so it shows proposals but does not approve them: run "
-        "`engram ui` in your own terminal to approve"
+        f"({agent_shell.described(shell)}), so it shows memory and proposals but saves, retires "
+        "and restores nothing: run `engram ui` in your own terminal for that"
         if store.agent_shell
         else None
     )
     launch = serve.bind(store, args.port, approvals=refusal)
     where = untrusted.line(store.workspace, 1000)
-    print(
-        f"engram ui: {where} at {launch.url}\n"
+    code = (  # from an agent's shell the agent reads this output: no code, and no write takes one
         f"engram ui: approval code {launch.app.page.code.current}: the page asks for it to save, retire "
         "or restore (a new one is shown here after each use)\n"
+        if refusal is None
+        else ""
+    )
+    print(
+        f"engram ui: {where} at {launch.url}\n{code}"
         f"Ctrl-C stops it; it stops by itself after {args.idle_minutes} minutes without a request.",
         flush=True,
     )

@@ -95,7 +95,10 @@ class Page:
 
     def unapproved(self, request: Request) -> Response | None:
         """The refusal of a write of memory whose form lacks the terminal's approval code (the
-        code is spent either way), or None when it carries it."""
+        code is spent either way), or of any in a launch from an agent's shell; None when the
+        form carries the code."""
+        if self.approvals is not None:  # started from an agent's shell: no write of memory at all
+            return self.problem(403, "ENGRAM_AGENT_SHELL", self.approvals)
         typed = request.form.get(CODE_FIELD)
         if self.code.spend(typed):
             return None

@@ -103,3 +103,18 @@ def test_codes_are_eight_unambiguous_characters_and_each_new_one_is_announced() 
     assert terminal.codes == []  # the first is printed with the URL
     assert codes.spend(first)
     assert terminal.codes == [codes.current] and codes.current != first
+
+
+def test_a_page_started_from_an_agents_shell_retires_nothing_even_with_the_code(
+    store: Store, ws: Path
+) -> None:
+    """Its output is the agent's to read, code and all: no write of memory is taken there."""
+    from tests.ui.conftest import app
+
+    ui = Ui(app(store, approvals="started from an agent's shell"))
+    ui.login()
+    path = ws / ".engram" / "memory" / "use-uv.md"
+    before = path.read_bytes()
+    response = ui.post("/memory/use-uv/retire")  # with the current code
+    assert response.status_code == 403 and "ENGRAM_AGENT_SHELL" in response.get_data(as_text=True)
+    assert path.read_bytes() == before

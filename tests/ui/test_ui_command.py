@@ -1,5 +1,6 @@
 """`engram ui` (engram_mcp.cli.ui_command): its flags, what it prints, the browser opened or not,
-and an agent's shell, where the page shows proposals but does not approve them."""
+and an agent's shell, where the page shows memory and proposals but writes none (and the agent,
+which reads the command's output, is shown no approval code)."""
 
 from __future__ import annotations
 
@@ -97,5 +98,17 @@ def test_in_an_agents_shell_the_page_will_not_approve(
     monkeypatch.setattr(agent_shell, "detect", lambda: ["CLAUDECODE is set"])
     store.agent_shell = True
     _ui(store, "--no-open")
-    assert "does not approve them" in capsys.readouterr().err
-    assert launched["launch"].app.page.approvals is not None
+    said = capsys.readouterr()
+    assert "saves, retires and restores nothing" in said.err
+    assert "approval code" not in said.out + said.err
+    page = launched["launch"].app.page
+    assert page.approvals is not None
+    assert page.code.current not in said.out + said.err
+
+
+def test_at_the_persons_terminal_the_code_is_printed_with_the_url(
+    store: Store, launched: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _ui(store, "--no-open")
+    out = capsys.readouterr().out
+    assert f"approval code {launched['launch'].app.page.code.current}" in out
