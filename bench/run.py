@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import http.cookiejar
 import json
 import os
+import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -133,6 +137,55 @@ def cold_start(workspace: Path, method: str, repeat: int, env: dict[str, str] | 
     return samples
 
 
+def ui_first_page(workspace: Path, repeat: int) -> list[float]:
+    """Spawn `engram ui --no-open` → its first page read whole: the URL it prints (with the
+    launch's key) fetched, the redirect that trades the key for the session cookie followed
+    with that cookie, and the list of memories answered 200, in ms. A page that does not list
+    the store's first memory (the list is sorted by scope, then id) is not a speed: that stops
+    the run. Each server is stopped with SIGINT, as Ctrl-C stops it."""
+    env = {**os.environ, "ENGRAM_HOME": str(workspace / "home")}
+    first = sorted((workspace / ".engram" / "memory").glob("*.md"))[0].stem
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [CLI, "ui", "--no-open", "--idle-minutes", "1"],
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            assert proc.stdout
+            line = proc.stdout.readline().decode(errors="replace").strip()
+            if not line.startswith("engram ui: ") or " at http://" not in line:
+                raise RuntimeError(f"`engram ui` in {workspace} printed {line!r}, not its URL")
+            url = line.rsplit(" at ", 1)[1]
+            opener = urllib.request.build_opener(
+                urllib.request.ProxyHandler({}),  # the loopback, never through an http_proxy
+                urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
+            )
+            with opener.open(url, timeout=60) as response:
+                status, body = response.status, response.read().decode()
+            took = (time.perf_counter() - started) * 1000
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        total = re.search(r'class="summary">(\d+) memor', body)
+        if status != 200 or f'href="/memory/{first}"' not in body or not total or int(total[1]) == 0:
+            raise RuntimeError(
+                f"`engram ui` at {workspace.name}: first page {status} without the memory list "
+                f"(no {first!r} or no count): a page that lists nothing is not a speed"
+            )
+        samples.append(took)
+    return samples
+
+
 FIRST_QUERY = "migration retry"
 
 
@@ -233,8 +286,9 @@ def warm(
         results["search"].append((time.perf_counter() - start) * 1000)
         hits[query] = min(hits.get(query, 10**9), hit_count(reply))
         results["load"] += timed(
-            lambda q=query: session.call("engram_load", {"query": q, "budget_tokens": 2000}), 1
-        )  # type: ignore[misc]
+            lambda q=query: session.call("engram_load", {"query": q, "budget_tokens": 2000}),  # type: ignore[misc]
+            1,
+        )
     rss = session.peak_rss_mb()
     session.close()
     return results, rss
@@ -326,6 +380,7 @@ def size_figures(size: int, workspace: Path, repeat: int, quick: bool) -> dict[s
         cold_start(workspace, "initialize", repeat, VECTORS_OFF)
     )
     figures["spawn_to_discover"] = summary(cold_start(workspace, "server/discover", repeat))
+    figures["ui_first_page"] = summary(ui_first_page(workspace, repeat))
     runs = max(3, repeat // 3)
     spawn, after_init = first_search(workspace, runs, hits)
     figures["spawn_to_first_search"] = summary(spawn)
@@ -474,6 +529,14 @@ TARGETS: list[tuple[str, str, str, tuple[int, ...] | None, Check | None, str]] =
         "vectors on ≤ 1.15× off",
     ),
     ("spawn_to_discover", "ms", "spawn → `server/discover` answered", None, None, ""),
+    (
+        "ui_first_page",
+        "ms",
+        "spawn → `engram ui` first page",
+        (10000,),
+        _at_most(1000),
+        "≤ 1000 at 10k",
+    ),
     (
         "spawn_to_first_search",
         "ms",
