@@ -10,7 +10,10 @@ makes `engram commit` at that terminal the human's (SPEC §7).
 
 The code changes after every use, right or wrong: a code the browser kept in its form data or
 session files is spent already, and a guess gets one try per code (8 characters of 32: about
-one chance in a trillion). Declining and proposing a merge need no code: neither writes memory.
+one chance in a trillion). Each use is said in the terminal (what it was used for), and after
+MAX_WRONG wrong codes in a row the launch takes no more writes: someone is guessing, and
+restarting `engram ui` makes a new URL, cookie and code. Declining and proposing a merge need
+no code: neither writes memory.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ def _typed(text: str | None) -> str:
 
 
 class ApprovalCode:
-    """The current code of one launch; `announce` tells the terminal each code after the first."""
+    """The current code of one launch; `announce` puts a line in the terminal for each code after
+    the first, saying what the last one was used for, so a use that was not the person's shows."""
 
     def __init__(self, announce: Callable[[str], None], make: Callable[[], str] = _made) -> None:
         self._announce = announce
@@ -52,27 +56,57 @@ class ApprovalCode:
         self._lock = threading.Lock()
         self._code = make()
         """The first is printed with the URL (engram_mcp.cli.ui_command); each next one by `spend`."""
+        self._wrong = 0
+        """Wrong codes in a row: at MAX_WRONG the launch takes no more writes (`locked`)."""
 
     @property
     def current(self) -> str:
         """The code the next write needs (tests type it as a person would)."""
         return shown(self._code)
 
-    def spend(self, typed: str | None) -> bool:
-        """Whether `typed` is the current code; either way a new one is made and announced."""
+    @property
+    def locked(self) -> bool:
+        return self._wrong >= MAX_WRONG
+
+    def spend(self, typed: str | None, action: str) -> bool:
+        """Whether `typed` is the current code (never once `locked`); either way a new one is
+        made and said in the terminal with what happened to the last."""
         with self._lock:
+            if self.locked:
+                return False
             given = _typed(typed)
             right = len(given) == LENGTH and hmac.compare_digest(given.encode(), self._code.encode())
-            self._renew()
+            self._wrong = 0 if right else self._wrong + 1
+            self._code = self._make()
+            if right:
+                self._announce(f"code used to {action}; the next approval code is {self.current}")
+            elif self.locked:
+                self._announce(
+                    f"{MAX_WRONG} wrong approval codes in a row: something other than you may be "
+                    "sending writes to the page, so it takes no more. Stop it (Ctrl-C) and run "
+                    "`engram ui` again"
+                )
+            elif given:
+                self._announce(
+                    f"a wrong code was typed to {action}; the next approval code is {self.current}"
+                )
+            else:
+                self._announce(
+                    f"a write came without a code ({action}); the next approval code is {self.current}"
+                )
             return right
 
-    def _renew(self) -> None:
-        self._code = self._make()
-        self._announce(shown(self._code))
+
+MAX_WRONG: Final = 3
 
 
-def refusal(typed: str | None) -> str:
+def refusal(typed: str | None, locked: bool) -> str:
     """The page's message when the code was missing or wrong (a new one is in the terminal)."""
+    if locked:
+        return (
+            f"after {MAX_WRONG} wrong approval codes in a row this page takes no more writes: stop "
+            "`engram ui` (Ctrl-C) and run it again (nothing was written)"
+        )
     if not _typed(typed):
         return (
             "this needs the approval code shown in the terminal running `engram ui`: type it in "

@@ -33,6 +33,7 @@ from engram_mcp.ui.render import hides_text, markdown
 from engram_mcp.ui.webapp import Handler, Page
 from store.code.staleness import describe, key
 from store.errors import StoreError
+from store.safety import untrusted
 from store.write import curate
 
 
@@ -76,12 +77,13 @@ def memory(page: Page, request: Request, name: str) -> Response:
         status = 404 if exc.code == "ENGRAM_NOT_FOUND" else 400
         return page.problem(status, exc.code, exc.text(cli_wording))
     raw = request.args.get("as") == "text"
+    rendered = None if raw else markdown(shown.body)
     return page.render(
         "memory.html",
         shown=shown,
         raw=raw,
-        body=shown.body if raw else markdown(shown.body),
-        hides=not raw and hides_text(shown.body),
+        body=shown.body if rendered is None else rendered,
+        hides=rendered is not None and hides_text(shown.body, rendered),
         describe=describe,
         near=duplicates_page.finder(page).marked(page.store).get(shown.key),
         key_of=key,
@@ -91,7 +93,8 @@ def memory(page: Page, request: Request, name: str) -> Response:
 def _status(page: Page, request: Request, name: str, status: str) -> Response:
     """Retire or restore: the store call `engram forget` / `engram restore` make, with the
     terminal's approval code (engram_mcp.ui.approval_code)."""
-    if (refused := page.unapproved(request)) is not None:
+    verb = "retire" if status == "retired" else "restore"
+    if (refused := page.unapproved(request, f"{verb} {untrusted.line(name, 200)}")) is not None:
         return refused
     try:
         if name.startswith(("user:", "note:")):  # curate names memories as the CLI does: by id

@@ -122,7 +122,10 @@ def decide(page: Page, request: Request, ref: str) -> Response:
     if not all(n.isascii() and n.isdigit() and len(n) <= 5 and 0 < int(n) <= MAX_CANDIDATE for n in ticked):
         return page.problem(400, "ENGRAM_VALIDATION", "a ticked candidate is not a candidate number")
     numbers = sorted({int(n) for n in ticked})
-    if action == "save" and (refused := page.unapproved(request)) is not None:
+    if (
+        action == "save"
+        and (refused := page.unapproved(request, f"save {_numbered(numbers)} of proposal {ref}")) is not None
+    ):
         return refused
     try:
         if action == "save":

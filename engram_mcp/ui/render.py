@@ -12,15 +12,16 @@ would make the text read as something it is not. The page's CSP allows no script
 
 from __future__ import annotations
 
-import unicodedata
+import html
+import re
 from collections.abc import Sequence
-from ipaddress import ip_address
 from typing import Final
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import nh3
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup
@@ -57,7 +58,19 @@ def _image(renderer: object, tokens: Sequence[Token], idx: int, options: Options
     tag, alt text and all, hiding text that is in the memory."""
     token = tokens[idx]
     alt = "".join(child.content for child in token.children or [])
-    return escapeHtml(untrusted.line(f"[image: {alt} → {token.attrGet('src') or ''}]", LINK_LIMIT))
+    title = str(token.attrGet("title") or "")
+    said = f"[image: {alt} → {token.attrGet('src') or ''}{' “' + title + '”' if title else ''}]"
+    return escapeHtml(untrusted.line(said, LINK_LIMIT))
+
+
+def _fence(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    """A fenced block with its info string shown above it (the default renderer keeps only a
+    class from it, which the sanitiser drops)."""
+    info = tokens[idx].info.strip()
+    shown = f"<p><code>{escapeHtml(untrusted.line(info, LINK_LIMIT))}</code></p>" if info else ""
+    return shown + renderer.fence(tokens, idx, options, env)
 
 
 def _link_close(
@@ -72,14 +85,19 @@ def _link_close(
 
 _MARKDOWN.add_render_rule("image", _image)
 _MARKDOWN.add_render_rule("link_close", _link_close)
+_MARKDOWN.add_render_rule("fence", _fence)
 
 
-def hides_text(text: str) -> bool:
-    """Whether the rendered view of `text` leaves out text that is in it: link reference
-    definitions (`[//]: # (…)`, the markdown comment, is one)."""
-    env: dict[str, object] = {}
-    _MARKDOWN.parse(text, env)
-    return bool(env.get("references"))
+def hides_text(text: str, rendered: Markup) -> bool:
+    """Whether `rendered` (the page's rendering of `text`) leaves out a word that is in `text`:
+    a link reference definition (`[//]: # (…)`, the markdown comment, is one), a table cell past
+    the header's columns, or any other construct that renders to nothing."""
+    shown = set(_WORD.findall(html.unescape(_TAG.sub(" ", str(rendered)))))
+    return any(word not in shown for word in _WORD.findall(untrusted.block(text, BODY_LIMIT)))
+
+
+_WORD: Final = re.compile(r"[^\W_]+")
+_TAG: Final = re.compile(r"<[^>]*>")
 
 
 def _href(tag: str, attribute: str, value: str) -> str | None:
@@ -94,24 +112,30 @@ def _href(tag: str, attribute: str, value: str) -> str | None:
 
 
 def _this_machine(url: str) -> bool:
-    """A link to a loopback host: browsers send the page's cookie to every port of 127.0.0.1, and
-    a click from the page is a same-site navigation, so a memory's link to another local port
-    would hand the cookie to whatever listens there. Such a link is shown as text. The host is
-    read as a browser reads it (percent-decoded, width-folded, an IPv4 address in any of the
-    forms the URL standard accepts: `127.1`, `2130706433`, `0x7f.0.0.1`)."""
+    """Whether a link may lead to this machine, and so is shown as text: browsers send the page's
+    cookie to every port of 127.0.0.1, and a click from the page is a same-site navigation, so a
+    memory's link to another local port would hand the cookie to whatever listens there.
+
+    Only a host of plain ASCII letters, digits, dots and hyphens is linked at all: a browser maps
+    a host's other characters (percent-encoded or not) through IDNA, where a soft hyphen or a
+    zero-width space vanishes and an ideographic full stop becomes a dot, so `1%C2%AD27.0.0.1` is
+    127.0.0.1 to it. Of the plain ones, `localhost`, `*.localhost` and every IPv4 form the URL
+    standard reads (`127.1`, `2130706433`, `0x7f.0.0.1`) of 127.0.0.0/8 or 0 are not linked."""
     try:
         host = urlsplit(url).hostname or ""
     except ValueError:
         return True  # a URL Python cannot split is not linked either
-    host = unicodedata.normalize("NFKC", unquote(host)).rstrip(".").lower()
-    if host in ("", "localhost") or host.endswith(".localhost"):
+    host = host.rstrip(".")
+    if not _PLAIN_HOST.fullmatch(host) or any(label.startswith("xn--") for label in host.split(".")):
+        return True  # IPv6 literals, percent-encoding, anything IDNA maps (punycode is decoded too)
+    if host == "localhost" or host.endswith(".localhost"):
         return True
-    try:
-        return ip_address(host).is_loopback or ip_address(host).is_unspecified
-    except ValueError:
-        pass
     number = _ipv4(host)
     return number is not None and (number >> 24 == 127 or number == 0)
+
+
+_PLAIN_HOST: Final = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
+"""What urlsplit's lower-cased `hostname` must be for a link to be live."""
 
 
 def _ipv4(host: str) -> int | None:

@@ -9,8 +9,10 @@ Werkzeug's request log is off: its lines would print every path, the first one w
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import socket
+import sys
 import threading
 import time
 import webbrowser
@@ -83,9 +85,27 @@ def bind(store: Store, port: int = 0, *, approvals: str | None = None) -> Launch
     return Launch(server, app, guard.url)
 
 
-def _announce(code: str) -> None:
-    """Each approval code after the first, in the terminal running the page (never in a page)."""
-    print(f"engram ui: the next approval code is {code}", flush=True)
+def undumpable() -> bool:
+    """Make this process's memory unreadable to the user's other processes (Linux: prctl
+    PR_SET_DUMPABLE 0, which also refuses them ptrace and /proc/PID/mem): the approval code is
+    held there, and an agent runs as the same user. True when done; elsewhere, or when the call
+    fails, False (SECURITY.md says what then remains)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+PR_SET_DUMPABLE: Final = 4
+
+
+def _announce(line: str) -> None:
+    """What became of each approval code, and the next one, in the terminal running the page
+    (never in a page)."""
+    print(f"engram ui: {line}", flush=True)
 
 
 def _deferred() -> Callable[..., Any]:

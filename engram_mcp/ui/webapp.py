@@ -93,16 +93,16 @@ class Page:
     def problem(self, status: int, code: str, message: str) -> Response:
         return self.render("problem.html", status, code=code, message=message)
 
-    def unapproved(self, request: Request) -> Response | None:
+    def unapproved(self, request: Request, action: str) -> Response | None:
         """The refusal of a write of memory whose form lacks the terminal's approval code (the
         code is spent either way), or of any in a launch from an agent's shell; None when the
-        form carries the code."""
+        form carries the code. `action` says in the terminal what the code is used for."""
         if self.approvals is not None:  # started from an agent's shell: no write of memory at all
             return self.problem(403, "ENGRAM_AGENT_SHELL", self.approvals)
         typed = request.form.get(CODE_FIELD)
-        if self.code.spend(typed):
+        if self.code.spend(typed, action):
             return None
-        return self.problem(403, approval_code.CODE, approval_code.refusal(typed))
+        return self.problem(403, approval_code.CODE, approval_code.refusal(typed, self.code.locked))
 
 
 class UiApp:

@@ -81,13 +81,13 @@ class Ui:
 
 
 class Terminal:
-    """What `engram ui` would print in its terminal: each approval code after the first."""
+    """What `engram ui` would print in its terminal about the approval codes after the first."""
 
     def __init__(self) -> None:
-        self.codes: list[str] = []
+        self.lines: list[str] = []
 
-    def __call__(self, code: str) -> None:
-        self.codes.append(code)
+    def __call__(self, line: str) -> None:
+        self.lines.append(line)
 
 
 def app(store: Store, *, approvals: str | None = None) -> UiApp:

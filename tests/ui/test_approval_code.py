@@ -100,9 +100,41 @@ def test_codes_are_eight_unambiguous_characters_and_each_new_one_is_announced() 
     codes = ApprovalCode(terminal)
     first = codes.current
     assert re.fullmatch(r"[A-Z2-9]{4}-[A-Z2-9]{4}", first) and set(first.replace("-", "")) <= set(ALPHABET)
-    assert terminal.codes == []  # the first is printed with the URL
-    assert codes.spend(first)
-    assert terminal.codes == [codes.current] and codes.current != first
+    assert terminal.lines == []  # the first is printed with the URL
+    assert codes.spend(first, "save candidate 1 of proposal abc")
+    assert codes.current != first
+    assert terminal.lines == [
+        f"code used to save candidate 1 of proposal abc; the next approval code is {codes.current}"
+    ]
+
+
+def test_three_wrong_codes_in_a_row_and_the_launch_takes_no_more_writes() -> None:
+    """Second attack round: with the cookie, 4,050 wrong tries in 5 s kept every code the person
+    read off the terminal from working. Now the third wrong one in a row stops all writes, and
+    the terminal says why."""
+    terminal = Terminal()
+    codes = ApprovalCode(terminal)
+    assert not codes.spend("AAAA-AAAA", "retire use-uv")
+    assert not codes.spend("", "retire use-uv")
+    right = codes.current
+    assert codes.spend(right, "retire use-uv")  # a right one resets the count
+    for _ in range(3):
+        assert not codes.spend("AAAA-AAAA", "retire use-uv")
+    assert codes.locked
+    assert not codes.spend(codes.current, "retire use-uv")  # not even the right one now
+    assert "3 wrong approval codes in a row" in terminal.lines[-1]
+
+
+def test_the_page_says_it_takes_no_more_writes_once_locked(page: Ui, ws: Path) -> None:
+    for _ in range(3):
+        page.open("/memory/use-uv/retire", method="POST", data={"csrf": page.guard.csrf, "code": "AAAA-AAAA"})
+    response = page.post("/memory/use-uv/retire")  # with the current code
+    assert response.status_code == 403
+    assert "takes no more writes" in response.get_data(as_text=True)
+    assert (
+        split_front_matter((ws / ".engram" / "memory" / "use-uv.md").read_text())[0].get("status")
+        != "retired"
+    )
 
 
 def test_a_page_started_from_an_agents_shell_retires_nothing_even_with_the_code(

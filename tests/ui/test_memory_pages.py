@@ -277,14 +277,21 @@ def test_the_first_page_of_a_10000_memory_store_lists_its_first_hundred(tmp_path
         "http://%31%32%37.0.0.1:9999/",
         "http://\uff11\uff12\uff17.0.0.1:9999/",
         "http://app.localhost:9999/",
+        "http://1%C2%AD27.0.0.1:9999/",  # second attack round: IDNA drops a soft hyphen,
+        "http://1%E2%80%8B27.0.0.1:9999/",  # a zero-width space,
+        "http://127%E3%80%820%E3%80%820%E3%80%821:9999/",  # maps U+3002 to a dot,
+        "http://loc%C2%ADalhost:9999/",
+        "http://a@127.0.0.1:9999/",
+        "https://xn--8g7ccp.xn--7g7c.xn--7g7c.xn--8g7c:9999/",  # fullwidth 127.0.0.1 in punycode
+        "<http://1%C2%AD27.0.0.1:9999/>",
     ],
 )
 def test_a_memorys_link_to_this_machine_is_text_not_a_link(ws: Path, page: Ui, url: str) -> None:
     """Browsers send the page's cookie to every port of 127.0.0.1, and a click from the page is a
     same-site navigation: a clone's link to another local port would hand the cookie over."""
-    write_memory(
-        ws, "local-link", title="Docs", body=f"See [the docs]({url}) and [elsewhere](https://example.com/).\n"
-    )
+    link = url if url.startswith("<") else f"[the docs]({url})"
+    body = f"See {link} for the docs and [elsewhere](https://example.com/).\n"
+    write_memory(ws, "local-link", title="Docs", body=body)
     html = page.html("/memory/local-link")
     assert _links(html).count("https://example.com/") == 1
     assert not [link for link in _links(html) if "9999" in link or "3000" in link or "8080" in link]

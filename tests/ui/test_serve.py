@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import http.client
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -121,3 +123,18 @@ def test_ctrl_c_shuts_the_server_down_and_propagates(store: Store) -> None:
         serve.run(launch, wait=interrupted)
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_the_page_process_is_not_dumpable_on_linux() -> None:
+    """Second attack round: another process of the user read the approval code from
+    /proc/PID/mem of `engram ui`. Checked in a process of its own (this one stays dumpable)."""
+    probe = (
+        "import ctypes, sys\n"
+        "from engram_mcp.ui import serve\n"
+        "done = serve.undumpable()\n"
+        "print(done, ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) if sys.platform.startswith('linux') else '-')\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    expected = "True 0" if sys.platform.startswith("linux") else "False -"  # PR_GET_DUMPABLE: 0
+    assert ran.stdout.strip() == expected
