@@ -1,11 +1,8 @@
 """`/duplicates`: pairs of memories that say nearly the same thing, each with its way out: a merge
 proposal (`POST /duplicates/merge`), or retiring the one whose every word the other holds.
 
-The pairs (store.write.near_duplicates) are found off the request path, once per view of the
-store: on a store of 10,000 memories the search takes seconds, and no page waits for it. Until it
-is done the page says so and reloads itself (a `<meta http-equiv="refresh">`: the page runs no
-script). A launch starts looking at once (engram_mcp.ui.serve), and so does the pairs page when
-the store changed; the list's and a memory page's near-duplicate marks appear once it is done.
+The pairs are found off the request path (engram_mcp.ui.pairs); until they are, the page says
+so and reloads itself (a `<meta http-equiv="refresh">`: the page runs no script).
 
 The merge is proposed, not written: it goes through the proposal path (verdict, diff) and waits
 on the pending page for the person's Save, like every other proposal (origin `ui:merge`).
@@ -13,88 +10,22 @@ on the pending page for the person's Save, like every other proposal (origin `ui
 
 from __future__ import annotations
 
-import logging
-import threading
 from typing import Final
 
 from werkzeug.wrappers import Request, Response
 
 from engram_mcp.cli.common import cli_wording
 from engram_mcp.ui.memory_view import lookup
+from engram_mcp.ui.pairs import finder
 from engram_mcp.ui.webapp import Page
 from store.code.staleness import key
 from store.errors import StoreError
 from store.files.memory import Memory
-from store.store import Store
 from store.write import proposals
-from store.write.near_duplicates import Pair, merge_candidate, near_duplicates
-
-log = logging.getLogger("engram.ui")
+from store.write.near_duplicates import merge_candidate
 
 ORIGIN: Final = "ui:merge"
 RELOAD_SECONDS: Final = 2
-
-
-class PairFinder:
-    """The pairs of the store's current view, found in a thread of their own."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._found: tuple[tuple[object, ...], list[Pair]] | None = None
-        self._running: tuple[object, ...] | None = None
-
-    def pairs(self, store: Store) -> tuple[list[Pair] | None, bool]:
-        """(the pairs last found or None, whether they are the current view's); starts a search
-        when they are not."""
-        view = store.view()
-        with self._lock:
-            if self._found is not None and self._found[0] == view.key:
-                return self._found[1], True
-            if self._running != view.key:
-                self._running = view.key
-                config = store.config()
-                memories = list(view.durable.values())
-                threading.Thread(
-                    target=self._find,
-                    args=(view.key, memories, config.dedup_related, config.dedup_duplicate),
-                    name="engram-ui-pairs",
-                    daemon=True,
-                ).start()
-            return (self._found[1] if self._found is not None else None), False
-
-    def marked(self, store: Store) -> dict[str, Memory]:
-        """For each memory in a pair of the current view: the other one. Nothing until the pairs
-        of this view are found (a launch starts looking at once; this never starts a search, so
-        the list of memories costs nothing more)."""
-        with self._lock:
-            found = self._found
-        if found is None or found[0] != store.view().key:
-            return {}
-        marks: dict[str, Memory] = {}
-        for pair in found[1]:
-            marks.setdefault(key(pair.keeper), pair.other)
-            marks.setdefault(key(pair.other), pair.keeper)
-        return marks
-
-    def _find(
-        self, view_key: tuple[object, ...], memories: list[Memory], related: float, duplicate: float
-    ) -> None:
-        try:
-            found = near_duplicates(memories, related=related, duplicate=duplicate)
-        except Exception:  # a file gone meanwhile, or a bug: said, and the page shows none
-            log.exception("engram ui: looking for near-duplicate pairs failed")
-            found = []
-        with self._lock:
-            if self._running == view_key:
-                self._found = (view_key, found)
-                self._running = None
-
-
-def finder(page: Page) -> PairFinder:
-    found = page.extra.get("pairs")
-    if not isinstance(found, PairFinder):
-        found = page.extra["pairs"] = PairFinder()
-    return found
 
 
 def duplicates(page: Page, request: Request) -> Response:

@@ -7,7 +7,7 @@
 | `POST /memory/<key>/retire`, `/restore` | what `engram forget ID` / `engram restore ID` do |
 | `GET /pending` | the proposals waiting for approval, every candidate in full |
 | `POST /pending/<ref>` | save or decline the checked candidates of one proposal |
-| `GET /duplicates` | near-duplicate pairs, each with a merge to propose or one to retire |
+| `GET /duplicates` | near-duplicate pairs, each with a merge to propose |
 | `POST /duplicates/merge` | propose the merge of one pair (it waits on `/pending`) |
 | `GET /overview` | pictures: memories by type and age, freshness against the cited code |
 | `GET /health` | doctor's and verify's findings, each with its fix |
@@ -19,6 +19,7 @@ words: they name commands to run in a terminal).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Final
 from urllib.parse import urlencode
@@ -26,15 +27,11 @@ from urllib.parse import urlencode
 from werkzeug.wrappers import Request, Response
 
 from engram_mcp.cli.common import cli_wording
-from engram_mcp.ui import duplicates_page, health_page, overview_page, pending_page
+from engram_mcp.ui import pairs
 from engram_mcp.ui.listing import PAGE_SIZE, SCOPE_CHOICES, STATUS_CHOICES, TYPE_CHOICES, Filters, listing
-from engram_mcp.ui.memory_view import memory_page
-from engram_mcp.ui.render import hides_text, markdown
 from engram_mcp.ui.webapp import Handler, Page
-from store.code.staleness import describe, key
+from store.code.staleness import describe
 from store.errors import StoreError
-from store.safety import untrusted
-from store.write import curate
 
 
 def index(page: Page, request: Request) -> Response:
@@ -53,7 +50,7 @@ def index(page: Page, request: Request) -> Response:
         statuses=STATUS_CHOICES,
         describe=describe,
         link=_page_link(filters),
-        near=duplicates_page.finder(page).marked(page.store),
+        near=pairs.finder(page).marked(page.store),
     )
 
 
@@ -70,79 +67,27 @@ def _page_link(filters: Filters) -> Callable[[int], str]:
     return link
 
 
-def memory(page: Page, request: Request, name: str) -> Response:
-    try:
-        shown = memory_page(page.store, name)
-    except StoreError as exc:
-        status = 404 if exc.code == "ENGRAM_NOT_FOUND" else 400
-        return page.problem(status, exc.code, exc.text(cli_wording))
-    raw = request.args.get("as") == "text"
-    rendered = None if raw else markdown(shown.body)
-    return page.render(
-        "memory.html",
-        shown=shown,
-        raw=raw,
-        body=shown.body if rendered is None else rendered,
-        hides=rendered is not None and hides_text(shown.body, rendered),
-        describe=describe,
-        near=duplicates_page.finder(page).marked(page.store).get(shown.key),
-        key_of=key,
-    )
+def _later(module: str, name: str) -> Handler:
+    """The handler `name` of engram_mcp.ui.`module`, imported at its first request: the first
+    page (the list) then imports none of the other pages (markdown, the diff, doctor), which
+    `make bench`'s `ui_first_page` counts."""
 
+    def handler(page: Page, request: Request, **values: str) -> Response:
+        found: Handler = getattr(importlib.import_module(f"engram_mcp.ui.{module}"), name)
+        return found(page, request, **values)
 
-def _status(page: Page, request: Request, name: str, status: str) -> Response:
-    """Retire or restore: the store call `engram forget` / `engram restore` make, with the
-    terminal's approval code (engram_mcp.ui.approval_code)."""
-    verb = "retire" if status == "retired" else "restore"
-    if (refused := page.unapproved(request, f"{verb} {untrusted.line(name, 200)}")) is not None:
-        return refused
-    try:
-        if name.startswith(("user:", "note:")):  # curate names memories as the CLI does: by id
-            found = memory_page(page.store, name)
-            if not found.curated:
-                return page.problem(
-                    409,
-                    "ENGRAM_VALIDATION",
-                    f"{name} is not the memory `engram forget {found.memory.id}` would name; retire it "
-                    "from its own page",
-                )
-            name = found.memory.id
-        change = curate.set_status(page.store, name, status)
-    except StoreError as exc:
-        return page.problem(409 if exc.code != "ENGRAM_NOT_FOUND" else 404, exc.code, exc.text(cli_wording))
-    address = change.id if change.scope == "project" else f"user:{change.id}"
-    if status == "retired":
-        text = (
-            f"Retired {change.id} ({change.file}): the file is kept and reads leave it out."
-            if change.changed
-            else f"{change.id} is already retired."
-        )
-    else:
-        text = (
-            f"Restored {change.id} ({change.file}): reads include it again."
-            if change.changed
-            else f"{change.id} is active already; nothing changed."
-        )
-    return page.render("done.html", text=text, back=f"/memory/{address}", back_text=f"Back to {change.id}")
-
-
-def retire(page: Page, request: Request, name: str) -> Response:
-    return _status(page, request, name, "retired")
-
-
-def restore(page: Page, request: Request, name: str) -> Response:
-    return _status(page, request, name, "active")
+    return handler
 
 
 ROUTES: Final[tuple[tuple[str, str, Handler], ...]] = (
     ("/", "GET", index),
-    ("/memory/<name>", "GET", memory),
-    ("/memory/<name>/retire", "POST", retire),
-    ("/memory/<name>/restore", "POST", restore),
-    ("/pending", "GET", pending_page.pending),
-    ("/pending/<ref>", "POST", pending_page.decide),
-    ("/duplicates", "GET", duplicates_page.duplicates),
-    ("/duplicates/merge", "POST", duplicates_page.merge),
-    ("/overview", "GET", overview_page.overview),
-    ("/health", "GET", health_page.health),
+    ("/memory/<name>", "GET", _later("memory_actions", "memory")),
+    ("/memory/<name>/retire", "POST", _later("memory_actions", "retire")),
+    ("/memory/<name>/restore", "POST", _later("memory_actions", "restore")),
+    ("/pending", "GET", _later("pending_page", "pending")),
+    ("/pending/<ref>", "POST", _later("pending_page", "decide")),
+    ("/duplicates", "GET", _later("duplicates_page", "duplicates")),
+    ("/duplicates/merge", "POST", _later("duplicates_page", "merge")),
+    ("/overview", "GET", _later("overview_page", "overview")),
+    ("/health", "GET", _later("health_page", "health")),
 )

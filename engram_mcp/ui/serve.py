@@ -23,7 +23,7 @@ from typing import Any, Final
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from engram_mcp.errors import Fixable
-from engram_mcp.ui import duplicates_page
+from engram_mcp.ui import pairs
 from engram_mcp.ui.approval_code import ApprovalCode
 from engram_mcp.ui.pages import ROUTES
 from engram_mcp.ui.security import Guard
@@ -80,7 +80,8 @@ def bind(store: Store, port: int = 0, *, approvals: str | None = None) -> Launch
     store.view()  # read the store in before the URL is printed: the first page does not wait for it
     guard = Guard(server.port)
     app = UiApp(store, guard, ROUTES, code=ApprovalCode(_announce), approvals=approvals)
-    duplicates_page.finder(app.page).pairs(store)  # near-duplicates looked for at once, in their own thread
+    pairs.look_after_first_page(app.page)  # near-duplicates, once the first page is out
+    app.after = pairs.started
     server.app = app
     return Launch(server, app, guard.url)
 

@@ -131,6 +131,8 @@ class UiApp:
             self._handlers[endpoint] = handler
             rules.append(Rule(rule, endpoint=endpoint, methods=[method]))
         self._map = Map(rules, strict_slashes=False)
+        self.after: Callable[[Page], None] = lambda page: None
+        """Called after each page is made (engram_mcp.ui.serve starts the near-duplicate search)."""
         self._css = (HERE / "static" / "engram.css").read_bytes()
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -169,7 +171,9 @@ class UiApp:
             return page.problem(exc.code or 400, NOT_FOUND_CODE, "no such page: the list of memories is at /")
         with self._lock:
             try:
-                return self._handlers[str(endpoint)](page, request, **values)
+                response = self._handlers[str(endpoint)](page, request, **values)
+                self.after(page)
+                return response
             except Exception:  # the one boundary: logged, and the page says so without a traceback
                 log.exception("engram ui: %s %s failed", request.method, request.path)
                 return page.problem(

@@ -52,5 +52,5 @@ def test_other_engram_commands_import_no_web_stack(tmp_path: Path) -> None:
 
 def test_the_probe_sees_the_web_stack_when_it_is_loaded() -> None:
     """The check itself: importing the page's application is seen."""
-    loaded = _loaded_after("import engram_mcp.ui.serve", REPO)
+    loaded = _loaded_after("import engram_mcp.ui.serve, engram_mcp.ui.render", REPO)
     assert {"werkzeug", "jinja2", "nh3", "markdown_it", "engram_mcp.ui.serve"} <= set(loaded)

@@ -1,0 +1,102 @@
+"""The near-duplicate pairs of the store, found off the request path (issue 23, Build 4).
+
+The search (store.write.near_duplicates) takes seconds on 10,000 memories and holds the GIL
+meanwhile, so it runs in a thread of its own, once per view of the store, and no page waits for
+it. A launch starts it a second after its first page is served (engram_mcp.ui.serve), the pairs
+page whenever the store changed; the list's and a memory page's marks appear once it is done.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Final
+
+from engram_mcp.ui.webapp import Page
+from store.code.staleness import key
+from store.files.memory import Memory
+from store.store import Store
+from store.write.near_duplicates import Pair, near_duplicates
+
+log = logging.getLogger("engram.ui")
+
+
+class PairFinder:
+    """The pairs of the store's current view, found in a thread of their own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._found: tuple[tuple[object, ...], list[Pair]] | None = None
+        self._running: tuple[object, ...] | None = None
+
+    def pairs(self, store: Store) -> tuple[list[Pair] | None, bool]:
+        """(the pairs last found or None, whether they are the current view's); starts a search
+        when they are not."""
+        view = store.view()
+        with self._lock:
+            if self._found is not None and self._found[0] == view.key:
+                return self._found[1], True
+            if self._running != view.key:
+                self._running = view.key
+                config = store.config()
+                memories = list(view.durable.values())
+                threading.Thread(
+                    target=self._find,
+                    args=(view.key, memories, config.dedup_related, config.dedup_duplicate),
+                    name="engram-ui-pairs",
+                    daemon=True,
+                ).start()
+            return (self._found[1] if self._found is not None else None), False
+
+    def marked(self, store: Store) -> dict[str, Memory]:
+        """For each memory in a pair of the current view: the other one. Nothing until the pairs
+        of this view are found (a launch starts looking at once; this never starts a search, so
+        the list of memories costs nothing more)."""
+        with self._lock:
+            found = self._found
+        if found is None or found[0] != store.view().key:
+            return {}
+        marks: dict[str, Memory] = {}
+        for pair in found[1]:
+            marks.setdefault(key(pair.keeper), pair.other)
+            marks.setdefault(key(pair.other), pair.keeper)
+        return marks
+
+    def _find(
+        self, view_key: tuple[object, ...], memories: list[Memory], related: float, duplicate: float
+    ) -> None:
+        try:
+            found = near_duplicates(memories, related=related, duplicate=duplicate)
+        except Exception:  # a file gone meanwhile, or a bug: said, and the page shows none
+            log.exception("engram ui: looking for near-duplicate pairs failed")
+            found = []
+        with self._lock:
+            if self._running == view_key:
+                self._found = (view_key, found)
+                self._running = None
+
+
+AFTER_FIRST_PAGE: Final = "pairs after the first page"
+DELAY_SECONDS: Final = 1.0
+"""After the first page is served, before the pairs are looked for: the search holds the GIL
+for seconds on a large store, and the first page should not wait behind it."""
+
+
+def look_after_first_page(page: Page) -> None:
+    """A launch's wish: look for the pairs once the first page has been served (`started`)."""
+    page.extra[AFTER_FIRST_PAGE] = True
+
+
+def started(page: Page) -> None:
+    """Called when a page has been made: the first time after a launch, start looking."""
+    if page.extra.pop(AFTER_FIRST_PAGE, False):
+        timer = threading.Timer(DELAY_SECONDS, finder(page).pairs, args=(page.store,))
+        timer.daemon = True
+        timer.start()
+
+
+def finder(page: Page) -> PairFinder:
+    found = page.extra.get("pairs")
+    if not isinstance(found, PairFinder):
+        found = page.extra["pairs"] = PairFinder()
+    return found
