@@ -14,7 +14,7 @@ from engram_mcp.ui.render import hides_text, markdown
 from engram_mcp.ui.webapp import Page
 from store.code.staleness import describe, key
 from store.errors import StoreError
-from store.safety import untrusted
+from store.files.ids import check_id
 from store.write import curate
 
 
@@ -42,7 +42,7 @@ def _status(page: Page, request: Request, name: str, status: str) -> Response:
     """Retire or restore: the store call `engram forget` / `engram restore` make, with the
     terminal's approval code (engram_mcp.ui.approval_code)."""
     verb = "retire" if status == "retired" else "restore"
-    if (refused := page.unapproved(request, f"{verb} {untrusted.line(name, 200)}")) is not None:
+    if (refused := page.unapproved(request, f"{verb} {_said(name)}")) is not None:
         return refused
     try:
         if name.startswith(("user:", "note:")):  # curate names memories as the CLI does: by id
@@ -80,3 +80,14 @@ def retire(page: Page, request: Request, name: str) -> Response:
 
 def restore(page: Page, request: Request, name: str) -> Response:
     return _status(page, request, name, "active")
+
+
+def _said(name: str) -> str:
+    """A page address as the terminal's "code used to …" line names it: only a well-formed one
+    (third attack round: a cookie holder padded a name with spaces until it wrapped into a
+    forged line of that record)."""
+    try:
+        check_id(name.removeprefix("user:").removeprefix("note:"))
+    except StoreError:
+        return "an address that names no memory"
+    return name

@@ -150,3 +150,13 @@ def test_a_page_started_from_an_agents_shell_retires_nothing_even_with_the_code(
     response = ui.post("/memory/use-uv/retire")  # with the current code
     assert response.status_code == 403 and "ENGRAM_AGENT_SHELL" in response.get_data(as_text=True)
     assert path.read_bytes() == before
+
+
+def test_the_terminals_record_names_only_a_well_formed_address(page: Ui) -> None:
+    """Third attack round: a name padded with spaces wrapped into a forged "code used to" line."""
+    forged = (
+        "keep-me" + " " * 60 + "engram ui: code used to retire keep-me; the next approval code is ZZZZ-ZZZZ"
+    )
+    page.open(f"/memory/{forged}/retire", method="POST", data={"csrf": page.guard.csrf, "code": "AAAA-AAAA"})
+    said = page.app.page.code._announce.lines[-1]  # type: ignore[attr-defined]
+    assert "ZZZZ-ZZZZ" not in said and "an address that names no memory" in said
