@@ -132,7 +132,7 @@ class Store:
         """Why `$ENGRAM_HOME` cannot be used, or None. When set, this store reads the project
         alone, keeps no derived file (its secret cannot be kept, so nothing it tags could be
         trusted later), refuses writes (`home_refusal`) and says so once in its notices."""
-        keeps = not read_only and self.home_problem is None
+        keeps = self._keeps
         self.objective = env.get("ENGRAM_SESSION_OBJECTIVE", "")
         fixed = _fixed_clock(env.get("ENGRAM_NOW", ""))
         self.now: Callable[[], float] = clock or fixed or time.time
@@ -184,11 +184,15 @@ class Store:
     def key(self) -> bytes:
         """The per-user secret (created on first need; a read-only store never creates it)."""
         if self._secret is None:
-            keeps = not self.read_only and self.home_problem is None
-            self._secret = user_secret(self.user.root, create=keeps)
+            self._secret = user_secret(self.user.root, create=self._keeps)
             if self._secret.notice:
                 self.notice("ENGRAM_UNTRUSTED", self._secret.notice)
         return self._secret.key
+
+    @property
+    def _keeps(self) -> bool:
+        """Whether this store may make and keep files of its own: its secret, derived files, usage."""
+        return not self.read_only and self.home_problem is None
 
     def home_refusal(self, what: str) -> str:
         """What an unusable `$ENGRAM_HOME` means (`what`: for this use) and its fix."""

@@ -30,11 +30,12 @@ RELOAD_SECONDS: Final = 2
 
 def duplicates(page: Page, request: Request) -> Response:
     pairs, current = finder(page).pairs(page.store)
+    looking = pairs is None or not current
     return page.render(
         "duplicates.html",
         pairs=pairs or [],
-        looking=pairs is None or not current,
-        reload=RELOAD_SECONDS if pairs is None or not current else None,
+        looking=looking,
+        reload=RELOAD_SECONDS if looking else None,
         key=key,
         counted=len(page.store.view().durable),
     )

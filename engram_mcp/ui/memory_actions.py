@@ -9,12 +9,11 @@ from werkzeug.wrappers import Request, Response
 
 from engram_mcp.cli.common import cli_wording
 from engram_mcp.ui import pairs
-from engram_mcp.ui.memory_view import memory_page
+from engram_mcp.ui.memory_view import address, memory_page
 from engram_mcp.ui.render import hides_text, markdown
 from engram_mcp.ui.webapp import Page
 from store.code.staleness import describe, key
 from store.errors import StoreError
-from store.files.ids import check_id
 from store.write import curate
 
 
@@ -87,7 +86,7 @@ def _said(name: str) -> str:
     (third attack round: a cookie holder padded a name with spaces until it wrapped into a
     forged line of that record)."""
     try:
-        check_id(name.removeprefix("user:").removeprefix("note:"))
+        address(name)
     except StoreError:
         return "an address that names no memory"
     return name

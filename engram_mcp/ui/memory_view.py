@@ -65,14 +65,20 @@ class MemoryPage:
     """Retire and restore act on this memory (what `engram forget ID` would name)."""
 
 
-def lookup(store: Store, name: str) -> Memory:
-    """The memory a page address names. InvalidId (the CLI's check) or NotFound."""
+def address(name: str) -> tuple[str, str, str]:
+    """(scope, tier, id) of a page address (`id`, `user:id`, `note:id`). InvalidId (the CLI's
+    check) when the id is none."""
     scope, tier, wanted = "project", "durable", name
     if name.startswith("user:"):
         scope, wanted = "user", name.removeprefix("user:")
     elif name.startswith("note:"):
         tier, wanted = "working", name.removeprefix("note:")
-    check_id(wanted)
+    return scope, tier, check_id(wanted)
+
+
+def lookup(store: Store, name: str) -> Memory:
+    """The memory a page address names. InvalidId (the CLI's check) or NotFound."""
+    scope, tier, wanted = address(name)
     view = store.view()
     if tier == "working":
         note = view.notes.get(wanted)

@@ -50,8 +50,8 @@ class PairFinder:
 
     def marked(self, store: Store) -> dict[str, Memory]:
         """For each memory in a pair of the current view: the other one. Nothing until the pairs
-        of this view are found (a launch starts looking at once; this never starts a search, so
-        the list of memories costs nothing more)."""
+        of this view are found (a launch starts looking after its first page; this never starts
+        a search, so the list of memories costs nothing more)."""
         with self._lock:
             found = self._found
         if found is None or found[0] != store.view().key:

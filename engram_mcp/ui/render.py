@@ -58,9 +58,7 @@ def _image(renderer: object, tokens: Sequence[Token], idx: int, options: Options
     tag, alt text and all, hiding text that is in the memory."""
     token = tokens[idx]
     alt = "".join(child.content for child in token.children or [])
-    title = str(token.attrGet("title") or "")
-    said = f"[image: {alt} → {token.attrGet('src') or ''}{' “' + title + '”' if title else ''}]"
-    return escapeHtml(untrusted.line(said, LINK_LIMIT))
+    return _as_text(f"[image: {alt} → {_target(token)}]")
 
 
 def _fence(
@@ -69,7 +67,7 @@ def _fence(
     """A fenced block with its info string shown above it (the default renderer keeps only a
     class from it, which the sanitiser drops)."""
     info = tokens[idx].info.strip()
-    shown = f"<p><code>{escapeHtml(untrusted.line(info, LINK_LIMIT))}</code></p>" if info else ""
+    shown = f"<p><code>{_as_text(info)}</code></p>" if info else ""
     return shown + renderer.fence(tokens, idx, options, env)
 
 
@@ -78,9 +76,20 @@ def _link_close(
 ) -> str:
     """A link's target after its text, so the page shows where a link goes (and its title)."""
     opening = next(t for t in reversed(tokens[:idx]) if t.type == "link_open")
-    href, title = str(opening.attrGet("href") or ""), str(opening.attrGet("title") or "")
-    said = f" ({href}{' “' + title + '”' if title else ''})"
-    return "</a>" + escapeHtml(untrusted.line(said, LINK_LIMIT))  # a title's references are decoded
+    return f"</a>{_as_text(f' ({_target(opening)})')}"
+
+
+def _target(token: Token) -> str:
+    """A link's or an image's target, and its title when it has one."""
+    target = str(token.attrGet("href") or token.attrGet("src") or "")
+    title = str(token.attrGet("title") or "")
+    return f"{target} “{title}”" if title else target
+
+
+def _as_text(said: str) -> str:
+    """Text the page adds from a memory's markdown (a target, a title, an info string) as HTML
+    text: escaped like the body (markdown decodes a title's references), then for HTML."""
+    return escapeHtml(untrusted.line(said, LINK_LIMIT))
 
 
 _MARKDOWN.add_render_rule("image", _image)

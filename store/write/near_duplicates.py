@@ -15,8 +15,8 @@ whose every shared word is common is not found; such pairs are rarely what a per
 The merge is a proposal like any other (its verdict, the diff, the approval): an UPDATE of the
 pair's longer-standing memory (the keeper, updated first) whose body gains each paragraph of the other that holds a word
 the keeper's text lacks, and whose tags, paths and refs are the union of both. The other memory
-is left as it is; once the merge is saved it says nothing the keeper does not, and the person
-retires it (`Pair.contained` says when that is so).
+is left as it is; once the merge is saved its words are all in the keeper's (`Pair.contained`),
+and the person reads both and retires one: words alone do not tell "never" from "always".
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from store.files.memory import Memory
 from store.search.tokenize import stem, tokenize
-from store.write.verdicts import Shape, memory_shape, same_subject, shape, similarity
+from store.write.verdicts import Shape, jaccard, memory_shape, same_subject, shape, similarity
 
 CANDIDATES: Final = 8
 """Memories compared with each memory: those sharing the most rare words with it."""
@@ -43,14 +43,15 @@ _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 @dataclass(frozen=True, slots=True)
 class Pair:
     keeper: Memory
-    """What a merge updates: the one that says all the other says, else the one updated longer
-    ago (then by id), so a merged pair keeps its keeper."""
+    """What a merge updates: the one whose words hold all of the other's, else the one updated
+    longer ago (then by id), so a merged pair keeps its keeper."""
     other: Memory
     similarity: float
     duplicate: bool
     """At or above the duplicate band: a proposal of the one would be NOOP against the other."""
     contained: bool
-    """Every word of `other` is in `keeper` already: retiring `other` loses nothing."""
+    """Every word (stem) of `other` is in `keeper` already. Not that it says nothing more: a
+    "never" and an "always" share their words, so the page only points the person at both."""
 
 
 def _common(count: int) -> int:
@@ -94,7 +95,7 @@ def near_duplicates(memories: Sequence[Memory], *, related: float, duplicate: fl
         for b, count in counts.most_common(CANDIDATES):
             if count < MIN_SHARED:
                 break
-            if _jaccard(titles[a], titles[b]) < least or len(words[a] & words[b]) < least * min(
+            if jaccard(titles[a], titles[b]) < least or len(words[a] & words[b]) < least * min(
                 len(words[a]), len(words[b])
             ):
                 continue  # titles or words too far apart to reach the band
@@ -103,10 +104,6 @@ def near_duplicates(memories: Sequence[Memory], *, related: float, duplicate: fl
                 pairs.append(pair)
     pairs.sort(key=lambda p: (-p.similarity, p.keeper.id, p.other.id))
     return pairs[:SHOWN]
-
-
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 def _pair(

@@ -177,7 +177,7 @@ def shape(title: str, tags: Sequence[str], body: str) -> Shape:
     )
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
@@ -191,14 +191,14 @@ def similarity(candidate: Shape, memory: Shape) -> float:
     elif small >= MIN_CONTAINMENT_TOKENS:
         body = len(mine & theirs) / small
     else:
-        body = _jaccard(mine, theirs)
-    return round(0.5 * _jaccard(candidate.title, memory.title) + 0.5 * body, 3)
+        body = jaccard(mine, theirs)
+    return round(0.5 * jaccard(candidate.title, memory.title) + 0.5 * body, 3)
 
 
 def closeness(candidate: Shape, memory: Shape) -> float:
     """Jaccard of all the words (by stem): among equally similar memories, the one whose text
     is most nearly the candidate's comes first (the exact duplicate before a longer memory)."""
-    return _jaccard(candidate.stems, memory.stems)
+    return jaccard(candidate.stems, memory.stems)
 
 
 def adds_nothing(candidate: Shape, memory: Shape) -> bool:
