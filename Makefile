@@ -13,7 +13,7 @@ endif
 PY := $(VENV_BIN)/python$(EXE)
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint bench bench-quick clean hosts-e2e eval
+.PHONY: install test lint bench bench-quick clean hosts-e2e eval calibrate
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,14 +46,22 @@ bench: $(STAMP)
 bench-quick: $(STAMP)
 	$(PY) bench/run.py --quick $(ARGS)
 
-# Search quality on the labelled set in fixtures/eval/ (not a test). First the overlap line per
-# query kind (exit 1 when a paraphrase query shares over 0.15 of its words with its answer), then
-# recall@5/@10, nDCG@10, MRR and ms per query per kind, for each split (tune, test), with and
-# without the optional vector signal, and `load` on task descriptions at budget 2000. Compares
-# with eval/baseline.json and exits 1 when a kind drops by more than one query.
+# Search quality on the labelled sets in fixtures/eval/ (not a test): short coding rules, long
+# session notes (fixtures/eval/long/) and questions no memory answers (noanswer.jsonl). First the
+# overlap line per query kind (exit 1 when a paraphrase query shares over 0.15 of its words with
+# its answer), then recall@5/@10, nDCG@10, MRR and ms per query per kind, and the share of
+# no-answer queries given "no match", for each split (tune, test), with and without the optional
+# vector signal, and `load` on task descriptions at budget 2000. Compares with eval/baseline.json
+# and exits 1 when a kind drops by more than one query.
 # `make eval ARGS="--split tune"` for tuning runs; `ARGS=--save-baseline` records the figures.
 eval: $(STAMP)
 	$(PY) eval/run.py $(ARGS)
+
+# Chooses the no-match lines and BM25's share of the fused score on the tune split only (every
+# kind, answered or not) and writes build/eval/calibration.json; the chosen values are copied by
+# hand into store/search/confidence.py and fusion.py, then `make eval` reports the test split.
+calibrate: $(STAMP)
+	$(PY) eval/calibrate.py $(ARGS)
 
 # The real host CLIs (pinned in e2e/hosts.py, installed from npm into ~/.cache/engram-e2e or
 # $ENGRAM_E2E_CACHE) against this checkout, each driven by a scripted model on 127.0.0.1.

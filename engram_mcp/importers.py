@@ -32,6 +32,7 @@ import yaml
 
 from engram_mcp.errors import Fixable
 from store.files.git import run_git
+from store.files.memory import provenance
 from store.plurals import count
 from store.safety import untrusted
 
@@ -216,12 +217,7 @@ def markdown_candidates(text: str, source: str, paths: list[str] | None = None) 
         candidate: dict[str, Any] = {
             "type": _type(where, body),
             "title": _title(where, body),
-            "body": body
-            + (
-                f"\n\n(imported from {source}, section “{where}”)"
-                if where
-                else f"\n\n(imported from {source})"
-            ),
+            "body": body + provenance(f"{source}, section “{where}”" if where else source),
             "tags": list(dict.fromkeys(tags)),
         }
         if paths:
@@ -262,7 +258,7 @@ def claude_memory(folder: Path) -> list[dict[str, Any]]:
             {
                 "type": kind,
                 "title": _title("", name),
-                "body": text + "\n\n(imported from Claude Code auto memory)",
+                "body": text + provenance("Claude Code auto memory"),
                 "tags": ["claude-memory"],
                 "scope": "user" if meta.get("type") == "user" else "project",
             }
@@ -314,7 +310,7 @@ def read(source: str, workspace: Path, path: str | None = None, home: Path | Non
             candidate: dict[str, Any] = {
                 "type": _type(title, body) if _type(title, body) != "convention" else "rule",
                 "title": _title("", title),
-                "body": body.strip() + f"\n\n(imported from Cursor rule {rule.name})",
+                "body": body.strip() + provenance(f"Cursor rule {rule.name}"),
                 "tags": ["cursor-rules", _slug(rule.stem)],
             }
             if globs := _globs(meta.get("globs")):

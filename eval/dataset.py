@@ -6,6 +6,11 @@
   `kind` `keyword | paraphrase | identifier` and `labels` `{memory id: grade}` (2 = the answer,
   1 = relevant; a superseded memory is never labelled: search must not bring it back);
 - `fixtures/eval/tiny.json`: stores of 1 to 5 memories with their own queries (kind `tiny`);
+- `fixtures/eval/long/memory/<id>.md` and `fixtures/eval/long/queries.jsonl`: the long-document
+  set, conversational session notes of 700–1,500 words in a store of their own, with queries of
+  kind `long-keyword | long-paraphrase` (written before the sessions);
+- `fixtures/eval/noanswer.jsonl`: `{id, split, domain, query}`, questions of other domains that
+  no memory of the coding set answers (written before any tuning): search should say no match;
 - `fixtures/eval/tasks.jsonl`: one task description a line, `{id, split, task, labels}`: what a
   developer types as a session objective or a ticket title, labelled with the memories someone
   doing that task needs (graded like queries), for `load` (eval/load_eval.py).
@@ -28,6 +33,8 @@ from store.files.memory import render_checked
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "eval"
 KINDS = ("keyword", "paraphrase", "identifier")
+LONG_KINDS = ("long-keyword", "long-paraphrase")
+LONG = FIXTURE / "long"
 SPLITS = ("tune", "test")
 
 
@@ -85,6 +92,30 @@ def load_queries(path: Path = FIXTURE / "queries.jsonl") -> list[Query]:
     return queries
 
 
+def load_long_queries(path: Path = LONG / "queries.jsonl") -> list[Query]:
+    queries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            row = json.loads(line)
+            if row["kind"] not in LONG_KINDS:
+                raise ValueError(
+                    f"{path}:{number}: kind {row['kind']!r} is not one of {', '.join(LONG_KINDS)}"
+                )
+            split = _split(f"{path}:{number}", row)
+            queries.append(Query(row["id"], row["kind"], row["query"], dict(row["labels"]), split))
+    return queries
+
+
+def load_noanswer(path: Path = FIXTURE / "noanswer.jsonl") -> list[Query]:
+    """The no-answer queries, kind `none`, no labels."""
+    queries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            row = json.loads(line)
+            queries.append(Query(row["id"], "none", row["query"], {}, _split(f"{path}:{number}", row)))
+    return queries
+
+
 def load_tasks(path: Path = FIXTURE / "tasks.jsonl") -> list[Task]:
     tasks = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -121,6 +152,14 @@ def build_workspace(root: Path, fixture: Path = FIXTURE) -> tuple[Path, Path]:
     workspace, home = root / "workspace", root / "engram-home"
     shutil.copytree(fixture / "memory", workspace / ".engram" / "memory")
     shutil.copytree(fixture / "user" / "memory", home / "memory")
+    return workspace, home
+
+
+def build_long_workspace(root: Path) -> tuple[Path, Path]:
+    """The long-document set in a store of its own: returns (workspace, engram home)."""
+    workspace, home = root / "workspace", root / "engram-home"
+    shutil.copytree(LONG / "memory", workspace / ".engram" / "memory")
+    home.mkdir(parents=True)
     return workspace, home
 
 

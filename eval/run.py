@@ -62,13 +62,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from eval import load_eval, overlap, peers  # noqa: E402
+from eval import build_speed, load_eval, overlap, peers  # noqa: E402
 from eval.dataset import (  # noqa: E402
     KINDS,
+    LONG_KINDS,
     SPLITS,
     Query,
+    build_long_workspace,
     build_tiny,
     build_workspace,
+    load_long_queries,
+    load_noanswer,
     load_queries,
     load_tasks,
     load_tiny,
@@ -177,7 +181,7 @@ def by_kind(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Every kind's summary, and `all` over the own set's kinds (tiny stores apart)."""
     kinds = {
         kind: summarise(found)
-        for kind in (*KINDS, "tiny")
+        for kind in (*KINDS, "tiny", *LONG_KINDS)
         if (found := [r for r in rows if r["kind"] == kind])
     }
     if own := [r for r in rows if r["kind"] in KINDS]:
@@ -200,8 +204,17 @@ def run_mode(vectors: bool, splits: Sequence[str], scratch: Path) -> dict[str, A
             tiny_workspace, tiny_home = build_tiny(scratch / mode, tiny)
             chosen = [q for q in tiny.queries if q.split in splits]
             rows += run_queries(open_store(tiny_workspace, tiny_home, env), chosen)
+        long_workspace, long_home = build_long_workspace(scratch / mode / "long")
+        long_queries = [q for q in load_long_queries() if q.split in splits]
+        rows += run_queries(open_store(long_workspace, long_home, env), long_queries)
+        none = no_match(store, [q for q in load_noanswer() if q.split in splits], splits)
         load_workspace, load_home = build_workspace(scratch / mode / "load")  # load may record use
         load, load_rows = load_eval.run(open_store(load_workspace, load_home, env), load_tasks(), splits)
+        if vectors:
+            fresh, fresh_home = build_workspace(scratch / mode / "build")
+            builds = {"own": build_speed.measure(fresh, fresh_home, env)}
+            long_workspace, long_home = build_long_workspace(scratch / mode / "long-build")
+            builds["long"] = build_speed.measure(long_workspace, long_home, env)
     backends = sorted({b for r in rows for b in r["backends"]})
     misses = [
         {"id": r["id"], "recall@10": round(r["recall@10"], 4), "top3": r["ranked"][:3]}
@@ -214,6 +227,7 @@ def run_mode(vectors: bool, splits: Sequence[str], scratch: Path) -> dict[str, A
         "queries": len(rows),
         "splits": {split: {"kinds": by_kind([r for r in rows if r["split"] == split])} for split in splits},
         "load": load,
+        "no_match": none,
         "misses": misses,
         "load_misses": [
             {"id": r["id"], "bodies": r["bodies"][:5]} for r in load_rows if not r["relevant_body"]
@@ -222,7 +236,23 @@ def run_mode(vectors: bool, splits: Sequence[str], scratch: Path) -> dict[str, A
     if vectors:
         result["vector_state"] = state
         result["without_vectors"] = without_vectors(rows)
+        result["vector_build"] = builds
     return result
+
+
+def no_match(store: Store, queries: Sequence[Query], splits: Sequence[str]) -> dict[str, Any]:
+    """Per split, the share of the no-answer queries that get no match (no entry at all), and
+    the ones that got entries with their first result."""
+    found: dict[str, Any] = {}
+    for split in splits:
+        asked = [q for q in queries if q.split == split]
+        answered = {q.id: ids[0] for q in asked if (ids := ask(store, q.text)[0])}
+        found[split] = {
+            "queries": len(asked),
+            "no_match_rate": round(1 - len(answered) / len(asked), 4) if asked else 0.0,
+            "answered": answered,
+        }
+    return found
 
 
 def table(result: dict[str, Any], split: str) -> str:
@@ -234,6 +264,11 @@ def table(result: dict[str, Any], split: str) -> str:
             f"{s['ndcg@10']:>8.3f} {s['mrr']:>6.3f} {s['ms_median']:>7.2f} {s['zero_hits']:>5}"
         )
     lines.append(load_eval.line(split, result["load"][split]))
+    none = result["no_match"][split]
+    lines.append(
+        f"no-answer {split:<5} n {none['queries']:>3}  no match {none['no_match_rate']:.3f}"
+        f"  (answered {len(none['answered'])}: {', '.join(sorted(none['answered'])[:8])})"
+    )
     return "\n".join(lines)
 
 
@@ -386,6 +421,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if vectors:
                     print(gains(result, output["modes"]["bm25"], split))
                 print()
+            for name, figures in result.get("vector_build", {}).items():
+                print(build_speed.line(name, figures))
             output["modes"][result["mode"]] = result
         if args.no_peers:
             print("peers: switched off (--no-peers)")

@@ -22,7 +22,7 @@ from store.errors import Next, NotFound, Problem, UnsafePath, Words
 from store.files.fsutil import clean_stale_temps
 from store.files.git import repository
 from store.files.ids import check_id
-from store.files.memory import Memory
+from store.files.memory import Memory, without_provenance
 from store.files.workspace import (
     STATE_FILES,
     ScopeDir,
@@ -35,7 +35,7 @@ from store.files.workspace import (
 )
 from store.read.catalog import Broken, Catalog, Snapshot, memory_key
 from store.read.load import LoadResult, Selected, Why, plain_words, single, tiered
-from store.read.route import RouteEntry, RoutePlan, RoutePool, route, task_classes
+from store.read.route import RouteEntry, RoutePlan, RoutePool, route, task_classes, unrouted
 from store.read.session import (
     WorkingTree,
     cards_fit,
@@ -49,11 +49,12 @@ from store.read.usage import Usage
 from store.read.variants import variant_text
 from store.safety import untrusted
 from store.safety.user_key import Secret, user_secret
+from store.search.confidence import WORDS_FIRST, Judged, lines, meaning
 from store.search.fusion import fuse, model_weight
 from store.search.lexical import Hit, Key, SearchIndex, key_of, snippet
 from store.search.vector_extra import available, disabled_by_env, missing
 from store.write.approvals import Pending
-from store.write.verdicts import POOL
+from store.write.verdicts import MEANING_BANDS, POOL, Pool
 
 if TYPE_CHECKING:
     from store.search.vectors import VectorIndex
@@ -109,6 +110,8 @@ class SearchResult:
     backends: tuple[str, ...]
     """The signals that took part: `bm25`, and `vectors:<model>` when the vector signal did."""
     diagnostics: tuple[tuple[str, str], ...] = ()
+    no_match: str = ""
+    """Why no memory answers the query, when none does (store.search.confidence)."""
 
 
 class Store:
@@ -125,6 +128,7 @@ class Store:
         """`background`: find hand edits of a large store off the request path (a server);
         a one-shot command (the CLI, the session hook) reads once and passes False."""
         self.workspace = workspace
+        self._background = background
         self.project: ScopeDir = project_dir(workspace)
         self.user: ScopeDir = user_dir(env)
         self.read_only = read_only
@@ -314,10 +318,12 @@ class Store:
             for folder in (scope.root, scope.memory_dir, scope.working_dir):
                 clean_stale_temps(folder)
 
-    def similar_pool(self, candidate: Candidate, view: View | None = None) -> list[Memory]:
+    def similar_pool(self, candidate: Candidate, view: View | None = None) -> Pool:
         """The active durable memories a verdict compares `candidate` with: the POOL best BM25
         matches of its text, then up to POOL memories that hold every word of it (shortest
-        first), so an exact or containing duplicate is seen whatever BM25 ranks above it."""
+        first), so an exact or containing duplicate is seen whatever BM25 ranks above it, then,
+        where the vector signal takes part with a model verdicts have bands for, up to POOL
+        nearest by meaning, each with its cosine (one embedding of the text, store.write.verdicts)."""
         view = view or self.view()
 
         def eligible(memory: Memory) -> bool:
@@ -326,7 +332,50 @@ class Store:
         text = candidate.text()
         ranked = [h.memory for h in self._search.search(text, 100) if eligible(h.memory)][:POOL]
         holding = [m for m in self._search.containing(text) if eligible(m)][:POOL]
-        return list({(m.scope, m.id): m for m in [*ranked, *holding]}.values())
+        pool = {(m.scope, m.id): m for m in [*ranked, *holding]}
+        if self._vectors_warming or not self._vectors_on():  # warming: the model is not in yet
+            return Pool(list(pool.values()))
+        scored = self._vector_index().scores(
+            without_provenance(text),  # as the memories were embedded (store.search.vectors.windows)
+            self.config().vector_model,
+            lambda: self._keyed(view),
+            view.key,
+            want=[key_of(m) for m in pool.values()],
+            top=2 * POOL,
+        )
+        if scored is None or scored.building is not None or scored.model not in MEANING_BANDS:
+            return Pool(list(pool.values()))
+        by_key = self._keyed(view)
+        near = sorted(
+            ((v, k) for k, v in scored.scores.items() if k in by_key and eligible(by_key[k])),
+            key=lambda row: (-row[0], row[1]),
+        )
+        cosines = {(k[0], k[2]): v for v, k in near}
+        for _, k in near[:POOL]:
+            pool.setdefault((k[0], k[2]), by_key[k])
+        return Pool(list(pool.values()), scored.model, {k: cosines[k] for k in pool if k in cosines})
+
+    def meaning_neighbours(
+        self, view: View | None = None, *, top: int
+    ) -> tuple[str, list[tuple[Memory, Memory, float]]] | None:
+        """Each active durable memory's `top` nearest of its own scope by meaning, with their
+        cosine (store.search.vectors.VectorIndex.neighbours), for the near-duplicates page; None
+        while the vector signal is off, loading or building, or has a model verdicts have no
+        bands for."""
+        view = view or self.view()
+        if self._vectors_warming or not self._vectors_on():
+            return None
+        by_key = self._keyed(view)
+        groups: dict[str, list[Key]] = {}
+        for memory in view.durable.values():
+            if memory.active:
+                groups.setdefault(memory.scope, []).append(key_of(memory))
+        found = self._vector_index().neighbours(
+            self.config().vector_model, lambda: by_key, view.key, groups.values(), top
+        )
+        if found is None or found[0] not in MEANING_BANDS:
+            return None
+        return found[0], [(by_key[a], by_key[b], cosine) for a, b, cosine in found[1]]
 
     def init(self) -> list[str]:
         return init_scope(self.project)
@@ -381,7 +430,7 @@ class Store:
 
             if not fused:
                 return {m.id: score for m, score in self._search.scored(query, ROUTE_HITS) if wanted(m)}
-            hits, _ = self._fused(query, self._search.search(query, ROUTE_HITS), view, ROUTE_HITS, wanted)
+            hits, _, _ = self._fused(query, self._search.search(query, ROUTE_HITS), view, ROUTE_HITS, wanted)
             return {h.memory.id: h.score for h in hits}
 
         return scores
@@ -408,6 +457,7 @@ class Store:
                     writable=not self.read_only,
                     key=self.key,
                     notice=self.notice,
+                    one_shot=not self._background,
                 )
             return self._vectors
 
@@ -418,42 +468,58 @@ class Store:
 
     def _fused(
         self, query: str, hits: list[Hit], view: View, top: int | None, wanted: Callable[[Memory], bool]
-    ) -> tuple[list[Hit], list[str]]:
+    ) -> tuple[list[Hit], list[str], Judged]:
         """The BM25 hits that search may return (`wanted`), fused with the vector signal when it
-        is on and `warm` is not still loading it (store.search.fusion); the backends used. Both
-        signals are standardised over wanted memories only: a superseded or filtered-out memory
-        never shapes the scale."""
+        is on and `warm` is not still loading it (store.search.fusion), less those that do not
+        answer the query (store.search.confidence); the backends used, and the best of each
+        confidence scale (why nothing answered, when nothing did). Both signals are
+        standardised over wanted memories only: a superseded or filtered-out memory never
+        shapes the scale."""
         hits = [h for h in hits if wanted(h.memory)]
-        if self._vectors_warming or not self._vectors_on():  # warming: the model is not in yet
-            return hits, ["bm25"]
+        coverage = self._search.coverage(query, [key_of(h.memory) for h in hits])
+        best = max(coverage.values(), default=0.0)
+        scored = None
         config = self.config()
         bm25 = {key_of(h.memory): h.score for h in hits}
-        scored = self._vector_index().scores(
-            query, config.vector_model, lambda: self._keyed(view), view.key, want=bm25, top=top
-        )
-        if scored is None or scored.building is not None:  # no model, or its first build runs on
-            return hits, ["bm25"]
+        if not self._vectors_warming and self._vectors_on():  # warming: the model is not in yet
+            scored = self._vector_index().scores(
+                query, config.vector_model, lambda: self._keyed(view), view.key, want=bm25, top=top
+            )
+        if scored is None or scored.building is not None:  # off, no model, or its first build runs on
+            held_to = lines(None)
+            opened = any(held_to.opens(value, None) for value in coverage.values())
+            kept = [h for h in hits if opened and held_to.keeps(coverage[key_of(h.memory)], None)]
+            return kept, ["bm25"], Judged(best)
         by_key = self._keyed(view)
         vectors = {k: v for k, v in scored.scores.items() if k in by_key and wanted(by_key[k])}
+        meant = {k: meaning(v, scored.anchor) for k, v in vectors.items()}
+        held_to = lines(scored.model, scored.spread)
+        judged = Judged(best, max(meant.values(), default=0.0), held_to)
+        fused_scores = fuse(bm25, vectors, model_weight(scored.model, config.bm25_weight), scored.anchor)
+        if not any(held_to.opens(coverage.get(k, 0.0), meant.get(k)) for k in fused_scores):
+            return [], ["bm25", f"vectors:{scored.model}"], judged
         fused = [
-            Hit(by_key[k], score)
-            for k, v in fuse(
-                bm25, vectors, model_weight(scored.model, config.bm25_weight), scored.anchor
-            ).items()
-            if (score := round(v, 4)) > 0
-            or k in bm25  # found by meaning alone, and no better than nothing: no hit
+            Hit(by_key[k], round(v, 4))
+            for k, v in fused_scores.items()
+            if held_to.keeps(coverage.get(k, 0.0), meant.get(k))
         ]
         every_word = self._search.holding_every_word(query, [key_of(h.memory) for h in fused])
+        by_words = sorted(
+            (k for k in (key_of(h.memory) for h in fused) if coverage.get(k, 0.0) >= held_to.coverage),
+            key=lambda k: -bm25[k],
+        )
+        words_first = set(by_words[:WORDS_FIRST])  # what the words found keeps its place
         fused.sort(
             key=lambda h: (
                 key_of(h.memory) not in every_word,
+                key_of(h.memory) not in words_first,
                 -h.score,
                 h.memory.id,
                 h.memory.tier,
                 h.memory.scope,
             )
         )
-        return fused, ["bm25", f"vectors:{scored.model}"]
+        return fused, ["bm25", f"vectors:{scored.model}"], judged
 
     def search(
         self,
@@ -499,7 +565,7 @@ class Store:
         top: int | None = max(4 * limit, 100)
         while True:
             found = self._search.search(query, top)
-            hits, backends = self._fused(query, found, view, top, wanted)
+            hits, backends, judged = self._fused(query, found, view, top, wanted)
             chosen = hits[:limit]
             if len(chosen) == limit or top is None or len(found) < top:
                 break
@@ -516,7 +582,8 @@ class Store:
             for h in chosen
         ]
         self._answered.set()
-        return SearchResult(entries, tuple(backends), self._vector_diagnostics())
+        no_match = "" if entries else judged.why_none()
+        return SearchResult(entries, tuple(backends), self._vector_diagnostics(), no_match)
 
     def _vector_diagnostics(self) -> tuple[tuple[str, str], ...]:
         """Why the vector signal did not take part although it is on: a bad or missing model
@@ -532,7 +599,12 @@ class Store:
             code = "ENGRAM_CONFIG" if config.vector_model else "ENGRAM_VECTORS_UNAVAILABLE"
             return ((code, f"{problem}; search uses BM25 alone"),)
         if (building := self._vectors.progress()) is not None:
-            return (("ENGRAM_VECTORS_BUILDING", f"{building}; search uses BM25 alone until then"),)
+            return (
+                (
+                    "ENGRAM_VECTORS_BUILDING",
+                    f"{building}; search uses BM25 alone until then (`engram index` builds the rest now)",
+                ),
+            )
         return ()
 
     def vector_state(self) -> dict[str, Any]:
@@ -564,6 +636,13 @@ class Store:
             "embedded": embedded,
             "memories": total,
         }
+
+    def build_vectors(self, told: Callable[[int, int], None]) -> dict[str, Any]:
+        """Embed every memory still waiting for its vectors, on this thread (`engram index`),
+        `told(done, total)` as it goes; the vector state after (`vector_state`)."""
+        if self.vector_state()["state"] == "building":
+            self._vector_index().build(told)
+        return self.vector_state()
 
     # --- route and load --------------------------------------------------------------------
     def route(self, task: str, view: View | None = None) -> RoutePlan:
@@ -642,10 +721,20 @@ class Store:
             selected += chosen((RouteEntry(m, 0.0, "full", "") for m in rest), "full: every active memory")
             budget, disclosure = config.full_cap_tokens, "bodies"
         budget = budget or config.budget_tokens
+        left = 0  # what the task does not route to: shown after it when the store fits, else counted
+        cards_from: int | None = None
+        if not full and not session and cards_fit(pool.memories, budget):
+            others = unrouted(plan, pool)  # what answers the task (a score) first, then cards of the rest
+            selected += chosen(others)
+            cards_from = len(selected) - sum(1 for entry in others if not entry.score)
+        elif not full:
+            left = len(pool.memories) - len(plan.entries)
         wanted = " ".join(objective.lower().split())
         notes = [n for n in view.notes.values() if wanted and " ".join(n.objective.lower().split()) == wanted]
 
-        def load(selected: list[Selected], why: Why | None) -> LoadResult:
+        def load(
+            selected: list[Selected], why: Why | None, left: int = 0, cards_from: int | None = None
+        ) -> LoadResult:
             return tiered(
                 selected,
                 budget=budget,
@@ -657,6 +746,8 @@ class Store:
                 words=words,
                 counted=counted,
                 why=why,
+                unrouted=left,
+                cards_from=cards_from,
             )
 
         if session and pool.memories and disclosure == "tiered" and cards_fit(pool.memories, budget):
@@ -665,7 +756,7 @@ class Store:
             if not result.omitted_ids:
                 return result, plan.task_class
         routed = routed_why(tree, objective, len(pool.memories)) if session else None
-        return load(selected, routed), plan.task_class
+        return load(selected, routed, left, cards_from), plan.task_class
 
     def marks(self, memories: Iterable[Memory]) -> dict[str, tuple[staleness.Mark, ...]]:
         """store.code.staleness marks of these memories now, by display key (those with any)."""

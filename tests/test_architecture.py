@@ -264,7 +264,7 @@ def test_no_two_exception_classes_share_a_name() -> None:
     assert {name: files for name, files in seen.items() if len(files) > 1} == {}
 
 
-MAX_SEAMS = 11
+MAX_SEAMS = 12
 """Function-level imports the product may hold: each one a named seam (CONTRIBUTING.md)."""
 
 

@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -105,6 +106,45 @@ def _search(args: argparse.Namespace, store: Store) -> Outcome:
         {"query": "QUERY", "limit": "--limit", "types": "--type", "scope": "--scope"},
     )
     return read_ops.search(store, arguments, cli_wording)
+
+
+def _index(args: argparse.Namespace, store: Store) -> Outcome:
+    """Embed every memory still waiting for its vectors now, with a progress bar on stderr: a
+    CLI read never waits for a build it could not finish (it answers from BM25 and says so)."""
+    bar = _ProgressBar()
+    state = store.build_vectors(bar.show)
+    bar.end()
+    if state["state"] == "off":
+        return Outcome(True, "The vector signal is off: search uses BM25 alone (nothing to build).", state)
+    if state["state"] != "ready":
+        problem = state.get("problem", "the build did not finish")
+        return failure("ENGRAM_VECTORS_UNAVAILABLE", f"vectors not built: {problem}")
+    text = f"Vectors ready: {state['embedded']:,} of {count(state['memories'], 'memory')} embedded ({state['model']})."
+    return Outcome(True, text, state)
+
+
+class _ProgressBar:
+    """`done of total` on stderr: redrawn in place on a terminal, a line every few seconds
+    otherwise (a log)."""
+
+    def __init__(self) -> None:
+        self._tty = sys.stderr.isatty()
+        self._said = 0.0
+        self._drawn = False
+
+    def show(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self._tty and now - self._said < 5.0:
+            return
+        self._said = now
+        filled = 30 * done // max(total, 1)
+        line = f"embedding memories [{'#' * filled}{'.' * (30 - filled)}] {done:,} of {total:,}"
+        print(f"\r{line}" if self._tty else line, end="" if self._tty else "\n", file=sys.stderr, flush=True)
+        self._drawn = self._tty
+
+    def end(self) -> None:
+        if self._drawn:
+            print(file=sys.stderr)
 
 
 def _route(args: argparse.Namespace, store: Store) -> Outcome:
@@ -304,6 +344,7 @@ def build_parser() -> CommandParser:
     search.add_argument("--limit", type=int, help="most results (1-50, default 10)")
     search.add_argument("--type", action="append", help="only this memory type (repeatable)")
     search.add_argument("--scope", help="only this scope: project or user")
+    command("index", _index, "embed every memory for the vector signal now, with a progress bar")
     route = command("route", _route, "classify a task and list the memories it routes to, in load order")
     route.add_argument("task")
     load = command("load", _load, "tiered memory for a task under a token budget")

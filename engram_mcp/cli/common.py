@@ -97,7 +97,7 @@ def memory_id_arg(flag: str, value: str | None) -> str | None:
 
 GROUPS: Final = (
     ("Start", ("init", "status", "doctor", "link", "unlink", "upgrade")),
-    ("Memory", ("add", "list", "show", "search", "route", "load", "edit", "forget", "restore")),
+    ("Memory", ("add", "list", "show", "search", "route", "load", "index", "edit", "forget", "restore")),
     ("Review", ("pending", "commit", "verify", "stale", "history", "ui")),
     ("Session", ("save-session", "note", "promote", "gc", "import", "export")),
     ("For hosts", ("hook",)),

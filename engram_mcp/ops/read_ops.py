@@ -73,9 +73,10 @@ def search(store: Store, args: dict[str, Any], words: Wording = tool_wording) ->
     for n, e in enumerate(entries, 1):
         lines.append(f"{n}. [{e.type}] {e.title} ({e.id}) score {e.score:g}, {e.scope}{flagged[n - 1]}")
         lines.append(f"   {e.snippet}")
-    if not rows:
-        lines.append(f"No match. Try other words, {words(Hint('route_task'))}.")
-    data = {"entries": rows, "backends_used": list(result.backends)}
+    data: dict[str, Any] = {"entries": rows, "backends_used": list(result.backends)}
+    if not rows:  # why nothing answers (store.search.confidence): the agent need not guess
+        lines.append(f"No match: {result.no_match}. Try other words, {words(Hint('route_task'))}.")
+        data["no_match"] = result.no_match
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store) + result.diagnostics)
 
 
@@ -205,7 +206,10 @@ def _vector_line(state: dict[str, Any]) -> str:
         return f"vectors: {state['state']}" + (f" ({state['problem']})" if "problem" in state else "")
     counts = f"{state['embedded']:,} of {count(state['memories'], 'memory')} embedded"
     if state["state"] == "building":
-        return f"vectors: {state['model']}, building: {counts} (search uses BM25 alone until then)"
+        return (
+            f"vectors: {state['model']}, building: {counts} (search uses BM25 alone until then; "
+            "`engram index` builds the rest now)"
+        )
     return f"vectors: {state['model']}, ready ({counts})"
 
 

@@ -76,7 +76,11 @@ SEARCH_INPUT = obj(
     ("query",),
 )
 SEARCH_OUTPUT = enveloped(
-    {"entries": records("id", "type", "scope", "score", "title", "snippet"), "backends_used": _ARRAY}
+    {
+        "entries": records("id", "type", "scope", "score", "title", "snippet"),
+        "backends_used": _ARRAY,
+        "no_match": {"type": "string"},
+    }
 )
 NO_ARGUMENTS = obj({})
 
@@ -108,7 +112,8 @@ SEARCH: Final = Declared(
     name="engram_search",
     title="Search memory",
     description=(
-        "BM25 search over memory titles, tags and bodies; best first, with a snippet of each. "
+        "BM25 search over memory titles, tags and bodies; best first, with a snippet of each, or "
+        "no match (and why) when no memory answers. "
         "engram_load with `id` reads one in full."
     ),
     input_schema=SEARCH_INPUT,

@@ -315,6 +315,21 @@ def content_hash(meta: dict[str, Any], body: str) -> str:
     return hashlib.sha256(canonical + b"\n" + body.replace("\r\n", "\n").encode()).hexdigest()
 
 
+def provenance(source: str) -> str:
+    """The line an imported memory's body ends with, saying where it came from. One form, so
+    what compares memories by meaning can leave it out (`without_provenance`)."""
+    return f"\n\n(imported from {source})"
+
+
+_PROVENANCE: Final = re.compile(r"\n*\(imported from [^\n]*\)\s*\Z")
+
+
+def without_provenance(body: str) -> str:
+    """`body` without its closing `provenance` line: two rules imported from one file share it
+    word for word, which says nothing of what either means."""
+    return _PROVENANCE.sub("", body)
+
+
 _CONFLICT_START: Final = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
 _CONFLICT_END: Final = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
 CONFLICT_FIX: Final = (

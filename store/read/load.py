@@ -90,6 +90,9 @@ class LoadResult:
     thousands of memories, and a 2,000-token answer should not carry a row for each."""
 
     marks: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    unrouted: int = 0
+    """Active memories the routing left out of a store too big to show whole: counted among
+    the omitted in the text, not listed in `omitted_ids` (a big store would list thousands)."""
 
 
 Why = Callable[[int, int, int], str]
@@ -125,6 +128,8 @@ def tiered(
     words: Words,
     counted: Words | None = None,
     why: Why | None = None,
+    unrouted: int = 0,
+    cards_from: int | None = None,
 ) -> LoadResult:
     """Bodies while they fit, then cards while they fit, then omitted — in load order; the
     next steps in `words`. The budget and `tokens` count them in `counted` (default `words`):
@@ -134,8 +139,11 @@ def tiered(
 
     `mark` gives a memory's store.code.staleness marks; it is asked only for the memories the
     answer reaches (an omitted one costs nothing). A `stale` memory is a card with its reason,
-    unless `show_stale`; other marks are shown above the body."""
-    result = LoadResult(text="", selected_keys=[s.memory.id for s in selected])
+    unless `show_stale`; other marks are shown above the body. `unrouted` counts the store's
+    active memories not in `selected`: the answer counts them among the omitted. Memories from
+    `cards_from` on are never bodies: the rest of a store that answers nothing of the task is
+    shown as cards, not loaded (store.search.confidence)."""
+    result = LoadResult(text="", selected_keys=[s.memory.id for s in selected], unrouted=unrouted)
     result.reasons = {s.memory.id: s.reason for s in selected}
     counted = counted or words
     heading = f"Cards ({counted(FETCH_BODY)}):"
@@ -167,6 +175,8 @@ def tiered(
                 result.memories.append(_row(memory, "card", cost))
                 used += cost
                 continue
+        if mode == "bodies" and cards_from is not None and reached >= cards_from:
+            mode = "cards" if disclosure == "tiered" else mode
         if mode == "bodies":
             block = quote_body(memory, item.text, marks) + "\n"
             cost = count_tokens(block)
@@ -203,29 +213,33 @@ def tiered(
         return first + _render(header, heading, bodies, cards, notes, result, empty=none)
 
     prefix = said(counted)
-    shown = _omitted_shown(result.omitted_ids, budget - count_tokens(prefix), counted(LIST_IDS))
-    result.tokens = count_tokens(prefix + _omitted_line(result.omitted_ids, shown, counted(LIST_IDS)))
-    result.text = said(words) + _omitted_line(result.omitted_ids, shown, words(LIST_IDS))
+    omitted, more = result.omitted_ids, result.unrouted
+    shown = _omitted_shown(omitted, budget - count_tokens(prefix), counted(LIST_IDS), more)
+    result.tokens = count_tokens(prefix + _omitted_line(omitted, shown, counted(LIST_IDS), more))
+    result.text = said(words) + _omitted_line(omitted, shown, words(LIST_IDS), more)
     return result
 
 
 _OMITTED: Final = "Omitted by the budget (fetch by id): "
 
 
-def _omitted_shown(omitted: Sequence[str], room: int, listed: str) -> int:
+def _omitted_shown(omitted: Sequence[str], room: int, listed: str, unrouted: int = 0) -> int:
     """How many of the omitted ids the closing line names within `room` tokens."""
     for n in range(len(omitted)):
-        if count_tokens(_omitted_line(omitted, n + 1, listed)) > room:
+        if count_tokens(_omitted_line(omitted, n + 1, listed, unrouted)) > room:
             return n
     return len(omitted)
 
 
-def _omitted_line(omitted: Sequence[str], shown: int, listed: str) -> str:
-    """The closing line: the first `shown` omitted ids, then how many more there are."""
-    if not omitted:
+def _omitted_line(omitted: Sequence[str], shown: int, listed: str, unrouted: int = 0) -> str:
+    """The closing line: the first `shown` omitted ids, then how many more there are (the
+    `unrouted` among them)."""
+    rest = len(omitted) - shown + unrouted
+    if not rest and not shown:
         return ""
-    rest = len(omitted) - shown
-    tail = f" … and {rest} more ({listed})" if rest else ""
+    if not shown:
+        return f"{_OMITTED}{count(rest, 'memory')} ({listed})\n"
+    tail = f" … and {rest:,} more ({listed})" if rest else ""
     return _OMITTED + ", ".join(omitted[:shown]) + tail + "\n"
 
 
@@ -239,7 +253,8 @@ def _render(
     *,
     empty: str,
 ) -> str:
-    counts = f"{count(len(bodies), 'body')}, {count(len(cards), 'card')}, {len(result.omitted_ids):,} omitted"
+    omitted = len(result.omitted_ids) + result.unrouted
+    counts = f"{count(len(bodies), 'body')}, {count(len(cards), 'card')}, {omitted:,} omitted"
     if notes:
         counts += f", {count(len(notes), 'working note')}"
     parts = [header, counts + ".\n\n", *bodies]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from store.code.globs import glob_match
@@ -117,6 +117,8 @@ class RouteEntry(NamedTuple):
 class RoutePlan:
     task_class: str
     entries: tuple[RouteEntry, ...]
+    scores: Mapping[str, float] = field(default_factory=dict)
+    """The task's scores by id, of the hits the entries leave out too (`unrouted` orders them)."""
 
 
 def task_classes(extra: Mapping[str, Mapping[str, list[str]]]) -> dict[str, dict[str, list[str]]]:
@@ -249,4 +251,19 @@ def route(
 
     for entry in later:
         entries.setdefault(entry.memory.id, entry)
-    return RoutePlan(task_class, tuple(entries.values()))
+    return RoutePlan(task_class, tuple(entries.values()), bm25)
+
+
+def unrouted(plan: RoutePlan, pool: RoutePool) -> list[RouteEntry]:
+    """The pool's memories `plan` leaves out, best task score first, then by id: what a load of
+    a store that fits the budget shows after the plan (tier `rest`; roles limit only core and
+    class, SPEC §4.5)."""
+    taken = {entry.memory.id for entry in plan.entries}
+    rest = [m for m in pool.memories if m.id not in taken]  # pool order: by id
+    rest.sort(key=lambda m: -plan.scores.get(m.id, 0.0))  # stable: ties stay in id order
+    entries: list[RouteEntry] = []
+    for memory in rest:
+        score = plan.scores.get(memory.id, 0.0)
+        said = f"rest of the store: bm25 {score:.2f}" if score else "rest of the store"
+        entries.append(RouteEntry(memory, score, "rest", said))
+    return entries

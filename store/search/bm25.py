@@ -244,6 +244,35 @@ class InvertedIndex:
         )
         return {key for key, slot in slots if mask[slot]}
 
+    def coverage(self, groups: Iterable[Iterable[str]], among: Iterable[Hashable]) -> dict[Hashable, float]:
+        """How much of the query's idf mass each document of `among` holds, from 0 to 1. A word
+        (a group: the word and its stem) weighs the idf of its rarer term, or the largest idf
+        when no document holds it (a word the store has never seen is the most telling); a
+        document holds a word when it holds either term. Postings are in slot order: a lookup
+        is a bisection, whatever the postings' length."""
+        n = len(self._slot)
+        slots = [(key, slot) for key in among if (slot := self._slot.get(key)) is not None]
+        words: list[tuple[float, list[int]]] = []
+        for group in groups:
+            tids = [
+                tid for term in set(group) if (tid := self._term_id.get(term)) is not None and self._df[tid]
+            ]
+            idf = _idf(n, min((self._df[tid] for tid in tids), default=0))
+            words.append((idf, tids))
+        mass = sum(idf for idf, _ in words)
+        if not slots or mass <= 0:
+            return {key: 0.0 for key, _ in slots}
+        held = dict.fromkeys((key for key, _ in slots), 0.0)
+        for idf, tids in words:
+            postings = [self._postings(tid)[0] for tid in tids]
+            for key, slot in slots:
+                for docs in postings:
+                    at = bisect_left(docs, slot)
+                    if at < len(docs) and docs[at] == slot:
+                        held[key] += idf
+                        break
+        return {key: value / mass for key, value in held.items()}
+
     def containing(self, terms: Iterable[str]) -> list[Hashable]:
         """Every document holding all of `terms`, shortest first (ties by key): the documents
         a text with these terms adds nothing to, found by intersecting postings, rarest first."""

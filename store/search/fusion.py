@@ -31,11 +31,12 @@ K = TypeVar("K", bound=Hashable)
 
 DEFAULT_BM25_WEIGHT: Final = 0.6
 """BM25's share for a model engram has not measured (a model folder of the user's)."""
-MODEL_BM25_WEIGHTS: Final = {"all-MiniLM-L6-v2-int8": 0.2, "wordllama-l2_supercat_256": 0.1}
-"""BM25's share per bundled model, chosen on the eval's tune split only (make eval reports the
-test split): the largest weight whose paraphrase recall@5 is within one query of the best of
-0, 0.1, …, 0.7. Keyword and identifier queries kept recall@5 1.0 at every weight: the
-every-word mark (Store._fused) puts a memory holding every query word first whatever the weight."""
+MODEL_BM25_WEIGHTS: Final = {"all-MiniLM-L6-v2-int8": 0.1, "wordllama-l2_supercat_256": 0.1}
+"""BM25's share per bundled model, chosen with the search's lines (store.search.confidence) by
+`make calibrate` on the tune split only, over short coding rules, long conversational notes,
+task descriptions and questions no memory answers (`make eval` reports the test split). A
+memory whose words answer keeps its place among the first five whatever the weight
+(store.search.confidence.WORDS_FIRST), so the weight orders meaning against words below them."""
 
 
 def model_weight(model: str, configured: float | None) -> float:

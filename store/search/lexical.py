@@ -30,7 +30,7 @@ from store.files.memory import Memory
 from store.read.progress import Progress
 from store.safety import untrusted
 from store.search import bm25
-from store.search.tokenize import terms, tokenize, word_groups
+from store.search.tokenize import FUNCTION_WORDS, terms, tokenize, word_groups
 
 log = logging.getLogger("engram.store")
 
@@ -274,6 +274,28 @@ class SearchIndex:
                 held = self._rebuild().covering(groups, [*among, *heirs])
             held |= {heir for old, heir in heirs.items() if old in held}
             return {key for key in among if key in held}
+
+    def coverage(self, query: str, among: Iterable[Key]) -> dict[Key, float]:
+        """The share of `query`'s idf mass each memory of `among` holds (bm25.InvertedIndex.coverage),
+        a superseded predecessor's counting for its heir as its matches do. Function words
+        (`how`, `do`, `we`) weigh nothing: a store that never says them would otherwise make
+        them a question's rarest words."""
+        groups = [g for g in word_groups(query) if g[0] not in FUNCTION_WORDS]
+        among = list(among)
+        if not groups:
+            return dict.fromkeys(among, 0.0)
+        with self._lock:
+            predecessors = self._predecessors()
+            heirs = {old: key for key in among for old in predecessors.get(key, ())}
+            index = self._ensure()
+            try:
+                found = index.coverage(groups, [*among, *heirs])
+            except CorruptIndex:
+                found = self._rebuild().coverage(groups, [*among, *heirs])
+        out = {key: float(found.get(key, 0.0)) for key in among}
+        for old, heir in heirs.items():
+            out[heir] = max(out[heir], float(found.get(old, 0.0)))
+        return out
 
     def containing(self, text: str) -> list[Memory]:
         """Every memory holding all the words of `text` (memories it adds nothing to),

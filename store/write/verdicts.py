@@ -34,15 +34,32 @@ ADD of a project memory with that id, which shadows the user one in this workspa
 closest memories. NOOP ("already known") may name a memory of the candidate's scope or a user
 memory (user memories load in every workspace), never a project memory for a user candidate:
 writing nothing is safe, and a user memory is wanted elsewhere too.
+
+Meaning (issue: near-copies written as ADD). Where the vector signal takes part with a model
+whose bands were measured (`MEANING_BANDS`), the pool also holds the memories nearest the
+candidate by meaning, and each pooled memory's similarity is the larger of the words' measure
+and the cosine of the candidate's text with the memory's best window, put on the same scale
+(`meaning_similarity`: a cosine at the model's related band counts as the default related
+band 0.6, one at its duplicate band as the default duplicate band 0.9, so `dedup.*` still
+tightens or loosens both). UPDATE by meaning keeps the same-subject rule. NOOP by meaning
+needs, besides the duplicate band, a candidate that only rewords the memory (`restates`): as
+many negations ("always" for "never" measured 0.95–0.97), no number or identifier the memory
+lacks, and no more new words than dropped ones plus one (a clause added measured 0.89–0.92).
+Without the signal (not installed, off, still loading or building) or with an unmeasured
+model, verdicts are the words' alone, as before.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final
 
+from store.config import Config
 from store.errors import InvalidCandidate
 from store.files.ids import slugify, unique_id
 from store.files.memory import Memory
@@ -50,6 +67,80 @@ from store.search.tokenize import identifiers, stem, tokenize
 
 POOL: Final = 20
 SHOWN: Final = 3
+
+
+@dataclass(frozen=True, slots=True)
+class MeaningBands:
+    """Where a model's cosines sit for one memory said again (best window against the
+    candidate's whole text; store.search.vectors.VectorIndex.scores)."""
+
+    unrelated: float
+    """Counted as similarity 0: at or above what unrelated rules reach."""
+    related: float
+    """Counted as the default related band (UPDATE)."""
+    duplicate: float
+    """Counted as the default duplicate band (NOOP, when the candidate only rewords)."""
+
+
+MEANING_BANDS: Final = MappingProxyType(
+    {"all-MiniLM-L6-v2-int8": MeaningBands(unrelated=0.35, related=0.75, duplicate=0.95)}
+)
+"""Bands per model, measured with the model itself on hand-written pairs of short coding rules,
+each embedded as a memory is (title, then body) against a candidate's text:
+
+* unrelated rules (264 pairs): mean 0.06, 99th percentile 0.36, max 0.41 → `unrelated` 0.35;
+* rewordings that keep some words ("Never log tenant API keys" / "Tenant API keys must never
+  be logged", "Use Postgres…" / "Persistent data is stored in PostgreSQL"; 27 pairs): 0.47–0.98,
+  21 of 27 at or above 0.75;
+* another rule on the same subject ("Never log tenant API keys" / "Rotate tenant API keys every
+  90 days", "Frontend code lives in web/" / "Backend code lives in server/"; 45 pairs):
+  0.15–0.80, one above 0.75 (frontend/backend 0.80), four in 0.70–0.75 → `related` 0.75, the
+  lowest band that keeps those out; an UPDATE overwrites the memory, so a false one costs more
+  than a missed one, which the near-duplicates page still shows when the words meet;
+* paraphrases with almost no word in common ("Tenant credentials must not appear in log
+  output", 0.68; 20 pairs): 0.33–0.80, median 0.50, spread like the same-subject rules above: cosine
+  cannot tell them apart, so most stay ADD (shown with the memory among the closest);
+* the same rule with a clause added 0.89–0.92, a changed port 0.79–0.85, "always" for "never" 0.95–0.97,
+  light rewordings 0.80–0.98 → `duplicate` 0.95, with `restates` guarding NOOP.
+
+Two imported memories (engram_mcp.importers adds "(imported from …, section …)" and tags) share
+that wording: unrelated rules of one section measured up to 0.69, the same rule from two files
+0.73–0.85. WordLlama (static) has no band: its same-subject rules reached 0.81 and imported
+unrelated ones 0.83, above its rewordings (0.60–0.93). A model not listed takes no part."""
+
+DEFAULT_RELATED: Final = Config().dedup_related
+DEFAULT_DUPLICATE: Final = Config().dedup_duplicate
+
+
+def meaning_similarity(cosine: float, bands: MeaningBands) -> float:
+    """A cosine on the words' scale: piecewise linear through (unrelated, 0), (related, the
+    default related band), (duplicate, the default duplicate band) and (1, 1)."""
+    knots = (
+        (bands.unrelated, 0.0),
+        (bands.related, DEFAULT_RELATED),
+        (bands.duplicate, DEFAULT_DUPLICATE),
+        (1.0, 1.0),
+    )
+    if cosine <= bands.unrelated:
+        return 0.0
+    for (x0, y0), (x1, y1) in itertools.pairwise(knots):
+        if cosine <= x1:
+            return round(y0 + (y1 - y0) * (cosine - x0) / (x1 - x0), 3)
+    return 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """The memories a verdict compares a candidate with (Store.similar_pool), and, where the
+    vector signal took part, the model and the cosine of the candidate's text with each one's
+    best window, by (scope, id)."""
+
+    memories: Sequence[Memory]
+    model: str | None = None
+    cosines: Mapping[tuple[str, str], float] = field(default_factory=dict)
+
+    def bands(self) -> MeaningBands | None:
+        return MEANING_BANDS.get(self.model) if self.model is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,9 +252,15 @@ class Shape:
     """The Snowball stem of every title, tag and body token."""
     subjects: frozenset[str]
     """Identifiers of the title and body, digits masked (store.search.tokenize.identifiers)."""
+    negations: int = 0
+    """How often the title and body say `not`, `never`, `no`… (`NEGATION`)."""
 
 
 MIN_CONTAINMENT_TOKENS: Final = 5
+NEGATION: Final = re.compile(
+    r"\b(?:not|never|no|none|nothing|nobody|nowhere|neither|nor|without|cannot|avoid)\b|n['’]t\b", re.I
+)
+"""Words that turn a rule around: a model's cosine hardly sees them."""
 
 
 def shape(title: str, tags: Sequence[str], body: str) -> Shape:
@@ -174,6 +271,7 @@ def shape(title: str, tags: Sequence[str], body: str) -> Shape:
         body_tokens,
         frozenset(stem(t) for t in title_tokens | body_tokens),
         frozenset(identifiers(title + "\n" + body)),
+        len(NEGATION.findall(title + "\n" + body)),
     )
 
 
@@ -211,6 +309,20 @@ def same_subject(candidate: Shape, memory: Shape) -> bool:
     return not (candidate.subjects - memory.subjects and memory.subjects - candidate.subjects)
 
 
+def restates(candidate: Shape, memory: Shape) -> bool:
+    """The candidate rewords the memory and brings nothing of its own: as many negations, no
+    number or identifier the memory lacks, and no more new words (by stem) than it drops, plus
+    one. What NOOP by meaning needs besides the duplicate band: a cosine does not see "never"
+    turned into "always", a changed number, or an added clause."""
+    new = candidate.stems - memory.stems
+    return (
+        candidate.negations == memory.negations
+        and candidate.subjects <= memory.subjects
+        and not any(c.isdigit() for word in new for c in word)
+        and len(new) <= len(memory.stems - candidate.stems) + 1
+    )
+
+
 def memory_shape(memory: Memory) -> Shape:
     """A memory's shape, cached by its content hash (the same memory recurs across proposals)."""
     key = (memory.scope, memory.tier, memory.id, memory.hash)
@@ -232,19 +344,30 @@ _shapes_lock: Final = threading.Lock()
 def decide(
     candidate: Candidate,
     known: Known,
-    pool: Callable[[Candidate], Sequence[Memory]],
+    pool: Callable[[Candidate], Pool | Sequence[Memory]],
     taken: set[str],
     *,
     duplicate: float,
     related: float,
 ) -> Verdict:
-    """The verdict for one candidate; `taken` collects ids claimed by earlier candidates."""
+    """The verdict for one candidate; `taken` collects ids claimed by earlier candidates.
+    `pool` gives the memories to compare with, as a `Pool` when the vector signal took part."""
     mine = shape(candidate.title, candidate.tags, candidate.body)
+    found = pool(candidate)
+    compared = found if isinstance(found, Pool) else Pool(found)
+    bands = compared.bands()
     scored: list[tuple[float, float, Memory]] = []
-    for memory in pool(candidate):
+    by_meaning: dict[tuple[str, str], float] = {}
+    """Each memory's similarity by meaning alone (on the words' scale), where it has one."""
+    for memory in compared.memories:
         if memory.active:
             theirs = memory_shape(memory)
-            scored.append((similarity(mine, theirs), closeness(mine, theirs), memory))
+            score = similarity(mine, theirs)
+            cosine = compared.cosines.get((memory.scope, memory.id))
+            if bands is not None and cosine is not None:
+                meant = by_meaning[(memory.scope, memory.id)] = meaning_similarity(cosine, bands)
+                score = max(score, meant)
+            scored.append((score, closeness(mine, theirs), memory))
     scored.sort(key=lambda row: (-row[0], -row[1], row[2].id, row[2].scope))
     similar = tuple(Similar(m.id, m.title, s, m.scope) for s, _, m in scored[:SHOWN] if s > 0)
     scope = candidate.scope
@@ -282,7 +405,12 @@ def decide(
     noop = [
         m
         for s, _, m in scored
-        if s >= duplicate and m.scope in (scope, "user") and adds_nothing(mine, memory_shape(m))
+        if s >= duplicate
+        and m.scope in (scope, "user")
+        and (
+            adds_nothing(mine, memory_shape(m))
+            or (by_meaning.get((m.scope, m.id), 0.0) >= duplicate and restates(mine, memory_shape(m)))
+        )
     ]
     if noop:
         best = noop[0]

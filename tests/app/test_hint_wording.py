@@ -54,10 +54,11 @@ def test_the_stores_steps_reach_each_surface_in_its_own_words(
         "ENGRAM_NOT_FOUND: no memory with id 'no-such-memory': `engram list` shows the ids\n"
     )
     assert call_tool(ws, "engram_search", {"query": "qwxyzzy"}).text.endswith(
-        "No match. Try other words, or engram_route for a task description."
+        "No match: no memory shares a word with it. Try other words, or engram_route for a task description."
     )
     assert run(capsys, "search", "qwxyzzy")[1].endswith(
-        "No match. Try other words, or `engram route TASK` for a task description.\n"
+        "No match: no memory shares a word with it. Try other words, or `engram route TASK` for a task "
+        "description.\n"
     )
     store = Store(ws)
     token = propose(store, [{"type": "fact", "title": "Zorblax", "body": "The zorblax is blue."}]).token

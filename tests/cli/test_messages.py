@@ -263,7 +263,7 @@ def test_counts_agree_with_their_nouns(
 
 GROUPS = {
     "Start": ["init", "status", "doctor", "link", "unlink", "upgrade"],
-    "Memory": ["add", "list", "show", "search", "route", "load", "edit", "forget", "restore"],
+    "Memory": ["add", "list", "show", "search", "route", "load", "index", "edit", "forget", "restore"],
     "Review": ["pending", "commit", "verify", "stale", "history", "ui"],
     "Session": ["save-session (ss)", "note", "promote", "gc", "import", "export"],
     "For hosts": ["hook"],

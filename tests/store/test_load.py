@@ -43,7 +43,7 @@ def test_bodies_then_cards_then_omitted_in_load_order(workspace: Path, budget: i
         line = result.text.split("Omitted by the budget (fetch by id): ", 1)[1]
         named = [i for i in result.omitted_ids if i in line]
         assert named == result.omitted_ids[: len(named)]
-        rest = len(result.omitted_ids) - len(named)
+        rest = len(result.omitted_ids) - len(named) + result.unrouted  # the unrouted: counted only
         assert rest == 0 or f"… and {rest} more" in line
 
 
@@ -219,6 +219,9 @@ def test_a_session_load_of_a_store_that_fits_is_all_of_it_rules_and_gotchas_firs
     ]
     assert groups == sorted(groups) and groups[0] == 0 and 1 in groups
     assert result.text.startswith(f"engram: the store is small ({len(active)} memories, ")
-    # a task still routes: only what the task selects
+    # a task load of a store that fits gives all of it too, what the task routes to first
     routed, _ = store.load(TASK, budget=32000)
-    assert not routed.text.startswith("engram: the store") and len(routed.selected_keys) < len(active)
+    plan = [e.memory.id for e in store.route(TASK).entries]
+    assert not routed.text.startswith("engram: the store") and routed.body_keys[: len(plan)] == plan
+    shown = routed.body_keys + routed.card_ids  # what answers nothing of the task: a card
+    assert sorted(shown) == sorted(_active_durable(store)) and not routed.omitted_ids

