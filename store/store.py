@@ -22,7 +22,7 @@ from store.errors import Next, NotFound, Problem, UnsafePath, Words
 from store.files.fsutil import clean_stale_temps
 from store.files.git import repository
 from store.files.ids import check_id
-from store.files.memory import Memory, without_provenance
+from store.files.memory import Memory, as_embedded
 from store.files.workspace import (
     STATE_FILES,
     ScopeDir,
@@ -336,7 +336,7 @@ class Store:
         if self._vectors_warming or not self._vectors_on():  # warming: the model is not in yet
             return Pool(list(pool.values()))
         scored = self._vector_index().scores(
-            without_provenance(text),  # as the memories were embedded (store.search.vectors.windows)
+            as_embedded(candidate.title, candidate.tags, candidate.body),
             self.config().vector_model,
             lambda: self._keyed(view),
             view.key,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any, Final
@@ -328,6 +329,20 @@ def without_provenance(body: str) -> str:
     """`body` without its closing `provenance` line: two rules imported from one file share it
     word for word, which says nothing of what either means."""
     return _PROVENANCE.sub("", body)
+
+
+def embedded_prefix(title: str, tags: Sequence[str]) -> str:
+    """What every window of a memory starts with when it is embedded (store.search.vectors.windows)."""
+    return "\n".join(part for part in (title, " ".join(tags)) if part)
+
+
+def as_embedded(title: str, tags: Sequence[str], body: str) -> str:
+    """A memory-to-be's text as it would be embedded: the very window when its body fits one,
+    so the vectors made for its verdicts are the ones its commit reuses (the model keeps its
+    last query texts' vectors), and the whole text in that form when it is longer."""
+    prefix = embedded_prefix(title, tags)
+    run = " ".join(without_provenance(body).split())
+    return f"{prefix}\n{run}" if run else prefix
 
 
 _CONFLICT_START: Final = re.compile(r"^<{7}(?: |$)", re.MULTILINE)

@@ -23,6 +23,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -72,6 +73,8 @@ BULK_ROWS: Final = 8
 every core: 113 windows a second two at a time, 122 at 8, 120 at 16, 88 at 32 (one thread: 76,
 75, 65, 59); past 16 the attention's cost per row grows with the padding."""
 QUERY_ROWS: Final = 2
+RECENT: Final = 64
+"""Query texts whose vectors are kept (64 rows of 384 floats: 100 KB)."""
 QUERY_THREADS: Final = 2
 PRIOR_RATE: Final = 6e-5
 """Seconds per character before anything is timed (windows of ~100 words at ~120 a second)."""
@@ -145,6 +148,8 @@ class OnnxModel:
         self._bulk: Any = None
         """The build's session on every core, made at its first batch."""
         self._bulk_lock = threading.Lock()
+        self._recent: OrderedDict[str, Matrix] = OrderedDict()
+        self._recent_lock = threading.Lock()
         try:
             self._session: Any = self._open(min(QUERY_THREADS, os.cpu_count() or 1), optimise=not quick)
             self._tokenizer: Any = Tokenizer.from_str(tokenizer.decode("utf-8"))
@@ -181,14 +186,29 @@ class OnnxModel:
         return ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: list[str], *, bulk: bool = False) -> Matrix:
-        """`bulk`: a build's batch, run on every core."""
-        session, rows = self._session, QUERY_ROWS
+        """`bulk`: a build's batch, run on every core. Otherwise the last `RECENT` texts' vectors
+        are kept: a query asked again, or a saved memory whose verdicts embedded its very text,
+        costs no second run."""
         if bulk:
             with self._bulk_lock:
                 if self._bulk is None:
                     self._bulk = self._open(os.cpu_count() or 1)
-                session, rows = self._bulk, BULK_ROWS
-        return self.pace.timed(texts, lambda: self._embed(texts, session, rows))
+            return self.pace.timed(texts, lambda: self._embed(texts, self._bulk, BULK_ROWS))
+        with self._recent_lock:
+            known = {text: self._recent[text] for text in texts if text in self._recent}
+        wanted = list(dict.fromkeys(text for text in texts if text not in known))
+        if wanted:
+            fresh = self.pace.timed(wanted, lambda: self._embed(wanted, self._session, QUERY_ROWS))
+            with self._recent_lock:
+                for text, vector in zip(wanted, fresh, strict=True):
+                    known[text] = self._recent[text] = vector
+                    self._recent.move_to_end(text)
+                while len(self._recent) > RECENT:
+                    self._recent.popitem(last=False)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for n, text in enumerate(texts):
+            out[n] = known[text]
+        return out
 
     def _embed(self, texts: list[str], session: Any, rows: int) -> Matrix:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

@@ -44,7 +44,7 @@ from tokenizers import Tokenizer
 from store.errors import ModelUnavailable, Untrusted
 from store.files import sealed
 from store.files.fsutil import read_regular, write_atomic
-from store.files.memory import Memory, without_provenance
+from store.files.memory import Memory, embedded_prefix, without_provenance
 from store.search.vector_build import (
     BACKGROUND,
     BATCH_SECONDS,
@@ -258,10 +258,11 @@ def windows(memory: Memory, words: int = WINDOW_WORDS) -> list[str]:
     prefixed with the title and tags (one window of title and tags alone for an empty body). An
     imported memory's closing provenance line is left out: it is where the text came from, not
     what it means (store.files.memory.without_provenance)."""
-    prefix = "\n".join(part for part in (memory.title, " ".join(memory.tags)) if part)
+    prefix = embedded_prefix(memory.title, memory.tags)
     body = without_provenance(memory.body).split()
     runs = [" ".join(body[at : at + words]) for at in range(0, len(body), words)] or [""]
     return [f"{prefix}\n{run}" if run else prefix for run in runs]
+
 
 
 _BACKGROUND_KEY: Final = (

@@ -15,16 +15,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from store.search.vector_extra import minilm_installed
-from store.search.vectors import Model, windows
+from store.search.vectors import windows
 from store.store import Store
 from store.write import proposals
 from store.write.near_duplicates import NEIGHBOURS, near_duplicates
+from tests.support.meaning import meaning_on, minilm, needs_minilm  # noqa: F401 (fixtures)
 from tests.support.store_helpers import write_memory
 
-pytestmark = pytest.mark.skipif(
-    not minilm_installed(), reason="the minilm extra (onnxruntime and the model's wheel) is not installed"
-)
+pytestmark = needs_minilm
 
 SUBJECTS: dict[str, tuple[str, str, str]] = {
     # id: (the memory, the same rule in other words, another rule about the same thing)
@@ -69,22 +67,6 @@ SUBJECTS: dict[str, tuple[str, str, str]] = {
         "Migrations must not lock large tables",
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def minilm() -> Model:
-    from store.search import onnx_model
-
-    return onnx_model.load_minilm()
-
-
-@pytest.fixture(autouse=True)
-def meaning_on(minilm: Model, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The vector signal on, every store using the module's one model (not one load per store)."""
-    from store.search import vectors
-
-    monkeypatch.delenv("ENGRAM_VECTORS", raising=False)
-    monkeypatch.setattr(vectors, "load_model", lambda folder, **_: minilm)
 
 
 def _rule(root: Path, memory_id: str, text: str, **meta: Any) -> None:
@@ -227,3 +209,33 @@ def test_neighbours_compare_every_window_in_blocks_as_one_product_would(
     for a, b, cosine in found[1]:
         assert cosine == pytest.approx(float(np.max(embedded[a.id] @ embedded[b.id].T)), abs=2e-3)
     assert len(found[1]) == 6  # four memories, each with its three others: every pair once
+
+
+def test_a_saved_memory_reuses_the_vectors_its_verdicts_made(
+    tmp_path: Path, minilm: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Judging a candidate embeds its text as the memory's one window will be; the model keeps
+    its recent texts' vectors, so the commit's sync costs no second model run."""
+    from store.files.memory import as_embedded
+    from store.search import onnx_model
+
+    title, body = "Retry webhooks with backoff", "Webhook deliveries retry  five times\nwith backoff.\n"
+    write_memory(tmp_path, "webhook-retries", title=title, body=body, type="rule", tags=["webhooks"])
+    memory = next(
+        m for m in Store(tmp_path, env={"ENGRAM_HOME": str(tmp_path / "home")}).view().durable.values()
+    )
+    assert windows(memory) == [as_embedded(title, ["webhooks"], body)]
+
+    runs: list[int] = []
+    real = onnx_model.OnnxModel._run
+
+    def counted(self: onnx_model.OnnxModel, rows: list[list[int]], session: Any) -> Any:
+        runs.append(len(rows))
+        return real(self, rows, session)
+
+    monkeypatch.setattr(onnx_model.OnnxModel, "_run", counted)
+    text = f"{windows(memory)[0]} (a text no other test embeds)"
+    first = minilm.embed([text])
+    again = minilm.embed([text, text])
+    assert sum(runs) == 1, "the second embedding of one text ran the model again"
+    assert np.array_equal(first[0], again[0]) and np.array_equal(again[0], again[1])

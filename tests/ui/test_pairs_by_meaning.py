@@ -8,32 +8,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
-
-from store.search.vector_extra import minilm_installed
-from store.search.vectors import Model
 from store.store import Store
+from tests.support.meaning import meaning_on, minilm, needs_minilm  # noqa: F401 (fixtures)
 from tests.support.store_helpers import write_memory
 from tests.ui.conftest import Ui, app
 
-pytestmark = pytest.mark.skipif(
-    not minilm_installed(), reason="the minilm extra (onnxruntime and the model's wheel) is not installed"
-)
-
-
-@pytest.fixture(scope="module")
-def minilm() -> Model:
-    from store.search import onnx_model
-
-    return onnx_model.load_minilm()
-
-
-@pytest.fixture(autouse=True)
-def meaning_on(minilm: Model, monkeypatch: pytest.MonkeyPatch) -> None:
-    from store.search import vectors
-
-    monkeypatch.delenv("ENGRAM_VECTORS", raising=False)
-    monkeypatch.setattr(vectors, "load_model", lambda folder, **_: minilm)
+pytestmark = needs_minilm
 
 
 def _rule(root: Path, memory_id: str, text: str) -> None:
