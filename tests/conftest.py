@@ -13,6 +13,9 @@ import pytest
 from engram_mcp import agent_shell
 from tests.support.paths import FIXTURES
 
+pytest_plugins = ["tests.support.meaning"]
+"""The MiniLM fixtures (`minilm`, `meaning_on`), for the modules marked `with_minilm`."""
+
 PROCESS_TESTS = Path(__file__).resolve().parent / "process"
 
 

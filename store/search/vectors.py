@@ -264,7 +264,6 @@ def windows(memory: Memory, words: int = WINDOW_WORDS) -> list[str]:
     return [f"{prefix}\n{run}" if run else prefix for run in runs]
 
 
-
 _BACKGROUND_KEY: Final = (
     "background:" + hashlib.sha256("\n".join(BACKGROUND).encode("utf-8")).hexdigest()[:16]
 )

@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from store.search.vectors import windows
+from store.search.vectors import Model, windows
 from store.store import Store
 from store.write import proposals
 from store.write.near_duplicates import NEIGHBOURS, near_duplicates
-from tests.support.meaning import meaning_on, minilm, needs_minilm  # noqa: F401 (fixtures)
+from tests.support.meaning import with_minilm
 from tests.support.store_helpers import write_memory
 
-pytestmark = needs_minilm
+pytestmark = with_minilm
 
 SUBJECTS: dict[str, tuple[str, str, str]] = {
     # id: (the memory, the same rule in other words, another rule about the same thing)

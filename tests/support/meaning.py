@@ -1,6 +1,6 @@
 """The real MiniLM model for tests that need meaning: loaded once per module, and every store
-of the test using that one model (a load per store would cost the suite seconds). A test module
-imports `minilm` and `meaning_on` and marks itself with `needs_minilm`."""
+of the test using that one model (a load per store would cost the suite seconds). Registered
+for the whole suite by tests/conftest.py; a module marks itself with `with_minilm`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ import pytest
 from store.search.vector_extra import minilm_installed
 from store.search.vectors import Model
 
-needs_minilm = pytest.mark.skipif(
-    not minilm_installed(), reason="the minilm extra (onnxruntime and the model's wheel) is not installed"
-)
+with_minilm = [
+    pytest.mark.skipif(
+        not minilm_installed(), reason="the minilm extra (onnxruntime and the model's wheel) is not installed"
+    ),
+    pytest.mark.usefixtures("meaning_on"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +24,7 @@ def minilm() -> Model:
     return onnx_model.load_minilm()
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def meaning_on(minilm: Model, monkeypatch: pytest.MonkeyPatch) -> None:
     """The vector signal on, every store using the module's one model."""
     from store.search import vectors

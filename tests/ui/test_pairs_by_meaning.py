@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 
 from store.store import Store
-from tests.support.meaning import meaning_on, minilm, needs_minilm  # noqa: F401 (fixtures)
+from tests.support.meaning import with_minilm
 from tests.support.store_helpers import write_memory
 from tests.ui.conftest import Ui, app
 
-pytestmark = needs_minilm
+pytestmark = with_minilm
 
 
 def _rule(root: Path, memory_id: str, text: str) -> None:
