@@ -23,6 +23,7 @@ a link leading out, a huge file or bad UTF-8 is a finding, never a hang or a cra
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -38,7 +39,7 @@ from store.safety import untrusted
 from store.safety.user_key import user_secret
 from store.state_check import StateProblem, check
 
-INFORMATIONAL: Final = ("derived.rebuilt", "workspace.outside_git")
+INFORMATIONAL: Final = ("derived.rebuilt", "workspace.outside_git", "ui.memory_readable")
 """Codes doctor lists without failing (exit 0; engram_mcp.hosts.findings.INFORMATIONAL holds
 them too); every other code here needs the person."""
 MAX_MEMORY_FINDINGS: Final = 50
@@ -77,7 +78,22 @@ def findings(workspace: Path | None, env: Mapping[str, str]) -> list[Finding]:
                 "run `git init` here if the project should be shared",
             )
         )
+    if not sys.platform.startswith("linux"):
+        found.append(_page_memory())
     return found
+
+
+def _page_memory() -> Finding:
+    """Only Linux lets `engram ui` shut its memory to the user's other processes before the
+    approval code exists (engram_mcp.ui.serve.sealed); elsewhere the person is told."""
+    return Finding(
+        "ui.memory_readable",
+        "engram ui",
+        f"on {sys.platform} the review page's memory, which holds its approval code, can be read by "
+        "another process of yours with the debugging rights this system gives it",
+        "approve in your host's prompt or with `engram pending` at your terminal when an agent runs "
+        'unattended as you; SECURITY.md, "The review page"',
+    )
 
 
 class _Shown:

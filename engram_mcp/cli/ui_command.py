@@ -41,7 +41,8 @@ def _ui(args: argparse.Namespace, store: Store) -> Outcome:
         if store.agent_shell
         else None
     )
-    serve.undumpable()  # before the approval code exists in this process's memory
+    if (parent_exit := serve.sealed()) is not None:  # the page and its secrets live in the child
+        raise SystemExit(parent_exit)
     launch = serve.bind(store, args.port, approvals=refusal)
     where = untrusted.line(store.workspace, 1000)
     code = (  # from an agent's shell the agent reads this output: no code, and no write takes one

@@ -20,10 +20,11 @@ INFORMATIONAL: Final = (
     "host.shell_open",
     "workspace.outside_git",
     "derived.rebuilt",
+    "ui.memory_readable",
 )
 """Codes doctor lists as steps still to do or things to know (exit 0), not as problems to fix;
-the last two are the store's health (engram_mcp.health): a workspace outside git, a derived
-file engram rebuilt."""
+the last three are engram_mcp.health's: a workspace outside git, a derived file engram rebuilt,
+a platform where the review page's memory stays readable to the user's other processes."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,11 @@ Werkzeug's request log is off: its lines would print every path, the first one w
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
+import os
+import signal
 import socket
 import sys
 import threading
@@ -101,6 +104,44 @@ def undumpable() -> bool:
 
 
 PR_SET_DUMPABLE: Final = 4
+
+
+def sealed() -> int | None:
+    """Shut the door, then make the page in a child: None in the process that goes on to bind
+    the page and make its secrets, the child's exit code in the parent, which only waits.
+
+    Linux checks ptrace access when /proc/PID/mem is opened, not on each read: a descriptor a
+    process of the user opened while this one still started up keeps reading its memory after
+    `undumpable`. A child forked after it is undumpable from its birth and its memory is its
+    own, so the URL's key, the cookie, the CSRF secret and the approval codes are made where no
+    descriptor ever reached. Where the door cannot be shut (not Linux, the call refused) or a
+    thread already runs (a fork keeps only the calling thread), the page runs in this process
+    and doctor says what remains (SECURITY.md)."""
+    if not undumpable() or threading.active_count() > 1 or not hasattr(os, "fork"):
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child == 0:
+        return None
+    return _wait_for(child)
+
+
+def _wait_for(child: int) -> int:
+    """The child's exit code (128 + the signal that ended it). Ctrl-C reaches the child from
+    the terminal (one process group), so the parent ignores it; SIGTERM and SIGHUP sent to the
+    parent are passed on."""
+
+    def forward(signum: int, frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signum)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGHUP, forward)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return 128 - code if code < 0 else code
 
 
 def _announce(line: str) -> None:

@@ -41,7 +41,9 @@ def launched(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         return "engram ui: stopped."
 
     monkeypatch.setattr(serve, "run", run)
-    monkeypatch.setattr(serve, "undumpable", lambda: True)  # not the test process itself
+    monkeypatch.setattr(
+        serve, "sealed", lambda: None
+    )  # the page in this process: not the test process itself
     monkeypatch.setattr(serve, "open_browser", lambda url: seen["opened"].append(url) or True)
     return seen
 

@@ -1,0 +1,70 @@
+"""The page's secrets exist only behind a shut door: a process of the same user that opened
+`engram ui`'s /proc/PID/mem at the earliest moment (Linux checks ptrace access at the open, not
+on each read) reads the launch process's memory for its whole life, so the URL's key, the
+cookie, the CSRF secret and the approval codes are made in a child forked after the door was
+shut, whose memory no descriptor reaches (engram_mcp.ui.serve.sealed).
+
+The attack (tests/support/mem_attack.py) runs as the page's user without CAP_SYS_PTRACE (as
+root here, that capability is dropped from its bounding set: root with it reads any memory).
+Its own reads are checked to work: it sees its target's command line in the memory it read."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.terminal import human_env
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/PID/mem is Linux's")
+
+ATTACK = Path(__file__).resolve().parents[1] / "support" / "mem_attack.py"
+PR_CAPBSET_DROP = 24
+CAP_SYS_PTRACE = 19
+
+
+def _without_ptrace_capability() -> None:
+    if os.geteuid() == 0:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0)
+
+
+def test_a_descriptor_opened_at_launch_reads_no_secret(tmp_path: Path) -> None:
+    workspace, home = tmp_path / "ws", tmp_path / "page-home"
+    workspace.mkdir()
+    home.mkdir()
+    env = {**human_env(), "HOME": str(home), "ENGRAM_HOME": str(home / ".engram")}
+    ran = subprocess.run(
+        [sys.executable, str(ATTACK), str(workspace)],
+        env=env,
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        preexec_fn=_without_ptrace_capability,
+    )
+    assert ran.returncode == 0, ran.stderr
+    seen = json.loads(ran.stdout)
+    assert seen["opened_early"] and seen["code"], seen
+    assert seen["sees_its_own_command"], "the attack read nothing: it would prove nothing"
+    assert not seen["code_found"], "the approval code was read through a descriptor opened at launch"
+    assert not seen["key_found"], "the URL's key was read through a descriptor opened at launch"
+    assert seen["children"] == 1 and seen["child_mem"] == "refused", seen
+    assert seen["exit"] == 143, seen
+
+
+def test_doctor_says_where_the_page_memory_stays_readable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram_mcp import health
+
+    env = {"HOME": str(tmp_path), "ENGRAM_HOME": str(tmp_path / "eh")}
+    monkeypatch.setattr(health.sys, "platform", "darwin")
+    found = [f for f in health.findings(None, env) if f.code == "ui.memory_readable"]
+    assert len(found) == 1 and "darwin" in found[0].message and "engram pending" in found[0].fix
+    monkeypatch.setattr(health.sys, "platform", "linux")
+    assert not [f for f in health.findings(None, env) if f.code == "ui.memory_readable"]
