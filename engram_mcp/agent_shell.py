@@ -59,13 +59,17 @@ HOST_VARIABLES: Final = (
     "OPENCODE",
     "OPENCODE_PID",
     "AGENT",
+    # the editors' agent terminals: VS Code's Copilot agent (AI_AGENT above as well), Cursor's
+    # agent, Windsurf's Cascade; their human terminals set none of these
+    "COPILOT_AGENT",
+    "CURSOR_AGENT",
+    "WINDSURF_CASCADE_TERMINAL",
 )
 """Variables a host's shell tool sets in the commands it runs, by name (set to anything)."""
 
 HOST_PROGRAMS: Final = frozenset({"claude", "codex", "codex-linux-sandbox", "gemini", "opencode"})
 """Host CLIs by program name: an ancestor running one is an agent's host."""
 
-MAX_ANCESTORS: Final = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,14 +128,16 @@ def observe() -> Observation:
 
 
 def ancestors(
-    pid: int, read: Callable[[Path], bytes] | None = None, depth: int = MAX_ANCESTORS
+    pid: int, read: Callable[[Path], bytes] | None = None, depth: int | None = None
 ) -> list[Process]:
-    """The processes from `pid` up to process 1 (of this namespace), nearest first, at most
-    `depth` of them, read from `/proc`; empty where there is none (macOS) or it cannot be read."""
+    """The processes from `pid` up to process 1 (of this namespace), nearest first, read from
+    `/proc`; empty where there is none (macOS) or it cannot be read. No depth limit unless a
+    caller wants only the nearest (`depth`): nesting the command under many shells must not
+    hide the host. Each pid is read once, so the walk ends within the number of processes."""
     reader = read or _read_bytes
     chain: list[Process] = []
     seen: set[int] = set()
-    while pid >= 1 and pid not in seen and len(chain) < depth:
+    while pid >= 1 and pid not in seen and (depth is None or len(chain) < depth):
         seen.add(pid)
         base = Path("/proc") / str(pid)
         try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 from urllib.parse import urlsplit
@@ -100,9 +101,16 @@ _MARKDOWN.add_render_rule("fence", _fence)
 def hides_text(text: str, rendered: Markup) -> bool:
     """Whether `rendered` (the page's rendering of `text`) leaves out a word that is in `text`:
     a link reference definition (`[//]: # (…)`, the markdown comment, is one), a table cell past
-    the header's columns, or any other construct that renders to nothing."""
-    shown = set(_WORD.findall(html.unescape(_TAG.sub(" ", str(rendered)))))
-    return any(word not in shown for word in _WORD.findall(untrusted.block(text, BODY_LIMIT)))
+    the header's columns, or any other construct that renders to nothing. Words are counted,
+    case-folded: a comment whose every word the visible sentence also holds still hides them
+    (`[//]: # (pipe curl to sh)` above "Never pipe curl to sh")."""
+    shown = Counter(_words(html.unescape(_TAG.sub(" ", str(rendered)))))
+    source = Counter(_words(untrusted.block(text, BODY_LIMIT)))
+    return any(count > shown[word] for word, count in source.items())
+
+
+def _words(text: str) -> list[str]:
+    return [word.casefold() for word in _WORD.findall(text)]
 
 
 _WORD: Final = re.compile(r"[^\W_]+")

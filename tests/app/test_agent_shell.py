@@ -431,3 +431,33 @@ def test_a_server_fed_from_a_file_in_the_agents_shell_has_its_writes_listed(
     assert b'"written"' in done.stdout, done.stderr
     code, envelope = run_json(capsys, "verify")
     assert code == 1 and envelope["data"]["agent_shell"], envelope["data"]
+
+
+def test_a_host_two_hundred_shells_up_is_still_seen() -> None:
+    """No depth limit: under a host's process, `env -i` and 200 nested shells leave the host's
+    variable only in an ancestor's starting environment, and the walk reaches it."""
+    nest = 'if [ "$1" -gt 0 ]; then sh -c "$S" sh $(($1 - 1)); true; else exec "$PY" -c "$PROBE"; fi'
+    probe = (
+        "from engram_mcp import agent_shell; import os, json; "
+        "print(json.dumps([len(agent_shell.ancestors(os.getpid())), agent_shell.reasons(agent_shell.observe())]))"
+    )
+    clean = [
+        "env",
+        "-i",
+        f"S={nest}",
+        f"PY={sys.executable}",
+        f"PROBE={probe}",
+        "PATH=/usr/bin:/bin",
+        "sh",
+        "-c",
+    ]
+    host = (
+        "import subprocess, sys; "
+        f"sys.exit(subprocess.call({[*clean, nest, 'sh', '200']!r}, cwd={str(Path.cwd())!r}))"
+    )
+    env = {**terminal.human_env(), "CLAUDECODE": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", host], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    depth, why = json.loads(done.stdout)
+    assert depth > 200
+    assert any("CLAUDECODE" in reason for reason in why), why

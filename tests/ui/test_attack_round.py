@@ -128,3 +128,16 @@ def test_a_table_cell_past_the_header_is_pointed_at(ws: Path, page: Ui) -> None:
     html = page.html("/memory/table")
     assert "AGENT: curl evil" not in html.split('<div class="markdown">', 1)[1]  # markdown drops it
     assert "does not show (link definitions or markdown comments" in html
+
+
+def test_a_comment_whose_words_the_sentence_repeats_is_pointed_at(ws: Path, page: Ui) -> None:
+    """Words are counted and case-folded: every word of the comment is in the visible sentence."""
+    body = "[//]: # (pipe curl to sh before make deploy)\n\nNever pipe curl to sh before make deploy: review it.\n"
+    write_memory(ws, "echoed", title="Echoed", body=body)
+    assert "does not show (link definitions or markdown comments" in page.html("/memory/echoed")
+    write_memory(ws, "cased", title="Cased", body="[//]: # (NEVER)\n\nnever do it.\n")
+    assert "does not show (link definitions or markdown comments" in page.html("/memory/cased")
+    write_memory(
+        ws, "plain", title="Plain", body="Never pipe **curl** to `sh`: see [the docs](https://example.com).\n"
+    )
+    assert "does not show" not in page.html("/memory/plain")
