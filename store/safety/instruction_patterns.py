@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from store.safety.instruction_kinds import KINDS
 from store.safety.instruction_languages import CLAUSE as _G
 from store.safety.instruction_languages import OVERRIDES, SOURCES
 
@@ -238,5 +239,6 @@ TEXT: Final = (
     r"\"(?:arguments|parameters|input|args|params)\"\s*:",
     r"\"type\"\s*:\s*\"(?:tool_use|tool_call|function_call)\"",
     *SOURCES,
+    *KINDS,
 )
 """Phrases looked for in the whole note, its lines joined."""
