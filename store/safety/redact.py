@@ -126,6 +126,7 @@ _TYPES: Final = frozenset(
 _PLACEHOLDERS: Final = frozenset(
     ("required", "optional", "none", "null", "true", "false", "yes", "no", "string", "empty", "unset")
     + ("hidden", "secret", "redacted", "inherit")  # `secrets: inherit` in GitHub Actions
+    + ("read", "write")  # `id-token: write`, a workflow's permission
 )
 
 
@@ -260,16 +261,29 @@ def _rules() -> tuple[_Rule, ...]:
             kind="command-line password",
         ),
         rule(
-            r"(?<!\S)-p" + _NOT_TEMPLATE + r"([^\s'\"]{4,})",
-            1,
+            r"(?<!\S)-p(['\"]?)" + _NOT_TEMPLATE + r"([^\s'\"]{4,})\1",
+            2,
             _looks_secret,
             command=r"\bmysql(?:dump|admin)?\b",
             kind="command-line password",
         ),
         rule(
+            r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{12,}={0,2})\"", 1, kind="registry auth"
+        ),  # ~/.docker/config.json
+        # prose that names the secret right before it: "the webhook secret is 1545…"
+        rule(
+            r"(?i)\b(?:secret|token|password|passphrase|api[ _-]?key|signing key|access key|private key)"
+            r"(?:\s+(?:is|was|=)|\s*[:=])?\s+(?![0-9a-f]{8}-[0-9a-f]{4}-)(?!\[REDACTED\])([A-Za-z0-9_+/=~-]{20,})"
+            r"(?![\w/])",
+            1,
+            _long_secret,
+            kind="secret named in prose",
+        ),
+        rule(
             r"(?m)^([ \t]*(?:export\s+)?[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|"
             r"ACCESS_KEY|SIGNING_KEY|_PASS|_PWD|CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*)(['\"]?)"
-            r"(?!\[REDACTED\])([^\s'\"]{4,})\2",
+            + _NOT_TEMPLATE
+            + r"([^\s'\"]{4,})\2",
             3,
             code=True,
         ),
