@@ -71,7 +71,6 @@ HOST_PROGRAMS: Final = frozenset({"claude", "codex", "codex-linux-sandbox", "gem
 """Host CLIs by program name: an ancestor running one is an agent's host."""
 
 
-
 @dataclass(frozen=True, slots=True)
 class Process:
     pid: int

@@ -28,6 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
+from engram_mcp.hosts import editor_shells
 from engram_mcp.hosts.audit import audit
 from engram_mcp.hosts.edits import CLAUDE_STATE_LIMIT, HOST_FILE_LIMIT, Result, read
 from engram_mcp.hosts.errors import HostError, LinkRefused
@@ -259,8 +260,9 @@ def doctor(
         if present and not any(f.code == "host.foreign" for f in found) and host.scope != "local":
             steps.extend(_command_steps(host, workspace, env))
     gate, notes = audit(workspace, env)
-    findings.extend(gate)
-    steps.extend(notes)
+    where = Where(workspace, env)
+    findings.extend([*gate, *editor_shells.vscode_gate(where)])
+    steps.extend([*notes, *editor_shells.notes(linked, where)])
     return linked, list(dict.fromkeys(findings)), steps
 
 

@@ -18,6 +18,7 @@ INFORMATIONAL: Final = (
     "host.command_missing",
     "host.command_stale",
     "host.shell_open",
+    "host.shell_unasked",
     "workspace.outside_git",
     "derived.rebuilt",
     "ui.memory_readable",

@@ -70,7 +70,10 @@ def test_doctor_is_clean_on_a_freshly_linked_setup(
     host_steps = [s for s in env["data"]["steps"] if s["code"].startswith("host.")]
     assert sorted(s["file"].removeprefix("./") for s in host_steps) == [
         ".mcp.json",
+        "cursor",  # host.shell_unasked: the editors' agent terminals, seen by their markers only
         "opencode.json",
+        "vscode",
+        "windsurf",
         "~/.codex/config.toml",
         "~/.gemini/trustedFolders.json",
     ]

@@ -1,0 +1,108 @@
+"""The editors' agent terminals (Cursor, VS Code, Windsurf): what engram sees of them and what
+doctor says about them.
+
+Their agents run commands in a real pseudo-terminal under the editor, as the person's own
+integrated terminal is; engram tells the agent's apart only by the marker each sets there
+(engram_mcp.agent_shell.HOST_VARIABLES: `CURSOR_AGENT`, `COPILOT_AGENT` and `AI_AGENT`,
+`WINDSURF_CASCADE_TERMINAL`). `link` writes them no shell rule: VS Code asks before every
+terminal command its `chat.tools.terminal.autoApprove` does not approve; Cursor and Windsurf
+keep their auto-run choices in their own settings. So doctor names, for each linked editor,
+the marker it relies on and the editor setting that keeps its agent asking, and reports as
+`host.gate_open` a VS Code auto-approve rule that lets the agent run engram's writes unasked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any, Final
+
+from engram_mcp.hosts.findings import Finding, Where, read_jsonc
+from engram_mcp.platform import vscode_user_dir
+
+SHELL_UNASKED: Final = "host.shell_unasked"
+"""Informational: a linked editor whose agent terminal engram sees only by its marker, with no
+ask rule engram writes."""
+
+EDITORS: Final = {
+    "cursor": (
+        "CURSOR_AGENT",
+        "keep Cursor's auto-run off for `engram` commands (Settings → Agents → auto-run: ask, or "
+        "a deny entry `Shell(engram)` in .cursor/cli.json for cursor-agent)",
+    ),
+    "vscode": (
+        "COPILOT_AGENT",
+        'leave `engram` out of "chat.tools.terminal.autoApprove", or add "/^engram\\\\b/": false there, '
+        "and do not turn on the global auto-approve",
+    ),
+    "windsurf": (
+        "WINDSURF_CASCADE_TERMINAL",
+        "add `engram` to Windsurf's windsurf.cascadeCommandsDenyList (Cascade then always asks), and "
+        "do not use Turbo mode",
+    ),
+}
+"""Per editor: the marker its agent's terminal sets, and what keeps its agent asking."""
+
+_PROBE: Final = "engram commit TOKEN --approve all"
+
+
+def notes(linked: list[str], where: Where) -> list[Finding]:
+    """One note for each linked editor (its target names, from `doctor`'s linked list)."""
+    found = []
+    for target, (marker, keep_asking) in EDITORS.items():
+        if any(entry.startswith(f"{target}: ") for entry in linked):
+            found.append(
+                Finding(
+                    SHELL_UNASKED,
+                    target,
+                    f"engram writes no rule that makes {target}'s agent ask before running engram's "
+                    f"writes in its terminal; `engram commit` refuses there only while the terminal "
+                    f"carries {marker}",
+                    keep_asking,
+                )
+            )
+    return found
+
+
+def vscode_gate(where: Where) -> Iterator[Finding]:
+    """host.gate_open for a VS Code auto-approve rule that runs `engram commit` in the agent's
+    terminal unasked (no `false` rule matching it too, which wins); the global auto-approve is
+    engram_mcp.hosts.gate's finding."""
+    for path in (
+        where.workspace / ".vscode" / "settings.json",
+        vscode_user_dir(where.home, where.env) / "settings.json",
+    ):
+        settings = read_jsonc(path)
+        if not isinstance(settings, dict):
+            continue
+        rules = settings.get("chat.tools.terminal.autoApprove")
+        if not isinstance(rules, dict):
+            continue
+        decisions = [_approves(value) for key, value in rules.items() if _matches(str(key), _PROBE)]
+        if True in decisions and False not in decisions:
+            allowing = next(k for k, v in rules.items() if _matches(str(k), _PROBE) and _approves(v))
+            yield Finding(
+                "host.gate_open",
+                where.show(path),
+                f"the auto-approve rule {str(allowing)[:80]!r} lets VS Code's agent run `engram commit` "
+                "unasked, writing memory with no human",
+                'remove it, or add "/^engram\\\\b/": false to chat.tools.terminal.autoApprove',
+                f"chat.tools.terminal.autoApprove {str(allowing)[:80]!r}",
+            )
+
+
+def _approves(value: Any) -> bool | None:
+    if isinstance(value, dict):
+        value = value.get("approve")
+    return value if isinstance(value, bool) else None
+
+
+def _matches(key: str, command: str) -> bool:
+    """VS Code's rule forms: `/regex/flags`, or a command prefix."""
+    if len(key) > 1 and key.startswith("/") and key.rfind("/") > 0:
+        body, flags = key[1 : key.rfind("/")], key[key.rfind("/") + 1 :]
+        try:
+            return re.search(body, command, re.IGNORECASE if "i" in flags else 0) is not None
+        except re.error:
+            return False
+    return command == key or command.startswith(key + " ") or (key.endswith(" ") and command.startswith(key))
