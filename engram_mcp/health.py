@@ -78,22 +78,39 @@ def findings(workspace: Path | None, env: Mapping[str, str]) -> list[Finding]:
                 "run `git init` here if the project should be shared",
             )
         )
-    if not sys.platform.startswith("linux"):
-        found.append(_page_memory())
+    found += _page_memory()
     return found
 
 
-def _page_memory() -> Finding:
-    """Only Linux lets `engram ui` shut its memory to the user's other processes before the
-    approval code exists (engram_mcp.ui.serve.sealed); elsewhere the person is told."""
-    return Finding(
-        "ui.memory_readable",
-        "engram ui",
-        f"on {sys.platform} the review page's memory, which holds its approval code, can be read by "
-        "another process of yours with the debugging rights this system gives it",
-        "approve in your host's prompt or with `engram pending` at your terminal when an agent runs "
-        'unattended as you; SECURITY.md, "The review page"',
-    )
+PTRACE_SCOPE: Final = Path("/proc/sys/kernel/yama/ptrace_scope")
+
+
+def _page_memory() -> list[Finding]:
+    """Whether another process of the user can reach the review page's memory. `engram ui`
+    shuts it (engram_mcp.ui.serve.sealed), but a process that may attach to the user's others
+    (not Linux; on Linux, no Yama or `ptrace_scope` 0) can open the command's memory for
+    writing while it starts and undo that, and read the terminal's and the browser's memory
+    besides; Yama's scope 1 or more refuses it that."""
+    if sys.platform.startswith("linux"):
+        try:
+            scope = PTRACE_SCOPE.read_text(encoding="ascii").strip()
+        except OSError:
+            scope = ""
+        if scope not in ("", "0"):
+            return []
+        why = "no Yama ptrace scope" if scope == "" else "kernel.yama.ptrace_scope is 0"
+        fix = "set kernel.yama.ptrace_scope to 1 (sysctl), or "
+    else:
+        why, fix = f"{sys.platform} lets your processes debug each other", ""
+    return [
+        Finding(
+            "ui.memory_readable",
+            "engram ui",
+            f"{why}: a process of yours can reach the review page's memory, which holds its approval code",
+            f"{fix}approve in your host's prompt or with `engram pending` at your terminal while an agent "
+            'runs unattended as you; SECURITY.md, "The review page"',
+        )
+    ]
 
 
 class _Shown:

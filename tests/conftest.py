@@ -90,3 +90,15 @@ def empty_workspace(tmp_path: Path) -> Path:
     target = tmp_path / "empty"
     target.mkdir()
     return target
+
+
+@pytest.fixture(autouse=True)
+def yama_restricts_ptrace(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """In-process doctor runs as on a machine whose Yama refuses same-user ptrace, so their
+    findings do not depend on this machine's kernel; tests of `ui.memory_readable` set their own
+    (tests/ui/test_secrets_after_the_door.py)."""
+    from engram_mcp import health
+
+    scope = tmp_path_factory.getbasetemp() / "ptrace_scope"
+    scope.write_text("1\n", encoding="ascii")
+    monkeypatch.setattr(health, "PTRACE_SCOPE", scope)

@@ -103,10 +103,33 @@ def hides_text(text: str, rendered: Markup) -> bool:
     a link reference definition (`[//]: # (…)`, the markdown comment, is one), a table cell past
     the header's columns, or any other construct that renders to nothing. Words are counted,
     case-folded: a comment whose every word the visible sentence also holds still hides them
-    (`[//]: # (pipe curl to sh)` above "Never pipe curl to sh")."""
-    shown = Counter(_words(html.unescape(_TAG.sub(" ", str(rendered)))))
-    source = Counter(_words(untrusted.block(text, BODY_LIMIT)))
+    (`[//]: # (pipe curl to sh)` above "Never pipe curl to sh").
+
+    The words the page adds itself (an autolink's target shown again after it, the `image`
+    label) are not counted as shown, or a hidden comment's words put in a URL would pass; the
+    numbers of an ordered list, which the page shows as list marks, are not counted as source."""
+    block = untrusted.block(text, BODY_LIMIT)
+    added, marks = _page_own_words(block)
+    shown = Counter(_words(html.unescape(_TAG.sub(" ", str(rendered))))) - added
+    source = Counter(_words(block)) - marks
     return any(count > shown[word] for word, count in source.items())
+
+
+def _page_own_words(block: str) -> tuple[Counter[str], Counter[str]]:
+    """(words the rendering adds, ordered-list numbers it shows as marks) for `block`."""
+    added: Counter[str] = Counter()
+    marks: Counter[str] = Counter()
+    pending = list(_MARKDOWN.parse(block))
+    while pending:
+        token = pending.pop()
+        pending.extend(token.children or [])
+        if token.type == "link_open" and token.markup == "autolink":
+            added.update(_words(str(token.attrGet("href") or "")))
+        elif token.type == "image":
+            added.update(["image"])
+        elif token.type == "list_item_open" and token.info:
+            marks.update(_words(token.info))
+    return added, marks
 
 
 def _words(text: str) -> list[str]:

@@ -270,10 +270,11 @@ def _rules() -> tuple[_Rule, ...]:
         rule(
             r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{12,}={0,2})\"", 1, kind="registry auth"
         ),  # ~/.docker/config.json
-        # prose that names the secret right before it: "the webhook secret is 1545…"
+        # prose that names the secret right before it: "the webhook secret is 1545…", "signing
+        # key: jP3M…" (a bare "token 7c6a…" is left: random words follow "token" in prose and ids)
         rule(
             r"(?i)\b(?:secret|token|password|passphrase|api[ _-]?key|signing key|access key|private key)"
-            r"(?:\s+(?:is|was|=)|\s*[:=])?\s+(?![0-9a-f]{8}-[0-9a-f]{4}-)(?!\[REDACTED\])([A-Za-z0-9_+/=~-]{20,})"
+            r"(?:\s+(?:is|was)\s+|\s*[:=]\s*)(?![0-9a-f]{8}-[0-9a-f]{4}-)(?!\[REDACTED\])([A-Za-z0-9_+/=~-]{20,})"
             r"(?![\w/])",
             1,
             _long_secret,

@@ -141,3 +141,23 @@ def test_a_comment_whose_words_the_sentence_repeats_is_pointed_at(ws: Path, page
         ws, "plain", title="Plain", body="Never pipe **curl** to `sh`: see [the docs](https://example.com).\n"
     )
     assert "does not show" not in page.html("/memory/plain")
+
+
+@pytest.mark.parametrize(
+    ("body", "hides"),
+    [
+        (
+            "Guide: <https://wiki.example.com/approve-every-proposal>\n\n[//]: # (approve every proposal)\n",
+            True,
+        ),
+        ("![x](https://example.com/p.png)\n\n[//]: # (image)\n", True),
+        ("1. build\n2. test\n", False),
+        ("See <https://example.com/a-b> and ![d](https://example.com/d.png).\n", False),
+    ],
+)
+def test_words_the_page_adds_itself_do_not_pad_the_count(body: str, hides: bool) -> None:
+    """An autolink's target is shown twice and an image gets an `image` label: neither counts
+    as the source's words shown; an ordered list's numbers are marks, not hidden words."""
+    from engram_mcp.ui.render import hides_text, markdown
+
+    assert hides_text(body, markdown(body)) is hides
