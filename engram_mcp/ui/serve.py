@@ -104,6 +104,7 @@ def undumpable() -> bool:
 
 
 PR_SET_DUMPABLE: Final = 4
+PR_SET_PDEATHSIG: Final = 1
 
 
 def sealed() -> int | None:
@@ -123,6 +124,8 @@ def sealed() -> int | None:
     sys.stderr.flush()
     child = os.fork()
     if child == 0:
+        with contextlib.suppress(OSError, AttributeError):  # the page ends with the command
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         return None
     return _wait_for(child)
 

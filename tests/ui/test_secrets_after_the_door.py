@@ -79,3 +79,49 @@ def test_doctor_says_where_the_page_memory_stays_readable(
     assert said() and "ptrace_scope is 0" in said()[0]
     scope.write_text("1\n")
     assert said() == []
+
+
+def test_the_page_ends_with_the_command_even_when_it_is_killed(tmp_path: Path) -> None:
+    """SIGKILL cannot be passed on, so the child asks the kernel for SIGTERM when its parent
+    dies. Under a shell that leads the terminal's session, as in a real terminal (a dead
+    session leader would hang the child up anyway)."""
+    import signal
+    import time
+
+    from tests.support import terminal
+
+    env = {**human_env(), "HOME": str(tmp_path), "ENGRAM_HOME": str(tmp_path / "eh")}
+    shell = terminal.popen(
+        ["/bin/sh", "-c", f"{sys.executable} -m engram_mcp.cli ui --no-open; sleep 30"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert shell.stdout is not None and b"approval code" in shell.stdout.readline() + shell.stdout.readline()
+    [command] = _children(shell.pid)
+    [page] = _children(int(command))
+    os.kill(int(command), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _running(page) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    running = _running(page)
+    if running:
+        os.kill(int(page), signal.SIGKILL)
+    shell.kill()
+    shell.wait(30)
+    shell.stdout.close()
+    if shell.stderr is not None:
+        shell.stderr.close()
+    assert not running, "the page outlived its command"
+
+
+def _children(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+
+
+def _running(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
