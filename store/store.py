@@ -159,6 +159,8 @@ class Store:
         """Made on first use: the server's handshake never imports the vector module."""
         self._vectors_env = {"ENGRAM_VECTORS": env.get("ENGRAM_VECTORS", "")}
         self._answered = threading.Event()
+        """Set by the first search, or by `close`: the warm-up's wait for a first answer ends."""
+        self._closing = threading.Event()
         """Set once a search has answered: `warm` loads what the first search can do without
         (numpy's kernels, the vector model) after it, not while it competes for the GIL."""
         self._vectors_warming = False
@@ -296,6 +298,8 @@ class Store:
             view = self.view()
             self._search.warm()
             self._answered.wait(FIRST_ANSWER_WAIT)
+            if self._closing.is_set():  # a session closed before its first search: nothing more to warm
+                return
             if len(view.durable) + len(view.notes) > NUMPY_STORE:
                 self._search.load_kernels()
             backlog = self._vectors_on() and self._vector_index().warm(
@@ -381,7 +385,10 @@ class Store:
         return init_scope(self.project)
 
     def close(self) -> None:
-        """Flush what is batched: usage counts, the derived index and the search index."""
+        """Flush what is batched: usage counts, the derived index and the search index. The
+        warm-up stops waiting for a first search and warms nothing more."""
+        self._closing.set()
+        self._answered.set()
         self.usage.flush()
         for catalog in self._catalogs:
             catalog.close()
