@@ -13,11 +13,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from store.search.vectors import windows
 from store.store import Store
 
 
 def measure(workspace: Path, home: Path, env: dict[str, str]) -> dict[str, Any]:
+    from store.search.vectors import windows  # seam: numpy and tokenizers, only when measured
+
     store = Store(workspace, env={**env, "ENGRAM_HOME": str(home)}, background=False)
     loading = time.perf_counter()
     state = store.vector_state()  # loads the model; the memories wait for their vectors

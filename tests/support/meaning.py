@@ -4,10 +4,14 @@ for the whole suite by tests/conftest.py; a module marks itself with `with_minil
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from store.search.vector_extra import minilm_installed
-from store.search.vectors import Model
+
+if TYPE_CHECKING:  # numpy: only with the vectors or minilm extra
+    from store.search.vectors import Model
 
 with_minilm = [
     pytest.mark.skipif(
