@@ -84,7 +84,9 @@ EXFILTRATE: Final = (
 """Secrets moved somewhere the user did not put them: a URL, a mailbox, a paste site, a
 note or memory (where the next session would read them), the agent's reply."""
 
-_AGENT: Final = r"(?:the )?(?:agents?|assistants?|ai|models?|llms?|bots?|copilot|claude|codex|gemini)"
+_AGENT: Final = r"(?:the )?(?:(?:ai |coding )?agents?|assistants?|ai|llms?|copilot|claude|codex|gemini)"
+"""Who the text orders about (not "the model" or "the bot": notes on ML models and chat bots
+say what those must do)."""
 _SOURCE: Final = (
     r"(?:the )?(?:system|engram|user|human|developers?|admin\w*|administrator|operator|maintainers?|"
     r"owner|security team|it department|anthropic|openai|google)"

@@ -73,3 +73,15 @@ def test_what_the_third_attack_found_is_refused(text: str) -> None:
 )
 def test_warnings_and_reports_of_the_same_commands_pass(text: str) -> None:
     assert instruction_line(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The model is expected to converge after 10 epochs.",
+        "The bot must reply within 3 seconds to Slack events.",
+        "The model must follow the schema in schema.json.",
+    ],
+)
+def test_notes_on_models_and_bots_say_what_those_must_do(text: str) -> None:
+    assert instruction_line(text) is None
