@@ -49,7 +49,7 @@ from eval.dataset import (  # noqa: E402
     load_tasks,
 )
 from eval.run import open_store, vectors_env  # noqa: E402
-from store.search.confidence import meaning  # noqa: E402
+from store.search.confidence import Lines, meaning  # noqa: E402
 from store.search.fusion import fuse  # noqa: E402
 from store.search.lexical import key_of  # noqa: E402
 from store.store import Store  # noqa: E402
@@ -149,26 +149,16 @@ def ranked(asked: Asked, weight: float) -> Ranked:
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
-    """Lines as store.search.confidence has them: the gate (does anything answer?) and the hit
-    lines (which memories a query that is answered returns); meaning None for BM25 alone."""
-
-    coverage: float
-    meaning: float | None
-    hit_coverage: float
-    hit_meaning: float | None
+Setting = Lines
+"""A setting tried: the gate and the hit lines, as store.search.confidence holds them."""
 
 
 def served(asked: Asked, order: Ranked, setting: Setting) -> float:
     """recall@5 of the answers (labels 2) among what Store._fused returns (BM25's best
     WORDS_FIRST of those whose words answer first); for a no-answer query 1.0 when nothing is."""
 
-    def clears(row: tuple[str, float, float, float], words: float, meaning: float | None) -> bool:
-        return row[1] >= words or (meaning is not None and row[2] >= meaning)
-
-    gate = any(clears(row, setting.coverage, setting.meaning) for row in order)
-    kept = [row for row in order if gate and clears(row, setting.hit_coverage, setting.hit_meaning)]
+    gate = any(setting.opens(row[1], row[2]) for row in order)
+    kept = [row for row in order if gate and setting.keeps(row[1], row[2])]
     words = {
         row[0]
         for row in sorted((r for r in kept if r[1] >= setting.coverage), key=lambda r: (-r[3], r[0]))[

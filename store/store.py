@@ -159,10 +159,11 @@ class Store:
         """Made on first use: the server's handshake never imports the vector module."""
         self._vectors_env = {"ENGRAM_VECTORS": env.get("ENGRAM_VECTORS", "")}
         self._answered = threading.Event()
-        """Set by the first search, or by `close`: the warm-up's wait for a first answer ends."""
+        """Set once a search has answered (or by `close`): `warm` loads what the first search
+        can do without (numpy's kernels, the vector model) after it, not while it competes for
+        the GIL."""
         self._closing = threading.Event()
-        """Set once a search has answered: `warm` loads what the first search can do without
-        (numpy's kernels, the vector model) after it, not while it competes for the GIL."""
+        """Set by `close`: the warm-up warms nothing more."""
         self._vectors_warming = False
         """True while `warm` has yet to load the vector model and embeddings: a search meanwhile
         answers from BM25 alone (and says so in its backends) instead of waiting for them."""
@@ -337,7 +338,7 @@ class Store:
         ranked = [h.memory for h in self._search.search(text, 100) if eligible(h.memory)][:POOL]
         holding = [m for m in self._search.containing(text) if eligible(m)][:POOL]
         pool = {(m.scope, m.id): m for m in [*ranked, *holding]}
-        if self._vectors_warming or not self._vectors_on():  # warming: the model is not in yet
+        if not self._meaning_ready():
             return Pool(list(pool.values()))
         scored = self._vector_index().scores(
             as_embedded(candidate.title, candidate.tags, candidate.body),
@@ -367,7 +368,7 @@ class Store:
         while the vector signal is off, loading or building, or has a model verdicts have no
         bands for."""
         view = view or self.view()
-        if self._vectors_warming or not self._vectors_on():
+        if not self._meaning_ready():
             return None
         by_key = self._keyed(view)
         groups: dict[str, list[Key]] = {}
@@ -454,6 +455,11 @@ class Store:
         config = self.config()
         return config.vectors and not disabled_by_env(self._vectors_env) and available(config.vector_model)
 
+    def _meaning_ready(self) -> bool:
+        """The vector signal is on and `warm` is not still loading it (searches meanwhile answer
+        from BM25 alone)."""
+        return not self._vectors_warming and self._vectors_on()
+
     def _vector_index(self) -> VectorIndex:
         with self._config_lock:  # the warm-up thread and a first search may both get here
             if self._vectors is None:
@@ -488,7 +494,7 @@ class Store:
         scored = None
         config = self.config()
         bm25 = {key_of(h.memory): h.score for h in hits}
-        if not self._vectors_warming and self._vectors_on():  # warming: the model is not in yet
+        if self._meaning_ready():
             scored = self._vector_index().scores(
                 query, config.vector_model, lambda: self._keyed(view), view.key, want=bm25, top=top
             )

@@ -243,6 +243,7 @@ def doctor(
     """(files with an engram entry, findings, host steps still pending) across every known host
     file; without `workspace_files` (no project here) the user-level files only."""
     linked: list[str] = []
+    targets: set[str] = set()
     findings: list[Finding] = []
     steps: list[Finding] = []
     hosts = [*known_files(workspace, env), *_claude_json_files(workspace, env)]
@@ -253,6 +254,7 @@ def doctor(
         if present:
             scope = f" ({host.scope} scope)" if host.scope in ("user", "local") else ""
             linked.append(f"{host.target}: {host.shown}{scope}")
+            targets.add(host.target)
         findings.extend(found)
         if present and not found and host.scope == "workspace":
             step = step_for(host.target, workspace, env)
@@ -262,7 +264,7 @@ def doctor(
     gate, notes = audit(workspace, env)
     where = Where(workspace, env)
     findings.extend([*gate, *editor_shells.vscode_gate(where)])
-    steps.extend([*notes, *editor_shells.notes(linked, where)])
+    steps.extend([*notes, *editor_shells.notes(targets, where)])
     return linked, list(dict.fromkeys(findings)), steps
 
 

@@ -46,11 +46,11 @@ EDITORS: Final = {
 _PROBE: Final = "engram commit TOKEN --approve all"
 
 
-def notes(linked: list[str], where: Where) -> list[Finding]:
-    """One note for each linked editor (its target names, from `doctor`'s linked list)."""
+def notes(linked: set[str], where: Where) -> list[Finding]:
+    """One note for each linked editor (`linked`: the targets with an engram entry)."""
     found = []
     for target, (marker, keep_asking) in EDITORS.items():
-        if any(entry.startswith(f"{target}: ") for entry in linked):
+        if target in linked:
             found.append(
                 Finding(
                     SHELL_UNASKED,
@@ -78,16 +78,16 @@ def vscode_gate(where: Where) -> Iterator[Finding]:
         rules = settings.get("chat.tools.terminal.autoApprove")
         if not isinstance(rules, dict):
             continue
-        decisions = [_approves(value) for key, value in rules.items() if _matches(str(key), _PROBE)]
-        if True in decisions and False not in decisions:
-            allowing = next(k for k, v in rules.items() if _matches(str(k), _PROBE) and _approves(v))
+        decided = [(str(key), _approves(value)) for key, value in rules.items() if _matches(str(key), _PROBE)]
+        allowing = next((key for key, approves in decided if approves is True), None)
+        if allowing is not None and all(approves is not False for _, approves in decided):
             yield Finding(
                 "host.gate_open",
                 where.show(path),
-                f"the auto-approve rule {str(allowing)[:80]!r} lets VS Code's agent run `engram commit` "
+                f"the auto-approve rule {allowing[:80]!r} lets VS Code's agent run `engram commit` "
                 "unasked, writing memory with no human",
                 'remove it, or add "/^engram\\\\b/": false to chat.tools.terminal.autoApprove',
-                f"chat.tools.terminal.autoApprove {str(allowing)[:80]!r}",
+                f"chat.tools.terminal.autoApprove {allowing[:80]!r}",
             )
 
 

@@ -41,9 +41,9 @@ def install_hint(model: str, *, again: bool = False) -> str:
     return f"pip install {force}'.[{_EXTRAS.get(model, 'vectors')}]' in engram's folder"
 
 
-def _kind(folder: str) -> str:
-    """MINILM for a configured ONNX encoder, WORDLLAMA for a static model (the rule of
-    store.search.vectors.load_model: a folder is an encoder when it holds model.onnx)."""
+def model_kind(folder: str) -> str:
+    """MINILM for a configured ONNX encoder, WORDLLAMA for a static model: a model named so, or
+    a folder, an encoder when it holds model.onnx (store.search.vectors.load_model loads by it)."""
     if folder in _RUNTIME:
         return folder
     path = Path(folder)
@@ -70,14 +70,14 @@ def available(folder: str) -> bool:
     else, without a model's extra, say nothing."""
     if not folder:
         return minilm_installed() or extra_installed()
-    return _runs(_kind(folder))
+    return _runs(model_kind(folder))
 
 
 def missing(folder: str) -> str | None:
     """Why a configured model cannot run for want of libraries (None when they are in)."""
     if not folder or available(folder):
         return None
-    hint = install_hint(_kind(folder))
+    hint = install_hint(model_kind(folder))
     return f"search.vector_model names {folder}, whose libraries are not installed: {hint}"
 
 

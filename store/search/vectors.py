@@ -63,6 +63,7 @@ from store.search.vector_extra import (
     extra_installed,
     install_hint,
     minilm_installed,
+    model_kind,
 )
 
 if TYPE_CHECKING:
@@ -212,12 +213,10 @@ def load_model(folder: str, *, quick: bool = False) -> Model:
     """The model `search.vector_model` names: unset, MiniLM when its extra is installed, else
     WordLlama; `minilm` or `wordllama` by name; or a local folder, an ONNX model when it holds
     model.onnx, else a static one. `quick`: for a one-shot process (store.search.onnx_model)."""
-    onnx = folder == MINILM or (not folder and minilm_installed())
+    onnx = minilm_installed() if not folder else model_kind(folder) == MINILM
     if not onnx and folder and folder != WORDLLAMA:
-        onnx = Path(folder).is_absolute() and (Path(folder) / "model.onnx").is_file()
-        if not onnx:
-            weights, tokenizer = folder_files(folder)
-            return StaticModel(Path(folder).name, weights, tokenizer)
+        weights, tokenizer = folder_files(folder)
+        return StaticModel(Path(folder).name, weights, tokenizer)
     if onnx:
         if not minilm_installed(onnx_only=folder not in ("", MINILM)):
             raise ModelUnavailable(f"search.vector_model names {folder}: {install_hint(MINILM)}")

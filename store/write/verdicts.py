@@ -35,7 +35,7 @@ closest memories. NOOP ("already known") may name a memory of the candidate's sc
 memory (user memories load in every workspace), never a project memory for a user candidate:
 writing nothing is safe, and a user memory is wanted elsewhere too.
 
-Meaning (issue: near-copies written as ADD). Where the vector signal takes part with a model
+Meaning. Where the vector signal takes part with a model
 whose bands were measured (`MEANING_BANDS`), the pool also holds the memories nearest the
 candidate by meaning, and each pooled memory's similarity is the larger of the words' measure
 and the cosine of the candidate's text with the memory's best window, put on the same scale
