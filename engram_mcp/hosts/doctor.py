@@ -263,7 +263,7 @@ def doctor(
             steps.extend(_command_steps(host, workspace, env))
     gate, notes = audit(workspace, env)
     where = Where(workspace, env)
-    findings.extend([*gate, *editor_shells.vscode_gate(where)])
+    findings.extend([*gate, *editor_shells.vscode_gate(where), *editor_shells.cursor_gate(where)])
     steps.extend([*notes, *editor_shells.notes(targets, where)])
     return linked, list(dict.fromkeys(findings)), steps
 

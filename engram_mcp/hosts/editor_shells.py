@@ -4,19 +4,29 @@ doctor says about them.
 Their agents run commands in a real pseudo-terminal under the editor, as the person's own
 integrated terminal is; engram tells the agent's apart only by the marker each sets there
 (engram_mcp.agent_shell.HOST_VARIABLES: `CURSOR_AGENT`, `COPILOT_AGENT` and `AI_AGENT`,
-`WINDSURF_CASCADE_TERMINAL`). `link` writes them no shell rule: VS Code asks before every
-terminal command its `chat.tools.terminal.autoApprove` does not approve; Cursor and Windsurf
-keep their auto-run choices in their own settings. So doctor names, for each linked editor,
-the marker it relies on and the editor setting that keeps its agent asking, and reports as
-`host.gate_open` a VS Code auto-approve rule that lets the agent run engram's writes unasked.
+`WINDSURF_CASCADE_TERMINAL`). A marker can be unset by the agent itself, so an ask rule in the
+editor is the stronger guard, where the editor has one in a file:
+
+* VS Code: `link` writes a never-auto-approve rule for engram (gate_rules.VSCODE_RULE) into the
+  settings.json at the linked scope; VS Code merges both levels, so either file serves.
+* Cursor keeps its auto-run choice in the app; its file (`~/.cursor/permissions.json`) holds an
+  allowlist only, so there is nothing to write. An allowlist entry that runs engram unasked is
+  reported as `host.gate_open`.
+* Windsurf keeps its deny list (`windsurf.cascadeCommandsDenyList`) in its app settings.
+
+Doctor notes (host.shell_unasked) each linked editor without an ask rule, with the marker engram
+relies on and the setting that keeps its agent asking.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Final
 
+from engram_mcp.hosts import gate_rules
+from engram_mcp.hosts.edits import read_quietly
 from engram_mcp.hosts.findings import Finding, Where, read_jsonc
 from engram_mcp.platform import vscode_user_dir
 
@@ -32,8 +42,8 @@ EDITORS: Final = {
     ),
     "vscode": (
         "COPILOT_AGENT",
-        'leave `engram` out of "chat.tools.terminal.autoApprove", or add "/^engram\\\\b/": false there, '
-        "and do not turn on the global auto-approve",
+        "run `engram link vscode` again: it adds the rule that makes VS Code's agent ask before any "
+        "engram command (chat.tools.terminal.autoApprove); and do not turn on the global auto-approve",
     ),
     "windsurf": (
         "WINDSURF_CASCADE_TERMINAL",
@@ -50,6 +60,10 @@ def notes(linked: set[str], where: Where) -> list[Finding]:
     """One note for each linked editor (`linked`: the targets with an engram entry)."""
     found = []
     for target, (marker, keep_asking) in EDITORS.items():
+        if target == "vscode" and any(
+            gate_rules.vscode_ask_installed(read_quietly(path)) for path in _vscode_settings(where)
+        ):
+            continue
         if target in linked:
             found.append(
                 Finding(
@@ -68,10 +82,7 @@ def vscode_gate(where: Where) -> Iterator[Finding]:
     """host.gate_open for a VS Code auto-approve rule that runs `engram commit` in the agent's
     terminal unasked (no `false` rule matching it too, which wins); the global auto-approve is
     engram_mcp.hosts.gate's finding."""
-    for path in (
-        where.workspace / ".vscode" / "settings.json",
-        vscode_user_dir(where.home, where.env) / "settings.json",
-    ):
+    for path in _vscode_settings(where):
         settings = read_jsonc(path)
         if not isinstance(settings, dict):
             continue
@@ -89,6 +100,32 @@ def vscode_gate(where: Where) -> Iterator[Finding]:
                 'remove it, or add "/^engram\\\\b/": false to chat.tools.terminal.autoApprove',
                 f"chat.tools.terminal.autoApprove {allowing[:80]!r}",
             )
+
+
+def cursor_gate(where: Where) -> Iterator[Finding]:
+    """host.gate_open for an entry of Cursor's terminal allowlist file that auto-runs
+    `engram commit` (entries are command prefixes; the file overrides the in-app list)."""
+    path = where.home / ".cursor" / "permissions.json"
+    allowed = read_jsonc(path)
+    entries = allowed.get("terminalAllowlist") if isinstance(allowed, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, str) and (entry.strip() == "*" or _matches(entry.strip(), _PROBE)):
+            yield Finding(
+                "host.gate_open",
+                where.show(path),
+                f"the terminal allowlist entry {entry[:80]!r} lets Cursor's agent run `engram commit` "
+                "unasked, writing memory with no human",
+                "remove it from terminalAllowlist",
+                f"terminalAllowlist {entry[:80]!r}",
+            )
+            return
+
+
+def _vscode_settings(where: Where) -> tuple[Path, Path]:
+    return (
+        where.workspace / ".vscode" / "settings.json",
+        vscode_user_dir(where.home, where.env) / "settings.json",
+    )
 
 
 def _approves(value: Any) -> bool | None:

@@ -6,6 +6,10 @@
 * opencode's shell: `"permission": {"bash": {"engram commit *": "ask", …}}` (shell_rules.py), at
   the end of the `bash` object so that no earlier pattern of the user's wins over it.
 * Claude Code's shell: `permissions.ask` rules `Bash(engram commit *)` … in `.claude/settings.json`.
+* VS Code's agent terminal: `"chat.tools.terminal.autoApprove": {VSCODE_RULE: false}` in the
+  settings.json beside its mcp.json. A `false` rule wins over every approving one, so the agent
+  asks before any command that names engram (its writes, and `env -u COPILOT_AGENT engram …`
+  too); only the global auto-approve skips it, which doctor reports.
 * Gemini CLI: nothing in settings.json any more: its policy file (shell_rules.py) allows the read
   and proposal tools and asks for the rest. `link` takes out the `tools.allowed` entries older
   links wrote (deprecated in Gemini CLI 0.61, which warns about them on every run), unless the
@@ -30,6 +34,11 @@ _PERMISSION = ("permission",)
 _ALLOWED = ("tools", "allowed")
 _BASH = ("permission", "bash")
 _ASK = ("permissions", "ask")
+_AUTO_APPROVE = ("chat.tools.terminal.autoApprove",)
+
+VSCODE_RULE = r"/\bengram(?!\/)/i"
+"""Any command naming engram, its `engram-mcp` and `engram_mcp` included; not a path into
+`.engram/` (reading memory files stays unasked)."""
 
 
 def add(target: str, text: str, original: str | None = None) -> str:
@@ -228,3 +237,29 @@ def _remove_gemini(text: str, original: str | None) -> str:
     for index in reversed(ours):
         text = jsonc.remove_item(text, _ALLOWED, index)
     return text
+
+
+# --- VS Code's agent terminal -------------------------------------------------------------------------
+def add_vscode_ask(text: str | None, original: str | None = None) -> str:
+    """settings.json with engram's never-auto-approve rule (created when absent)."""
+    if text is None or not text.strip():
+        return jsonc.new_document(_AUTO_APPROVE, VSCODE_RULE, False)
+    rules = _get(text, _AUTO_APPROVE)
+    if rules is not None and not isinstance(rules, dict):
+        raise RuleError('"chat.tools.terminal.autoApprove" is not an object; fix it by hand')
+    if isinstance(rules, dict) and rules.get(VSCODE_RULE) is False:
+        return text
+    return jsonc.set_member(text, _AUTO_APPROVE, VSCODE_RULE, False)
+
+
+def remove_vscode_ask(text: str, original: str | None) -> str:
+    if _get(text, (*_AUTO_APPROVE, VSCODE_RULE)) is not False:
+        return text
+    before = _get(original, (*_AUTO_APPROVE, VSCODE_RULE))
+    if before is not None:
+        return text if before is False else jsonc.set_member(text, _AUTO_APPROVE, VSCODE_RULE, before)
+    return jsonc.remove_member(text, _AUTO_APPROVE, VSCODE_RULE, prune=_get(original, _AUTO_APPROVE) is None)
+
+
+def vscode_ask_installed(text: str | None) -> bool:
+    return _get(text, (*_AUTO_APPROVE, VSCODE_RULE)) is False

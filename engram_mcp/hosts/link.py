@@ -25,6 +25,7 @@ from engram_mcp.hosts.rule_files import RuleFile
 from engram_mcp.hosts.slash_commands import CommandFile, command_files, link_command, unlink_command
 from engram_mcp.hosts.steps import step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, display_path, home_of, resolve
+from engram_mcp.platform import vscode_user_dir
 from store.files.workspace import is_git_root
 from store.safety import untrusted
 
@@ -409,26 +410,45 @@ def _settings_host(workspace: Path, global_: bool, env: Mapping[str, str]) -> Ho
 def link_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[str, str]) -> Result:
     """Claude Code's `permissions.ask` rules for engram's CLI writes (shell_rules.py)."""
     host = _settings_host(workspace, global_, env)
-    try:
-        before = read(host.path)
-        after = gate_rules.add_claude_ask(before, _original(host))
-    except (HostError, JsoncError, RuleError) as exc:
-        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
-    return finish(host, before, after, "added", dry_run, "shell ask rules")
+    return _add_rules(host, gate_rules.add_claude_ask, dry_run, "shell ask rules")
 
 
 def unlink_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[str, str]) -> Result:
     host = _settings_host(workspace, global_, env)
+    return _remove_rules(host, gate_rules.remove_claude_ask, dry_run, "shell ask rules")
+
+
+def vscode_settings(workspace: Path, global_: bool, env: Mapping[str, str]) -> HostFile:
+    """The settings.json beside VS Code's mcp.json at that scope: its agent terminal's rules."""
+    home = home_of(env)
+    path = vscode_user_dir(home, env) / "settings.json" if global_ else workspace / ".vscode" / "settings.json"
+    shown = display_path(path, workspace, home)
+    return HostFile("vscode", "global" if global_ else "workspace", path, "jsonc", (), shown)
+
+
+def _add_rules(host: HostFile, add: Callable[[str | None, str | None], str], dry_run: bool, label: str) -> Result:
+    """Engram's rules added to `host` by `add(text, original)`; a file it cannot take is left
+    untouched, with the reason."""
+    try:
+        before = read(host.path)
+        after = add(before, _original(host))
+    except (HostError, JsoncError, RuleError) as exc:
+        return Result(host.target, host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+    return finish(host, before, after, "added", dry_run, label)
+
+
+def _remove_rules(host: HostFile, remove: Callable[[str, str | None], str], dry_run: bool, label: str) -> Result:
+    """The inverse of `_add_rules`: a file engram created and left empty is removed."""
     try:
         before = read(host.path)
         if before is None:
-            return Result("claude", host.shown, "absent", "shell ask rules")
-        after: str | None = gate_rules.remove_claude_ask(before, _original(host))
+            return Result(host.target, host.shown, "absent", label)
+        after: str | None = remove(before, _original(host))
     except (HostError, JsoncError) as exc:
-        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+        return Result(host.target, host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
     if after is not None and after.strip() in ("", "{}") and not _original_exists(host):
         after = None if not host.path.is_symlink() else after
-    return finish(host, before, after, "removed", dry_run, "shell ask rules")
+    return finish(host, before, after, "removed", dry_run, label)
 
 
 def _original_exists(host: HostFile) -> bool:
@@ -510,6 +530,9 @@ def link(
         results.append(rule_files.link_rules(rules, dry_run=dry_run))
     if target == "claude" and no_hook:
         results.append(link_claude_ask(workspace, False, dry_run, env))
+    if target == "vscode":
+        settings = vscode_settings(workspace, global_, env)
+        results.append(_add_rules(settings, gate_rules.add_vscode_ask, dry_run, "agent terminal ask rule"))
     if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
         results[0].step = f"{step.message}: {step.fix}"
     if target == "claude" and not no_hook:
@@ -552,6 +575,9 @@ def unlink(
         results.append(rule_files.unlink_rules(rules, dry_run=dry_run))
     if target == "claude":
         results.append(unlink_hook(workspace, dry_run))
+    if target == "vscode":
+        settings = vscode_settings(workspace, global_, env)
+        results.append(_remove_rules(settings, gate_rules.remove_vscode_ask, dry_run, "agent terminal ask rule"))
     if resolved.scope == "workspace":
         results += _planted(target, touched, workspace, env)
     return results
@@ -562,6 +588,8 @@ def _touched(
 ) -> list[Path]:
     """Every file `link` or `unlink` of `target` may write or remove at `host`'s scope."""
     paths = [host.path, *(f.path for f in files), *([rules.path] if rules is not None else [])]
+    if target == "vscode" and host.scope == "workspace":
+        paths.append(host.path.parent / "settings.json")
     return paths + ([claude_settings(workspace)] if target == "claude" and host.scope == "workspace" else [])
 
 

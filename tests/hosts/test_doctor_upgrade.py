@@ -72,7 +72,6 @@ def test_doctor_is_clean_on_a_freshly_linked_setup(
         ".mcp.json",
         "cursor",  # host.shell_unasked: the editors' agent terminals, seen by their markers only
         "opencode.json",
-        "vscode",
         "windsurf",
         "~/.codex/config.toml",
         "~/.gemini/trustedFolders.json",

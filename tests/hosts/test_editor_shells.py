@@ -1,6 +1,8 @@
-"""Doctor on the editors' agent terminals: each linked editor gets a plain note of what engram
-relies on there (its marker) and what keeps its agent asking; a VS Code auto-approve rule that
-lets the agent run `engram commit` is a gate left open."""
+"""The editors' agent terminals: `link vscode` writes the rule that makes VS Code's agent ask
+before any engram command, and unlink gives the settings file back byte for byte; each linked
+editor without such a rule gets a plain note of what engram relies on there (its marker) and
+what keeps its agent asking; an approving rule (VS Code's auto-approve, Cursor's allowlist file)
+that lets the agent run `engram commit` is a gate left open."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from engram_mcp.hosts import editor_shells, gate_rules, jsonc
 from tests.support.cli import run, run_json
 from tests.support.files import write
 
@@ -19,11 +22,59 @@ def test_each_linked_editor_gets_its_note(
         assert run(capsys, "link", *argv)[0] == 0
     rc, env = run_json(capsys, "doctor")
     notes = {s["file"]: s for s in env["data"]["steps"] if s["code"] == "host.shell_unasked"}
-    assert set(notes) == {"cursor", "vscode", "windsurf"}
+    assert set(notes) == {"cursor", "windsurf"}  # vscode's link wrote its ask rule
     assert "CURSOR_AGENT" in notes["cursor"]["message"] and "auto-run" in notes["cursor"]["fix"]
-    assert "COPILOT_AGENT" in notes["vscode"]["message"] and "autoApprove" in notes["vscode"]["fix"]
     assert "cascadeCommandsDenyList" in notes["windsurf"]["fix"]
     assert rc == 0  # a note, not a failure
+    (ws / ".vscode" / "settings.json").unlink()  # the rule gone: vscode is noted too
+    rc, env = run_json(capsys, "doctor")
+    notes = {s["file"]: s for s in env["data"]["steps"] if s["code"] == "host.shell_unasked"}
+    assert "COPILOT_AGENT" in notes["vscode"]["message"] and "link vscode" in notes["vscode"]["fix"]
+
+
+SETTINGS = '{\n  // mine\n  "editor.tabSize": 4,\n  "chat.tools.terminal.autoApprove": {"npm test": true}\n}\n'
+
+
+@pytest.mark.parametrize("global_", [False, True])
+def test_link_vscode_writes_the_ask_rule_and_unlink_restores_the_settings(
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str], global_: bool
+) -> None:
+    settings = (private_home / ".config" / "Code" / "User" if global_ else ws / ".vscode") / "settings.json"
+    write(settings, SETTINGS)
+    scope = ["--global"] if global_ else []
+    assert run(capsys, "link", "vscode", *scope)[0] == 0
+    text = settings.read_text()
+    assert "// mine" in text and '"npm test": true' in text
+    rules = jsonc.loads(text)["chat.tools.terminal.autoApprove"]
+    assert rules[gate_rules.VSCODE_RULE] is False
+    for command in ("engram commit T --approve all", "env -u COPILOT_AGENT engram add x", "engram-mcp"):
+        assert editor_shells._matches(gate_rules.VSCODE_RULE, command), command
+    assert not editor_shells._matches(gate_rules.VSCODE_RULE, "cat .engram/memories/a.md")
+    assert run(capsys, "link", "vscode", *scope)[0] == 0 and settings.read_text() == text  # once
+    assert run(capsys, "unlink", "vscode", *scope)[0] == 0
+    assert settings.read_text() == SETTINGS
+
+
+def test_a_vscode_settings_file_it_cannot_take_is_left_untouched(
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = '{"chat.tools.terminal.autoApprove": ["engram"]}\n'
+    write(ws / ".vscode" / "settings.json", bad)
+    rc, out, err = run(capsys, "link", "vscode")
+    assert "not an object" in out + err and "left untouched" in out + err
+    assert (ws / ".vscode" / "settings.json").read_text() == bad
+    assert rc != 0
+
+
+@pytest.mark.parametrize(("entries", "open_"), [('["engram"]', True), ('["*"]', True), ('["git status"]', False)])
+def test_a_cursor_allowlist_entry_that_runs_engram_commit_is_a_gate_left_open(
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str], entries: str, open_: bool
+) -> None:
+    write(private_home / ".cursor" / "permissions.json", f'{{"terminalAllowlist": {entries}}}\n')
+    rc, env = run_json(capsys, "doctor")
+    opened = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
+    assert bool(opened) is open_, opened
+    assert rc == (1 if open_ else 0)
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ COMMITTED = (
     ".cursor/mcp.json",
     ".cursor/commands/",
     ".vscode/mcp.json",
+    ".vscode/settings.json",
     ".github/prompts/",
     ".agents/skills/engram/",
 )
