@@ -421,12 +421,16 @@ def unlink_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mappin
 def vscode_settings(workspace: Path, global_: bool, env: Mapping[str, str]) -> HostFile:
     """The settings.json beside VS Code's mcp.json at that scope: its agent terminal's rules."""
     home = home_of(env)
-    path = vscode_user_dir(home, env) / "settings.json" if global_ else workspace / ".vscode" / "settings.json"
+    path = (
+        vscode_user_dir(home, env) / "settings.json" if global_ else workspace / ".vscode" / "settings.json"
+    )
     shown = display_path(path, workspace, home)
     return HostFile("vscode", "global" if global_ else "workspace", path, "jsonc", (), shown)
 
 
-def _add_rules(host: HostFile, add: Callable[[str | None, str | None], str], dry_run: bool, label: str) -> Result:
+def _add_rules(
+    host: HostFile, add: Callable[[str | None, str | None], str], dry_run: bool, label: str
+) -> Result:
     """Engram's rules added to `host` by `add(text, original)`; a file it cannot take is left
     untouched, with the reason."""
     try:
@@ -437,7 +441,9 @@ def _add_rules(host: HostFile, add: Callable[[str | None, str | None], str], dry
     return finish(host, before, after, "added", dry_run, label)
 
 
-def _remove_rules(host: HostFile, remove: Callable[[str, str | None], str], dry_run: bool, label: str) -> Result:
+def _remove_rules(
+    host: HostFile, remove: Callable[[str, str | None], str], dry_run: bool, label: str
+) -> Result:
     """The inverse of `_add_rules`: a file engram created and left empty is removed."""
     try:
         before = read(host.path)
@@ -577,7 +583,9 @@ def unlink(
         results.append(unlink_hook(workspace, dry_run))
     if target == "vscode":
         settings = vscode_settings(workspace, global_, env)
-        results.append(_remove_rules(settings, gate_rules.remove_vscode_ask, dry_run, "agent terminal ask rule"))
+        results.append(
+            _remove_rules(settings, gate_rules.remove_vscode_ask, dry_run, "agent terminal ask rule")
+        )
     if resolved.scope == "workspace":
         results += _planted(target, touched, workspace, env)
     return results

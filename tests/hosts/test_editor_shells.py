@@ -32,7 +32,9 @@ def test_each_linked_editor_gets_its_note(
     assert "COPILOT_AGENT" in notes["vscode"]["message"] and "link vscode" in notes["vscode"]["fix"]
 
 
-SETTINGS = '{\n  // mine\n  "editor.tabSize": 4,\n  "chat.tools.terminal.autoApprove": {"npm test": true}\n}\n'
+SETTINGS = (
+    '{\n  // mine\n  "editor.tabSize": 4,\n  "chat.tools.terminal.autoApprove": {"npm test": true}\n}\n'
+)
 
 
 @pytest.mark.parametrize("global_", [False, True])
@@ -66,7 +68,9 @@ def test_a_vscode_settings_file_it_cannot_take_is_left_untouched(
     assert rc != 0
 
 
-@pytest.mark.parametrize(("entries", "open_"), [('["engram"]', True), ('["*"]', True), ('["git status"]', False)])
+@pytest.mark.parametrize(
+    ("entries", "open_"), [('["engram"]', True), ('["*"]', True), ('["git status"]', False)]
+)
 def test_a_cursor_allowlist_entry_that_runs_engram_commit_is_a_gate_left_open(
     ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str], entries: str, open_: bool
 ) -> None:
