@@ -371,8 +371,16 @@ def _spans(flat: str, kinds: list[str] | None = None) -> tuple[list[_Span], int]
     return spans, count
 
 
+_DOCUMENTED_PLACEHOLDER: Final = re.compile(r"(?i)change[-_]?me|replace[-_]?me|your[-_]")
+"""A value that says it is not a secret (`changeme-in-production`, `your-password-here`): a note
+that a default must be changed is worth keeping, and no real secret is spelt so. Providers'
+documented example keys (AWS's `…EXAMPLE`) are still removed: they have a real key's shape."""
+
+
 def _accepted(rule: _Rule, m: re.Match[str], text: str, commands: list[int]) -> bool:
     value = m.group(rule.group)
+    if _DOCUMENTED_PLACEHOLDER.match(value.strip("'\"")):
+        return False
     if rule.secret is not None and not rule.secret(value):
         return False
     if rule.code and _is_code(m.group(1), value):

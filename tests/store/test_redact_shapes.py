@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from store.safety.redact import redact
 from tests.support.paths import FIXTURES
 
@@ -25,3 +27,20 @@ def test_lines_that_only_look_secret_are_kept() -> None:
     plain = [s for s in SHAPES if s["kind"] == "not_secret"]
     changed = [s["text"] for s in plain if redact(s["text"])[0] != s["text"]]
     assert len(changed) <= len(plain) // 20, changed
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "SECRET_KEY=changeme-in-production",
+        "DB_PASSWORD=your-password-here",
+        "REDIS_PASSWORD='replace-me'",
+    ],
+)
+def test_placeholders_and_documented_examples_are_kept(line: str) -> None:
+    assert redact(line) == (line, 0)
+
+
+def test_a_real_value_beside_a_placeholder_word_is_still_removed() -> None:
+    assert redact("SECRET_KEY=q8Zt3vLm0pXw2ChangeMe")[1] == 1
+    assert redact("aws_access_key_id = AKIAZ7QK3LMN5RTV2WXY")[1] == 1
