@@ -15,14 +15,6 @@ from store.errors import Next, StoreError, Words
 
 CONTRACT_VERSION: Final = 1
 
-Hint = Next
-"""What the reader can do next, as a value (store.errors.Next: the store names steps too, and
-knows no tool). Each surface words it (a `Wording`): the tools name the tool call
-(engram_mcp.ops.wording), the CLI the command (engram_mcp.cli.common)."""
-
-Wording = Words
-"""A surface's words for a hint."""
-
 HINT_KINDS: Final = {
     "token": ("token", "expires"),
     "commit": ("token",),
@@ -51,7 +43,7 @@ class Outcome:
     """The human text, its hints already worded for the surface it was made for."""
     data: dict[str, Any] = field(default_factory=dict)
     diagnostics: tuple[tuple[str, str], ...] = ()
-    hints: tuple[Hint, ...] = ()
+    hints: tuple[Next, ...] = ()
     """The next steps `text` words, as values."""
 
     def envelope(self) -> dict[str, Any]:
@@ -73,14 +65,14 @@ def failure(code: str, message: str, *, written: bool | None = None) -> Outcome:
     return Outcome(ok=False, text=f"{code}: {message}", diagnostics=((code, message),))
 
 
-def store_failure(exc: StoreError, *, writing: bool, words: Wording) -> Outcome:
+def store_failure(exc: StoreError, *, writing: bool, words: Words) -> Outcome:
     """The one StoreError → Outcome adapter, its next steps in the surface's `words`. A write's
     error says nothing was written, unless the write had begun changing files (`exc.changed`:
     its journal completes it)."""
     return failure(exc.code, exc.text(words), written=False if writing and not exc.changed else None)
 
 
-def guarded(run: Callable[[], Outcome], *, writing: bool, words: Wording) -> Outcome:
+def guarded(run: Callable[[], Outcome], *, writing: bool, words: Words) -> Outcome:
     """`run()`, with the store's expected errors as error outcomes (`store_failure`)."""
     try:
         return run()

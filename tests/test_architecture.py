@@ -148,6 +148,26 @@ def test_hosts_is_a_component_of_its_own() -> None:
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
+SURFACES = {
+    "engram_mcp.ui": ("engram_mcp.cli",),
+    "engram_mcp.ops": ("engram_mcp.cli", "engram_mcp.ui", "engram_mcp.tools", "engram_mcp.server"),
+    "engram_mcp.tools": ("engram_mcp.cli", "engram_mcp.ui", "engram_mcp.server"),
+}
+"""What each part of engram_mcp may not import: the CLI sits on top (it starts the review page
+and the server); the page, the tools and the operations they share sit below it, and what two
+surfaces share lives in ops/."""
+
+
+def test_no_surface_reaches_back_up_to_another() -> None:
+    offenders = {
+        name: sorted(t for t in _imported(path) if t.startswith(SURFACES[part]))
+        for part in SURFACES
+        for name, path in MODULES.items()
+        if name == part or name.startswith(part + ".")
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
 def test_no_runtime_module_imports_the_mcp_sdk() -> None:
     """Spec-mandated: the MCP SDK is a test dependency only."""
     offenders = [

@@ -9,59 +9,23 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from engram_mcp import importers
-from engram_mcp.cli.common import cli_wording
 from engram_mcp.ops.previews import token_outcome
+from engram_mcp.ops.reports import stale_report
+from engram_mcp.ops.wording import cli_wording
 from engram_mcp.outcome import Outcome, failure
 from store.code.history import history
-from store.code.staleness import Mark, describe, is_stale, key, marks_data
-from store.code.validity import expired
+from store.code.staleness import Mark, describe
 from store.plurals import count
 from store.safety import untrusted
 from store.store import Store
 from store.write import proposals
 
 Command = Callable[[argparse.Namespace, Store], Outcome]
-
-
-def stale_report(store: Store) -> dict[str, Any]:
-    """Every visible memory with a mark, and every expired one (for `stale` and `doctor`)."""
-    view = store.view()
-    memories = sorted(view.everything(), key=lambda m: (m.tier, m.scope, m.id))
-    found = store.marks(memories)
-    rows = []
-    for memory in memories:
-        marks = found.get(key(memory))
-        if marks:
-            row: dict[str, Any] = {
-                "id": key(memory),
-                "title": memory.title,
-                "type": memory.type,
-                "marks": marks_data(marks),
-            }
-            row["stale"] = is_stale(marks)
-            rows.append(row)
-    today = view.key[-1]
-    gone = [
-        {
-            "id": key(m),
-            "title": m.title,
-            "type": m.type,
-            "valid_until": m.valid_until,
-            "file": (store.project if m.scope == "project" else store.user).display(Path(m.path or m.id)),
-        }
-        for m in expired((m for s in view.snapshots for m in s.memories), today)
-    ]
-    return {
-        "stale": [r for r in rows if r["stale"]],
-        "review": [r for r in rows if not r["stale"]],
-        "expired": gone,
-    }
 
 
 def _stale(args: argparse.Namespace, store: Store) -> Outcome:

@@ -30,17 +30,18 @@ import orjson
 
 from engram_mcp import __version__, agent_shell, platform
 from engram_mcp.cli import code_commands, host_commands, memory_commands, ui_command
-from engram_mcp.cli.common import CommandParser, checked, cli_wording, memory_id_arg, unknown_command
+from engram_mcp.cli.common import CommandParser, checked, memory_id_arg, unknown_command
 from engram_mcp.errors import Fixable, Terminated, UsageError
 from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops, write_ops
 from engram_mcp.ops.previews import report_outcome, token_outcome
-from engram_mcp.outcome import Hint, Outcome, failure, guarded, store_failure
+from engram_mcp.ops.wording import cli_wording
+from engram_mcp.outcome import Outcome, failure, guarded, store_failure
 from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.tools.write_tools import NOTE_INPUT
 from engram_mcp.transcripts import host_problem
 from engram_mcp.transcripts.sessions import session_candidates
-from store.errors import UNWRITABLE_ERRNOS, NoWorkspace, StoreError, unwritable
+from store.errors import UNWRITABLE_ERRNOS, Next, NoWorkspace, StoreError, unwritable
 from store.files.workspace import find_workspace
 from store.plurals import count
 from store.safety import untrusted
@@ -213,7 +214,7 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
             "ENGRAM_VALIDATION",
             "no explicit knowledge lines found"
             + (f" ({note})" if note else "")
-            + f"; {cli_wording(Hint('save_instead'))}",
+            + f"; {cli_wording(Next('save_instead'))}",
             written=False,
         )
     entries, redactions = proposals.draft(store, raw)
@@ -242,7 +243,7 @@ def _save_session(args: argparse.Namespace, store: Store) -> Outcome:
 def _commit(args: argparse.Namespace, store: Store) -> Outcome:
     approve = commits.parse_approve(args.approve)
     if approve != "all" and not isinstance(approve, list):
-        raise UsageError(f"{cli_wording(Hint('approve_forms'))}, not {args.approve[:40]!r}")
+        raise UsageError(f"{cli_wording(Next('approve_forms'))}, not {args.approve[:40]!r}")
     return write_ops.commit(store, args.token, approve, cli_wording, where="cli")
 
 

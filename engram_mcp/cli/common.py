@@ -3,7 +3,7 @@ top-level parser (commands listed by group; a near miss named).
 
 The tools speak to agents ("call engram_commit with this approval_token"); the CLI speaks to
 the human at a terminal, naming commands and flags. Every next step an operation or the store
-names is a value (engram_mcp.outcome.Hint, the store's Next), worded here (`cli_wording`) and
+names is a value (store.errors.Next), worded here (`cli_wording`) and
 for the tools in engram_mcp.ops.wording. A test runs every command and finds no tool or
 argument name in what it prints.
 """
@@ -20,38 +20,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from engram_mcp.errors import Fixable, UsageError
-from engram_mcp.outcome import Hint
 from protocol.validation import compile_validator
 from store.files.ids import ID_RULE, is_valid_id
 from store.safety import untrusted
-
-_FIXED: Final = {
-    "fetch_body": "print a body with `engram load --id ID`",
-    "list_ids": "`engram list` shows every id",
-    "find_ids": "`engram list` shows the ids",
-    "search_or_save": "Search with `engram search WORDS`, or add knowledge with `engram add`.",
-    "route_task": "or `engram route TASK` for a task description",
-    "save_instead": "add one with `engram add`",
-    "approve": "--approve",
-    "approve_forms": '--approve takes "all" or candidate numbers like 1,3',
-    "propose_again": "run `engram save-session` (or the command that made it) again to propose it afresh",
-}
-
-
-def cli_wording(hint: Hint) -> str:
-    """The CLI's words for a hint (engram_mcp.outcome.HINT_KINDS; the tools' are in
-    engram_mcp.ops.wording): the command or flag, where the tools name the tool call."""
-    if hint.kind == "token":
-        return f"approval token: {hint.arg('token')} (expires {hint.arg('expires')})"
-    if hint.kind == "commit":
-        token = hint.arg("token")
-        return (
-            f"Nothing is saved until you commit: `engram commit {token}` saves every candidate, "
-            f"`engram commit {token} --approve 1,3` only those numbers."
-        )
-    if hint.kind in _FIXED:
-        return _FIXED[hint.kind]
-    raise ValueError(f"no CLI wording for the hint {hint.kind!r}")
 
 
 def confirm(question: str, *, yes: bool, action: str) -> bool:

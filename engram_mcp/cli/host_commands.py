@@ -26,8 +26,8 @@ from engram_mcp.hosts.link import Result
 from engram_mcp.hosts.link import link as link_host
 from engram_mcp.hosts.link import unlink as unlink_host
 from engram_mcp.hosts.targets import TARGETS
+from engram_mcp.ops.reports import in_workspace
 from engram_mcp.outcome import Outcome, failure
-from store.files.workspace import write_refusal
 from store.plurals import count
 from store.safety import untrusted
 from store.store import Store
@@ -120,11 +120,6 @@ def _upgrade(args: argparse.Namespace, store: Store) -> Outcome:
 
 
 # --- doctor ----------------------------------------------------------------------------------------
-def in_workspace(store: Store) -> bool:
-    """Whether engram runs in a project (`.engram/` or a git repository), not in any folder."""
-    return write_refusal(store.workspace) is None
-
-
 def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
     here = in_workspace(store)
     linked, findings, steps = doctor(store.workspace, workspace_files=here)

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from engram_mcp import agent_shell
-from engram_mcp.cli.common import cli_wording
 from engram_mcp.ops import previews
 from engram_mcp.ops.shown import Shown, shown
+from engram_mcp.ops.wording import cli_wording
 from engram_mcp.outcome import Outcome, store_failure
 from store.errors import InvalidSelection, StoreError, TokenRefused
 from store.files.memory import iso

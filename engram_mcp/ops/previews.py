@@ -18,7 +18,8 @@ from engram_mcp.ops.changes import (
 )
 from engram_mcp.ops.shown import Shown, code_line, code_row, shown
 from engram_mcp.ops.wording import tool_wording
-from engram_mcp.outcome import Hint, Outcome, Wording
+from engram_mcp.outcome import Outcome
+from store.errors import Next, Words
 from store.files.memory import iso
 from store.plurals import count
 from store.safety import untrusted
@@ -28,10 +29,10 @@ from store.write.proposal_entry import Before, ProposalEntry
 from store.write.proposals import Preview
 
 
-def token_hints(preview: Preview) -> tuple[Hint, Hint]:
+def token_hints(preview: Preview) -> tuple[Next, Next]:
     """A stored proposal's next steps: its token, and committing it once the human approves."""
     token = (("token", preview.token), ("expires", iso(preview.expires)))
-    return Hint("token", token), Hint("commit", token[:1])
+    return Next("token", token), Next("commit", token[:1])
 
 
 SUPERSEDE_DIFF: Final = 4_000
@@ -154,7 +155,7 @@ def _bounded_diff(c: Change, budget: int) -> list[str]:
     return within(diff, budget, lambda i: f"   … ({count(changed_lines(diff[i:]), 'more changed line')})")
 
 
-def token_outcome(preview: Preview, prefix: str = "", hint: Wording = tool_wording) -> Outcome:
+def token_outcome(preview: Preview, prefix: str = "", hint: Words = tool_wording) -> Outcome:
     """The preview of a stored proposal with its token, and how to commit it (`token_hints`)
     in the words of `hint` (the tools name engram_commit, the CLI `engram commit TOKEN`)."""
     hints = token_hints(preview)
@@ -185,7 +186,7 @@ STORE_CHANGED: Final = "the store changed since the proposal"
 
 
 def report_outcome(
-    report: CommitReport, extra: dict[str, Any] | None = None, words: Wording = tool_wording
+    report: CommitReport, extra: dict[str, Any] | None = None, words: Words = tool_wording
 ) -> Outcome:
     """What a commit wrote and what it did not, in plain words (issue 22: "Written: 1; deferred:
     0." on every add, and a duplicate read "deferred: was NOOP duplicate of X, now NOOP duplicate
@@ -254,11 +255,11 @@ def _saved(row: Mapping[str, Any]) -> str:
     return done
 
 
-def _report_text(written: list[dict[str, Any]], deferred: list[dict[str, Any]], words: Wording) -> str:
+def _report_text(written: list[dict[str, Any]], deferred: list[dict[str, Any]], words: Words) -> str:
     notes = [w for w in written if w["verdict"] == "NOTE"]
     noun = "note" if notes and len(notes) == len(written) else "memory"
     reasons = {d["n"]: _why_not(d) for d in deferred}
-    again = Hint("propose_again")
+    again = Next("propose_again")
     if not deferred:
         if not written:
             return "Nothing was saved."

@@ -6,8 +6,9 @@ from typing import Any, Final
 
 from engram_mcp import marks
 from engram_mcp.ops.wording import tool_wording
-from engram_mcp.outcome import Hint, Outcome, Wording
+from engram_mcp.outcome import Outcome
 from store.code.staleness import key
+from store.errors import Next, Words
 from store.plurals import count
 from store.read import arrivals
 from store.store import Store
@@ -45,7 +46,7 @@ def store_diagnostics(
     return tuple(found)
 
 
-def search(store: Store, args: dict[str, Any], words: Wording = tool_wording) -> Outcome:
+def search(store: Store, args: dict[str, Any], words: Words = tool_wording) -> Outcome:
     """Search's answer; after no match, the next step in the surface's `words`."""
     query = args["query"]
     result = store.find(
@@ -75,7 +76,7 @@ def search(store: Store, args: dict[str, Any], words: Wording = tool_wording) ->
         lines.append(f"   {e.snippet}")
     data: dict[str, Any] = {"entries": rows, "backends_used": list(result.backends)}
     if not rows:  # why nothing answers (store.search.confidence): the agent need not guess
-        lines.append(f"No match: {result.no_match}. Try other words, {words(Hint('route_task'))}.")
+        lines.append(f"No match: {result.no_match}. Try other words, {words(Next('route_task'))}.")
         data["no_match"] = result.no_match
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store) + result.diagnostics)
 
@@ -106,7 +107,7 @@ def route(store: Store, args: dict[str, Any]) -> Outcome:
     return Outcome(True, "\n".join(lines), data, store_diagnostics(store))
 
 
-def load(store: Store, args: dict[str, Any], words: Wording = tool_wording) -> Outcome:
+def load(store: Store, args: dict[str, Any], words: Words = tool_wording) -> Outcome:
     """The tiered load; the next steps it names in the surface's `words`, counted against the
     budget in the tools' (every surface shows the same memories, and the same `tokens`)."""
     result, task_class = store.load(

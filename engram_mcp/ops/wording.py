@@ -1,5 +1,6 @@
-"""The tools' words for each hint (engram_mcp.outcome.HINT_KINDS): what an agent calls next,
-named as the tool call. The CLI's words for the same hints are in engram_mcp.cli.common.
+"""Each surface's words for each hint (engram_mcp.outcome.HINT_KINDS): the tools name the
+tool call an agent makes next (`tool_wording`), the CLI and the review page the command or flag
+a human types (`cli_wording`).
 
 Light on purpose: the read tools and the tool glue word errors with it, so it imports nothing
 of the write path.
@@ -9,14 +10,14 @@ from __future__ import annotations
 
 from typing import Final
 
-from engram_mcp.outcome import Hint
+from store.errors import Next
 
 COMMIT_HINT: Final = (
     "Show these candidates to the human. Call engram_commit with this approval_token and "
     'approve: "all" or the approved numbers only after the human explicitly approves.'
 )
 
-_FIXED: Final = {
+_TOOL: Final = {
     "commit": COMMIT_HINT,
     "fetch_body": 'fetch a body with engram_load {"id": "<id>"}',
     "list_ids": "engram://index lists every id",
@@ -32,10 +33,39 @@ _FIXED: Final = {
 }
 
 
-def tool_wording(hint: Hint) -> str:
+def tool_wording(hint: Next) -> str:
     """The tools' words for a hint."""
     if hint.kind == "token":
         return f"approval_token: {hint.arg('token')} (expires {hint.arg('expires')})"
-    if hint.kind in _FIXED:
-        return _FIXED[hint.kind]
+    if hint.kind in _TOOL:
+        return _TOOL[hint.kind]
     raise ValueError(f"no tool wording for the hint {hint.kind!r}")
+
+
+_CLI: Final = {
+    "fetch_body": "print a body with `engram load --id ID`",
+    "list_ids": "`engram list` shows every id",
+    "find_ids": "`engram list` shows the ids",
+    "search_or_save": "Search with `engram search WORDS`, or add knowledge with `engram add`.",
+    "route_task": "or `engram route TASK` for a task description",
+    "save_instead": "add one with `engram add`",
+    "approve": "--approve",
+    "approve_forms": '--approve takes "all" or candidate numbers like 1,3',
+    "propose_again": "run `engram save-session` (or the command that made it) again to propose it afresh",
+}
+
+
+def cli_wording(hint: Next) -> str:
+    """The CLI's words for a hint (engram_mcp.outcome.HINT_KINDS; the tools' are in
+    engram_mcp.ops.wording): the command or flag, where the tools name the tool call."""
+    if hint.kind == "token":
+        return f"approval token: {hint.arg('token')} (expires {hint.arg('expires')})"
+    if hint.kind == "commit":
+        token = hint.arg("token")
+        return (
+            f"Nothing is saved until you commit: `engram commit {token}` saves every candidate, "
+            f"`engram commit {token} --approve 1,3` only those numbers."
+        )
+    if hint.kind in _CLI:
+        return _CLI[hint.kind]
+    raise ValueError(f"no CLI wording for the hint {hint.kind!r}")

@@ -15,9 +15,10 @@ from engram_mcp.ops.dialog import chosen_entries, dialog, note_message, shown_ke
 from engram_mcp.ops.previews import report_outcome, rows, token_outcome
 from engram_mcp.ops.shown import shown
 from engram_mcp.ops.wording import tool_wording
-from engram_mcp.outcome import Hint, Outcome, Wording, failure
+from engram_mcp.outcome import Outcome, failure
 from engram_mcp.transcripts.sessions import session_candidates
 from protocol.spec import Elicit, ElicitAnswer
+from store.errors import Next, Words
 from store.files.memory import iso
 from store.store import Store
 from store.write import commits, mining, notes, proposals, settings, transaction
@@ -59,7 +60,7 @@ def save_session(store: Store, args: dict[str, Any]) -> Flow | Outcome:
     if not raw:
         return failure(
             "ENGRAM_VALIDATION",
-            NO_KNOWLEDGE + (f"; {note}" if note else "") + f"; {tool_wording(Hint('save_instead'))}",
+            NO_KNOWLEDGE + (f"; {note}" if note else "") + f"; {tool_wording(Next('save_instead'))}",
             written=False,
         )
     entries, redactions = proposals.draft(store, raw)
@@ -164,7 +165,7 @@ def note_flow(store: Store, draft: notes.NoteDraft) -> Flow:
 
 
 def commit(
-    store: Store, token: str, approve: object, words: Wording = tool_wording, where: str | None = None
+    store: Store, token: str, approve: object, words: Words = tool_wording, where: str | None = None
 ) -> Outcome:
     """Commit candidates of a pending proposal; what it wrote and did not, and what still waits
     under the same token (a partial approval keeps the rest: store.write.commits), its next steps

@@ -14,7 +14,7 @@ from typing import Final
 
 from werkzeug.wrappers import Request, Response
 
-from engram_mcp.cli.common import cli_wording
+from engram_mcp.ops.wording import cli_wording
 from engram_mcp.ui.memory_view import lookup
 from engram_mcp.ui.pairs import finder
 from engram_mcp.ui.webapp import Page

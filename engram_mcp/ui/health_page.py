@@ -12,11 +12,10 @@ import os
 from werkzeug.wrappers import Request, Response
 
 from engram_mcp import health as store_health
-from engram_mcp.cli.code_commands import stale_report
-from engram_mcp.cli.host_commands import in_workspace
 from engram_mcp.hosts.doctor import doctor
 from engram_mcp.hosts.findings import INFORMATIONAL, Finding
 from engram_mcp.ops import read_ops
+from engram_mcp.ops.reports import in_workspace, stale_report
 from engram_mcp.ui.webapp import Page
 
 

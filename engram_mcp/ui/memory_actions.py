@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from werkzeug.wrappers import Request, Response
 
-from engram_mcp.cli.common import cli_wording
+from engram_mcp.ops.wording import cli_wording
 from engram_mcp.ui import pairs
 from engram_mcp.ui.memory_view import address, memory_page
 from engram_mcp.ui.render import hides_text, markdown

@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 
 from werkzeug.wrappers import Request, Response
 
-from engram_mcp.cli.common import cli_wording
+from engram_mcp.ops.wording import cli_wording
 from engram_mcp.ui import pairs
 from engram_mcp.ui.listing import PAGE_SIZE, SCOPE_CHOICES, STATUS_CHOICES, TYPE_CHOICES, Filters, listing
 from engram_mcp.ui.webapp import Handler, Page

@@ -19,10 +19,10 @@ from typing import Any, Final
 from markupsafe import Markup
 from werkzeug.wrappers import Request, Response
 
-from engram_mcp.cli.common import cli_wording
 from engram_mcp.ops.changes import Change, full_diff, marks, summary
 from engram_mcp.ops.previews import report_outcome
 from engram_mcp.ops.shown import shown
+from engram_mcp.ops.wording import cli_wording
 from engram_mcp.ui.render import markdown
 from engram_mcp.ui.webapp import Page
 from store.errors import StoreError

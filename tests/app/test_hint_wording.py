@@ -1,4 +1,4 @@
-"""Every next step is a value (engram_mcp.outcome.Hint, the store's Next) worded by each
+"""Every next step is a value (store.errors.Next) worded by each
 surface: the tools name the tool call (engram_mcp.ops.wording), the CLI the command
 (engram_mcp.cli.common). Both have words for every kind, and the store's steps reach each
 surface in its own words."""
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.cli.common import cli_wording
-from engram_mcp.ops.wording import tool_wording
-from engram_mcp.outcome import HINT_KINDS, Hint
+from engram_mcp.ops.wording import cli_wording, tool_wording
+from engram_mcp.outcome import HINT_KINDS
 from engram_mcp.tools import DECLARED
+from store.errors import Next
 from store.store import Store
 from tests.support.cli import run
 from tests.support.proposals import propose
@@ -21,8 +21,8 @@ from tests.support.tools import call_tool
 TOOL_NAMES = {d.name for d in DECLARED}
 
 
-def _hint(kind: str) -> Hint:
-    return Hint(kind, tuple((name, f"<{name}>") for name in HINT_KINDS[kind]))
+def _hint(kind: str) -> Next:
+    return Next(kind, tuple((name, f"<{name}>") for name in HINT_KINDS[kind]))
 
 
 @pytest.mark.parametrize("kind", sorted(HINT_KINDS))
@@ -38,7 +38,7 @@ def test_each_hint_kind_is_worded_by_both_surfaces(kind: str) -> None:
 def test_a_kind_no_surface_knows_is_refused() -> None:
     for words in (tool_wording, cli_wording):
         with pytest.raises(ValueError, match="no .* wording for the hint 'nonsense'"):
-            words(Hint("nonsense"))
+            words(Next("nonsense"))
 
 
 def test_the_stores_steps_reach_each_surface_in_its_own_words(
