@@ -34,6 +34,11 @@ DOWNLOAD_EXEC: Final = (
     rf"{_UNWARNED}(?:{_SHELL}|source|\.)\s*(?:-\S+\s+)*<\(\s*{_FETCH}",
     rf"{_UNWARNED}(?:{_SHELL}|eval)\s*(?:-\S+\s+)*\"?\$\(\s*{_FETCH}",
     rf"{_UNWARNED}\b(?:{_SHELL})\s+-c\s+[\"']?\$\(\s*{_FETCH}",
+    rf"{_UNWARNED}\bnpx\s+(?:-\S+\s+)*https?://",
+    rf"{_UNWARNED}\b(?:pip3?|pipx|uv pip|python[0-9.]* -m pip)\s+install\s+(?:-\S+\s+)*https?://",
+    rf"{_UNWARNED}\b(?:download|fetch|grab|get|pull|lade|descarga|telecharge|scarica|скачай)\w*\b[^\n]{{0,60}}?"
+    r"\b(?:script|skript|installer|binary|\S+\.(?:sh|py|ps1|exe|pl|rb))\b[^\n]{0,100}?\b(?:execute|exec|run|"
+    r"fuhr\w*|ausfuhr\w*|ejecut\w*|execut\w*|esegu\w*|выполн\w*|запуст\w*|source)\b",
 )
 """Code fetched from the network and handed to an interpreter, in its common spellings."""
 
@@ -49,13 +54,20 @@ DESTRUCTIVE: Final = (
     rf"{_UNWARNED}\bdd\s+[^.!?;\n]{{0,60}}\bof=/dev/(?:sd|nvme|hd|vd|xvd|disk|mmcblk)",
     rf"{_UNWARNED}\bchmod\s+(?:-r\s+)?(?:0?777)\s+/(?:\s|$)",
     r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}",
+    rf"{_UNWARNED}\baws\s+s3\s+(?:rm\s+s3://\S+\s+(?:--\S+\s+)*--recursive|rb\s+s3://\S+\s+--force)\b",
+    rf"{_UNWARNED}\b(?:gsutil\s+(?:-m\s+)?rm\s+-r|gcloud\s+storage\s+rm\s+(?:-r|--recursive))\b",
+    rf"{_UNWARNED}\btruncate\b(?:\s+table)?\s+[\w.\"`]+[^.!?\n]{{0,60}}\b(?:prod\w*|live|primary)\b",
+    rf"{_UNWARNED}\b(?:prod\w*|live)\b[^.!?\n]{{0,40}}\b(?:truncate|delete from)\s+\w+",
+    r"\bxargs\b[^\n]{0,30}\bgit\s+push\s+\S+\s+(?:--delete|-d)\b",
+    rf"{_UNWARNED}\bterraform\s+destroy\b[^\n]{{0,40}}-auto-approve",
+    rf"{_UNWARNED}\bkubectl\s+delete\s+(?:ns|namespace|all\s+--all|--all)\b",
 )
 """Commands that destroy what cannot be got back: the home folder or the root, main's
 history, a production database, a disk."""
 
 _SECRET: Final = (
     r"secrets?|credentials?|passwords?|passphrases?|api[ _-]?keys?|access[ _-]keys?|private[ _-]keys?|"
-    r"ssh[ _-]keys?|tokens?|\w+_(?:token|key|secret|password|pat)\b|\.env\b|env(?:ironment)? "
+    r"ssh[ _-]keys?|tokens?|(?:the )?output of `?(?:env|printenv|set)`?|`(?:env|printenv)`|\w+_(?:token|key|secret|password|pat)\b|\.env\b|env(?:ironment)? "
     r"(?:vars?|variables)|the environment|id_rsa|id_ed25519|~?/?\.ssh\b|~?/?\.aws\b|\.netrc|\.npmrc|"
     r"\.pypirc|\.git-credentials|\.docker/config|kubeconfig|\.kube/config|keychain|cookies|"
     r"session keys?|секрет\w*|парол\w*|токен\w*|ключ\w*|contrasena\w*|contrase\w*|clave\w*|"
@@ -74,7 +86,7 @@ _MOVE: Final = (
 _ELSEWHERE: Final = (
     r"https?://|ftp://|www\.|[\w.-]+@[\w-]+\.\w+|\bgist\b|pastebin|\bwebhook|discord|telegram|"
     r"ngrok|requestbin|\bendpoint\b|\bserver\b|\bnotes?\b|\bmemor(?:y|ies)\b|\bthe chat\b|"
-    r"\bthe (?:reply|answer|summary|output|response)\b|\bissue comment\b|\bpublic\b"
+    r"\b(?:the|your) (?:reply|answer|summary|output|response|message)\b|\bissue comment\b|\bpublic\b"
 )
 
 EXFILTRATE: Final = (
@@ -119,6 +131,22 @@ AUTHORITY: Final = (
     r"システムからの(?:通知|メッセージ)|시스템 (?:메시지|알림))",
     r"\b(?:priorit\w*|precedence|vorrang|prioridad|priorite|优先|優先)\b[^\n]{0,60}\b(?:user|human|"
     r"system|usuario|utilisateur|benutzer|用户|ユーザー)\b",
+    r"\b(?:speaking|writing|acting|i am|i'm|we are|we're) (?:\w+ )?on behalf of\b",
+    r"\b(?:notice|note|message|memo|word|update|directive) from (?:your|the) (?:\w+ )?(?:model provider|"
+    r"provider|platform|trust (?:&|and) safety|operator|maintainers|security team)\b",
+    rf"\b(?:{_SOURCE}) (?:notice|message|notification|alert|directive)\s*\([^)\n]{{0,20}}\)\s*[:\-—]",
+    r"\b(?:hinweis|mitteilung|nachricht|anweisung) (?:des|der|vom) (?:plattform\w*|system\w*|admin\w*|"
+    r"betreiber\w*|entwickler\w*)",
+    r"\b(?:vorrang|precedence|priority|priorite|prioridad|priorita) (?:vor|over|sur|sobre|su) (?:allen|all|any|"
+    r"every|toutes|todas|tutte|whatever|anything|everything)\b",
+    r"\bas if (?:they|the user|the human|the owner|i|you) (?:had )?(?:typed|written|said|sent) (?:it|them|this|these)\b",
+    r"\b(?:followed|obeyed|executed|acted on|applied) without (?:question|review|confirmation|asking|"
+    r"checking|hesitation)\b",
+    r"\b(?:treat|regard|consider)\b[^.!?\n]{0,50}\bas (?:coming|if (?:they|it) came) (?:directly )?from\b",
+    r"\b(?:confirm\w*|grant\w*)\b[^.!?\n]{0,50}\bpre-?(?:approved|authori[sz]ed)\b",
+    r"\b(?:elevated|unrestricted|special|full) trust\b",
+    r"\b(?:usual|your|agent'?s?|safety|the) (?:restrictions|guardrails|limits|safeguards)\b[^.!?\n]{0,40}"
+    r"\b(?:are|have been|were|is) (?:lifted|removed|suspended|waived|disabled|relaxed|off)\b",
 )
 """Text that claims to speak for the system, engram, the developer or the user, and tells
 the agent what it must do."""
@@ -132,6 +160,16 @@ ROLE: Final = (
     r"limitations?|censorship|safety|guardrails|rules)\b",
     r"\b(?:from now on|henceforth|starting now|going forward),? (?:the )?(?:agent|assistant|ai|"
     r"model) (?:is|acts|will|must|should)\b",
+    r"\byour (?:\w+ )?(?:role|persona|identity) (?:has (?:been )?changed|is (?:now|retired|over|gone)|"
+    r"has been (?:updated|replaced|retired))\b",
+    r"\b(?:stay|remain|keep) in character\b|\brole-?play\b[^\n]{0,80}\byou(?:'re| are| will be)\b",
+    r"(?:^|(?<=[.!?:;]\s)|(?<=\n))(?:now |from now on,? |henceforth,? )?(?:operate|act|behave|function|respond)"
+    r"\s+(?:from now on |henceforth |hereafter |now |only )?as (?:an? |the )?\w",
+    r"\byou(?:'re| are)\s+(?:now\s+)?(?:the\s+|an?\s+)?['\"]?\w+['\"]?,?\s+(?:an?\s+)?(?:\w+\s+){0,2}"
+    r"(?:maintainer|admin\w*|sysadmin|superuser|operator|hacker|engineer)\b",
+    r"\b(?:mode|persona|role)\s*[:=]\s*[\"']?(?:god|jailbr\w*|unrestricted|unfiltered|dan|root|sudo|"
+    r"sysadmin\S*|admin\S*)",
+    r"\bbehave accordingly\b|\b(?:whatever|regardless of what) the rules (?:say|says)\b",
 )
 """A change of the agent's role, persona or mode."""
 
@@ -139,12 +177,18 @@ MARKUP: Final = (
     r"\[\s*/\s*(?:system|systeme|sistema|systemnachricht|system prompt|系统|システム|система|"
     r"inst|admin|developer)\s*\]",
     r"(?:^|(?<=\s))\[\s*(?:system|systeme|sistema|系统|システム|система|admin|developer)\s*\]\s*\w",
+    r"[\"']role[\"']\s*:\s*[\"'](?:system|assistant|developer|tool)[\"']",
 )
 """Bracketed turn markers in any language."""
 
 TOOL_CALL: Final = (
     r"\bengram[_ ](?:commit|save|save_session|note|add|accept|promote|forget|retire|restore|"
     r"set_role|set_rule_variant)\s*\(",
+    r"\b(?:call|run|use|invoke|execute|trigger|with|via|ejecut\w*|execut\w*|fuhr\w*|chiam\w*|вызов\w*|"
+    r"запуст\w*|调用|実行|호출)\b[^.!?\n]{0,40}?\bengram_(?:commit|save_session|save|forget|promote|restore|"
+    r"retire|accept|note)\b",
+    rf"{_UNWARNED}(?:`|\b(?:run|execute|type|with|then|via)\s+`?)engram\s+(?:commit|forget|add|save-session|"
+    r"ss|promote|restore|edit|gc|verify\s+--accept)\b",
 )
 """A call of engram's writing tools in function-call form."""
 
@@ -158,6 +202,12 @@ APPROVE: Final = (
     r"\b(?:click|press|select|answer|say|choose|hit)\w* (?:yes|ok|okay|approve|accept|allow|"
     r"confirm)\b[^.!?\n]{0,60}\b(?:approval|permission|confirmation|consent|engram)\b",
     r"\bon (?:the |their |my )?(?:user|human|owner)'?s'? behalf\b",
+    r"\b(?:proposals?|proposed \w+|notes?|memor(?:y|ies)|candidates?)\b[^.!?\n]{0,60}\b(?:committed|"
+    r"approved|accepted|saved)\b[^.!?\n]{0,40}\b(?:straight away|right away|immediately|at once|"
+    r"automatically|without (?:review|asking|a review)|with no review)\b",
+    r"\banswer (?:y|yes)\b[^.!?\n]{0,20}\b(?:yourself|for (?:them|the user|the human|me))\b",
+    r"\b(?:treat|consider|regard)\b[^.!?\n]{0,50}\b(?:approvals?|permissions?|confirmations?|consent)\b"
+    r"[^.!?\n]{0,40}\bas (?:already )?(?:granted|given|approved|accepted|yes)\b",
 )
 """Orders to approve or commit without the human."""
 
@@ -174,6 +224,21 @@ CONCEAL: Final = (
     r"non (?:dire|dirlo|dirgli|mostrare|menzionare)|не (?:говори|сообщай|рассказывай|показывай|"
     r"упоминай))\b",
     r"(?:言わないで|伝えないで|教えないで|見せないで|告诉用户|不要告诉|不要让用户|말하지 마|알리지 마)",
+    r"\bkeep (?:this|it|that) (?:between us|to yourself|off the record)\b",
+    r"\b(?:leave|keep) out (?:any mention of|all mention of|of)\b[^.!?\n]{0,60}\b(?:summary|report|"
+    r"response|reply|answer|conversation|changelog)\b",
+    r"\bleave\b[^.!?\n]{0,60}\bout of (?:the|your|any) (?:summary|report|response|reply|answer|conversation)\b",
+    r"(?:^|(?<=[.!?:;]\s)|(?<=\n))silently (?!fails?|ignores?|drops?|skips?|swallows?|breaks?)\w+",
+    r"\bno need to (?:surface|mention|report|flag|bring up|point out|disclose|show|tell)\b[^.!?\n]{0,40}"
+    r"\b(?:your|the) (?:response|reply|answer|summary|report|conversation|chat)\b",
+    r"\bsay nothing about\b|\b(?:don'?t|do not|never) (?:bring|raise) (?:it|this|that) up\b",
+    r"\b(?:users?|humans?|owners?|developers?|devs?|maintainers?|reviewers?|team|nobody|anyone)\b "
+    r"(?:shouldn'?t|should not|must not|mustn'?t|shall not|won'?t|can'?t|never) (?:\w+ )?(?:find out|"
+    r"know|learn|notice|discover|realise|realize|hear)\b",
+    r"\b(?:suppress|hide|strip|remove|omit)\b[^.!?\n]{0,60}\b(?:from|in) (?:the |your |any )?(?:final )?"
+    r"(?:output|report|summary|response|reply|answer)\b[^.!?\n]{0,40}\b(?:user|human|developer|reviewer|"
+    r"you produce|you write)\b",
+    r"\bpresent (?:it|this|the result|them) as your own\b",
 )
 """Orders to keep something from the human."""
 
@@ -182,6 +247,18 @@ OVERRIDE: Final = (
     r"\b(?:previous|prior|earlier|above|preceding|former|original|initial|existing|older|old|"
     r"system|standing|all|any)\b[^\n]{0,60}?\b(?:instructions?|rules?|prompts?|guidelines?|"
     r"directives?|orders|commands|guidance|constraints)\b",
+    r"\b(?:(?:anything|whatever|everything|what) you (?:were|have been|'ve been|got) (?:told|given|instructed)|"
+    r"(?:you|your operator|the operator) (?:started|began|configured|set up)\b|your (?:\w+ )?(?:instructions|"
+    r"guidelines|guidance|rules|directives|constraints|prompt)|system prompt|(?:guidelines|instructions|"
+    r"rules|directives) (?:loaded|given|received) (?:at|before|earlier))[^\n]{0,160}?\b(?:outdated|obsolete|"
+    r"no longer appl\w*|(?:do|does) not apply|don'?t apply|set (?:it|them) aside|let go|stop following|"
+    r"overridden|superseded|void|discard\w*|drop|retired|replaced)\b",
+    r"\b(?:take (?:direction|orders|instructions)|follow|apply|obey) only (?:from )?(?:this|these|what)\b|"
+    r"\bas the only (?:rules|instructions|guidance)\b|\bonly (?:source of truth|rules that apply)\b",
+    r"\b(?:previous|prior|earlier)_(?:instructions|rules|prompts?|guidance)\b",
+    r"\b(?:consignes|instructions|anweisungen|instrucciones|istruzioni|instrucoes|инструкции)\b[^\n]{0,80}?"
+    r"(?:caduques?|obsolet\w*|ungultig|nicht mehr|ya no|non (?:sono )?piu|не действуют|устарел\w*)",
+    r"\b(?:ne (?:les )?suivez plus|befolge (?:sie )?nicht mehr|no (?:las )?sigas|non seguir\w* piu)\b",
 )
 """Override with words between the verb and what it overrides."""
 

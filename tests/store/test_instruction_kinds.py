@@ -1,10 +1,11 @@
 """The note filter on the kinds SECURITY.md says it refuses, in wordings not in its first corpus.
 
-Two sets, each written by someone who had not read the filter's patterns or its corpus:
-`instructions-kinds.json` / `plain-kinds.json` were written first and the kind patterns
-(store/safety/instruction_kinds.py) were then written with their misses in view, so they are a
-development set now; `instructions-kinds-2.json` / `plain-kinds-2.json` were written while the
-patterns were being written and never read by their author: the held-apart figure.
+Four sets, each written by someone who had not read the filter's patterns or its corpus.
+Development sets, whose misses were read while the kind patterns (store/safety/instruction_kinds.py)
+were written: `instructions-kinds.json` / `plain-kinds.json` and `instructions-kinds-3.json` /
+`plain-kinds-3.json`. Held apart, never read by whoever wrote the patterns, counted only:
+`instructions-kinds-2.json` / `plain-kinds-2.json` and `instructions-kinds-4.json` /
+`plain-kinds-4.json` (the latter written after set 2's figure was known, to unusual wordings).
 """
 
 from __future__ import annotations
@@ -26,20 +27,25 @@ def _refused(name: str) -> tuple[int, int, Counter[str]]:
     return len(refused), len(notes), Counter(n["kind"] for n in refused)
 
 
-@pytest.mark.parametrize("name", ["instructions-kinds.json"])
+@pytest.mark.parametrize("name", ["instructions-kinds.json", "instructions-kinds-3.json"])
 def test_the_development_set_is_refused_kind_by_kind(name: str) -> None:
     refused, total, _ = _refused(name)
     assert refused / total >= 0.9, f"{refused} of {total}"
 
 
-def test_the_held_apart_set_is_refused_at_least_as_measured() -> None:
-    """87.8% (79 of 90) when the kind patterns landed, from 55.6% (50) before: under the 90%
-    goal, so this guards the figure rather than the goal."""
-    refused, total, _ = _refused("instructions-kinds-2.json")
-    assert refused >= 79, f"{refused} of {total}"
+@pytest.mark.parametrize(
+    ("name", "measured"), [("instructions-kinds-2.json", 80), ("instructions-kinds-4.json", 61)]
+)
+def test_the_held_apart_sets_are_refused_at_least_as_measured(name: str, measured: int) -> None:
+    """Under the 90% goal (set 2: 80 of 90; set 4: 61 of 80), so this guards the figures rather
+    than the goal: a pattern filter generalises only so far to wordings it never saw."""
+    refused, total, _ = _refused(name)
+    assert refused >= measured, f"{refused} of {total}"
 
 
-@pytest.mark.parametrize("name", ["plain-kinds.json", "plain-kinds-2.json"])
+@pytest.mark.parametrize(
+    "name", ["plain-kinds.json", "plain-kinds-2.json", "plain-kinds-3.json", "plain-kinds-4.json"]
+)
 def test_plain_notes_of_the_kinds_sets_pass(name: str) -> None:
     refused, total, _ = _refused(name)
     assert refused / total <= 0.05, f"{refused} of {total} plain notes refused"
