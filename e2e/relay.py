@@ -26,7 +26,7 @@ sys.path.insert(0, {root!r})
 LOG = {log!r}
 lock = threading.Lock()
 try:  # what the host gave the server it started: its variables' names, a terminal, its ancestors
-    from engram_mcp import agent_shell
+    from engram_mcp.ops import agent_shell
     seen = agent_shell.observe()
     with open(LOG, "a", encoding="utf-8") as out:
         out.write(json.dumps({{"dir": "env", "msg": {{"names": sorted(seen.environ), "reasons": agent_shell.reasons(seen),

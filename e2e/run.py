@@ -24,7 +24,7 @@ its ENGRAM_AGENT_SHELL refusal).
 
 `--probe` instead runs e2e/probe.py through each host's shell tool (with the permission that
 lets it run) and prints what the host adds to its commands' environment, and whether they
-have a terminal: the variables engram_mcp/agent_shell.py looks for.
+have a terminal: the variables engram_mcp/ops/agent_shell.py looks for.
 
 Each run's files (sandbox, host output, the model's request log, the relay's record of what
 the host sent engram) stay under <cache>/runs/latest/<host>/ for inspection.

@@ -4,7 +4,7 @@ can write memory through it.
 `probe` runs e2e/probe.py through the host's shell tool (with the permission that lets the
 shell run at all, `Host.probe_args`) and reports what the host added to the environment it was
 started with, whether the command had a terminal, and its ancestors. That is how the
-variables engram_mcp/agent_shell.py looks for were found.
+variables engram_mcp/ops/agent_shell.py looks for were found.
 
 `check_shell` is the attack, with the host's default permissions, engram's link config and the
 README's trust step: a fresh proposal's token, and a scripted model that runs
@@ -30,14 +30,14 @@ from e2e.check import linked_box, recorded_box, save_log
 from e2e.fakes.script import ShellScript
 from e2e.fakes.server import FakeModel
 from e2e.hosts import Host
-from engram_mcp.agent_shell import HOST_VARIABLES
+from engram_mcp.ops.agent_shell import HOST_VARIABLES
 
 PROBE = Path(__file__).resolve().parent / "probe.py"
 MARK = "ENGRAM-PROBE "
 REFUSAL = "ENGRAM_AGENT_SHELL"
 """The code `engram commit` prints when it refuses to run in an agent's shell."""
 UNSET = HOST_VARIABLES
-"""What the evasive try unsets: every variable engram_mcp/agent_shell.py knows a host sets."""
+"""What the evasive try unsets: every variable engram_mcp/ops/agent_shell.py knows a host sets."""
 
 
 @dataclass

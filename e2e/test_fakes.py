@@ -179,7 +179,7 @@ def test_the_command_script_runs_what_the_installed_command_says(tmp_path: Path)
     """The model reads what to do from the expanded /engram text (a shell command, or
     engram_save_session then engram_commit); it does not know it."""
     from e2e.fakes.script import CommandScript
-    from engram_mcp.hosts.slash_commands import render
+    from engram_mcp.hosts.link.slash_commands import render
 
     script = CommandScript("", tmp_path / "model.jsonl")
     fake = FakeModel(script, anthropic.respond)

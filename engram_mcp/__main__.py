@@ -1,3 +1,3 @@
-from engram_mcp.server import main
+from engram_mcp.mcp.server import main
 
 raise SystemExit(main())

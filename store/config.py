@@ -299,7 +299,7 @@ def load_config(user_path: Path | None, project_path: Path, checked: CheckedConf
 
 @dataclass(frozen=True, slots=True)
 class FileCheck:
-    """One settings file as `load_config` takes it (for `engram doctor`, engram_mcp.health)."""
+    """One settings file as `load_config` takes it (for `engram doctor`, engram_mcp.hosts.doctor.health)."""
 
     path: Path
     label: str

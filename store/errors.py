@@ -35,7 +35,7 @@
 
 A write's StoreError is raised before anything is written (`changed` False), or, rarely, after
 its journal began changing files (`changed` True: the next write or start completes it); the
-application says which (engram_mcp.outcome.store_failure).
+application says which (engram_mcp.ops.outcome.store_failure).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Next:
     """What the reader can do next (or the argument to fix), as a value: a `kind` and its
     arguments. The store knows no tool and no command, so it names the step and each surface
     words it: the tools in engram_mcp.ops.wording, the CLI in engram_mcp.cli.common (the kinds
-    are listed in engram_mcp.outcome.HINT_KINDS)."""
+    are listed in engram_mcp.ops.outcome.HINT_KINDS)."""
 
     kind: str
     args: tuple[tuple[str, str], ...] = ()

@@ -1,5 +1,5 @@
 """The state and derived files of one scope, checked the way engram would read them, writing
-nothing (for `engram doctor`, engram_mcp.health; issue 22).
+nothing (for `engram doctor`, engram_mcp.hosts.doctor.health; issue 22).
 
 Each file engram keeps for itself carries a tag keyed by the per-user secret
 (store.files.sealed); one that fails it is discarded when engram next reads it. What that costs

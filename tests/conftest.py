@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp import agent_shell
+from engram_mcp.ops import agent_shell
 from tests.support.paths import FIXTURES
 
 pytest_plugins = ["tests.support.meaning"]
@@ -46,7 +46,7 @@ def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def human_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """An in-process `engram` command runs as the human's, at a terminal (SPEC §7): the suite
     may itself run in an agent's shell or without a terminal. Tests of the agent's shell give
-    engram_mcp.agent_shell.observe their own Observation; a subprocess sees the real one (a
+    engram_mcp.ops.agent_shell.observe their own Observation; a subprocess sees the real one (a
     human-path subprocess runs in a terminal of its own: tests/support/terminal.py)."""
     human = agent_shell.Observation(stdin_tty=True, controlling_tty=True, environ={})
     monkeypatch.setattr(agent_shell, "observe", lambda: human)
@@ -97,7 +97,7 @@ def yama_restricts_ptrace(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     """In-process doctor runs as on a machine whose Yama refuses same-user ptrace, so their
     findings do not depend on this machine's kernel; tests of `ui.memory_readable` set their own
     (tests/ui/test_secrets_after_the_door.py)."""
-    from engram_mcp import health
+    from engram_mcp.hosts.doctor import health
 
     scope = tmp_path_factory.getbasetemp() / "ptrace_scope"
     scope.write_text("1\n", encoding="ascii")

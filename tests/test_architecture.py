@@ -150,8 +150,8 @@ def test_hosts_is_a_component_of_its_own() -> None:
 
 SURFACES = {
     "engram_mcp.ui": ("engram_mcp.cli",),
-    "engram_mcp.ops": ("engram_mcp.cli", "engram_mcp.ui", "engram_mcp.tools", "engram_mcp.server"),
-    "engram_mcp.tools": ("engram_mcp.cli", "engram_mcp.ui", "engram_mcp.server"),
+    "engram_mcp.ops": ("engram_mcp.cli", "engram_mcp.ui", "engram_mcp.mcp.tools", "engram_mcp.mcp.server"),
+    "engram_mcp.mcp.tools": ("engram_mcp.cli", "engram_mcp.ui", "engram_mcp.mcp.server"),
 }
 """What each part of engram_mcp may not import: the CLI sits on top (it starts the review page
 and the server); the page, the tools and the operations they share sit below it, and what two

@@ -13,11 +13,11 @@ from typing import Any
 
 import orjson
 
-from engram_mcp import importers
+from engram_mcp.intake import importers
+from engram_mcp.ops.outcome import Outcome, failure
 from engram_mcp.ops.previews import token_outcome
 from engram_mcp.ops.reports import stale_report
 from engram_mcp.ops.wording import cli_wording
-from engram_mcp.outcome import Outcome, failure
 from store.code.history import history
 from store.code.staleness import Mark, describe
 from store.plurals import count

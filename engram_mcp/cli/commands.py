@@ -28,19 +28,19 @@ from typing import Any
 
 import orjson
 
-from engram_mcp import __version__, agent_shell, platform
+from engram_mcp import __version__, platform
 from engram_mcp.cli import code_commands, host_commands, memory_commands, ui_command
 from engram_mcp.cli.common import CommandParser, checked, memory_id_arg, unknown_command
 from engram_mcp.errors import Fixable, Terminated, UsageError
-from engram_mcp.hook import session_start
-from engram_mcp.ops import read_ops, write_ops
+from engram_mcp.intake.transcripts import host_problem
+from engram_mcp.intake.transcripts.sessions import session_candidates
+from engram_mcp.mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
+from engram_mcp.mcp.tools.write_tools import NOTE_INPUT
+from engram_mcp.ops import agent_shell, read_ops, write_ops
+from engram_mcp.ops.hook import session_start
+from engram_mcp.ops.outcome import Outcome, failure, guarded, store_failure
 from engram_mcp.ops.previews import report_outcome, token_outcome
 from engram_mcp.ops.wording import cli_wording
-from engram_mcp.outcome import Outcome, failure, guarded, store_failure
-from engram_mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
-from engram_mcp.tools.write_tools import NOTE_INPUT
-from engram_mcp.transcripts import host_problem
-from engram_mcp.transcripts.sessions import session_candidates
 from store.errors import UNWRITABLE_ERRNOS, Next, NoWorkspace, StoreError, unwritable
 from store.files.workspace import find_workspace
 from store.plurals import count

@@ -15,19 +15,19 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engram_mcp import health
 from engram_mcp.cli import code_commands
 from engram_mcp.cli.common import did_you_mean
-from engram_mcp.hosts.doctor import doctor
-from engram_mcp.hosts.doctor import upgrade as upgrade_hosts
+from engram_mcp.hosts.doctor import health
+from engram_mcp.hosts.doctor.doctor import doctor
+from engram_mcp.hosts.doctor.doctor import upgrade as upgrade_hosts
+from engram_mcp.hosts.doctor.findings import INFORMATIONAL
 from engram_mcp.hosts.errors import LinkRefused
-from engram_mcp.hosts.findings import INFORMATIONAL
-from engram_mcp.hosts.link import Result
-from engram_mcp.hosts.link import link as link_host
-from engram_mcp.hosts.link import unlink as unlink_host
+from engram_mcp.hosts.link.link import Result
+from engram_mcp.hosts.link.link import link as link_host
+from engram_mcp.hosts.link.link import unlink as unlink_host
 from engram_mcp.hosts.targets import TARGETS
+from engram_mcp.ops.outcome import Outcome, failure
 from engram_mcp.ops.reports import in_workspace
-from engram_mcp.outcome import Outcome, failure
 from store.plurals import count
 from store.safety import untrusted
 from store.store import Store

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from engram_mcp.hook import session_start
+from engram_mcp.ops.hook import session_start
 
 _HOOK = ("hook", "session-start")
 

@@ -23,15 +23,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from engram_mcp import agent_shell
 from engram_mcp.cli import review_walk
 from engram_mcp.cli.common import checked, confirm, memory_id_arg
 from engram_mcp.errors import Fixable, UsageError
+from engram_mcp.mcp.schemas import MEMORY_TYPES, SCOPES
+from engram_mcp.mcp.tools.write_tools import CANDIDATE
+from engram_mcp.ops import agent_shell
+from engram_mcp.ops.outcome import Outcome, failure
 from engram_mcp.ops.previews import preview_rows, preview_text, report_outcome
 from engram_mcp.ops.wording import cli_wording
-from engram_mcp.outcome import Outcome, failure
-from engram_mcp.schemas import MEMORY_TYPES, SCOPES
-from engram_mcp.tools.write_tools import CANDIDATE
 from store.code.validity import is_date
 from store.errors import StoreError
 from store.files.memory import DURABLE_TYPES, STATUSES

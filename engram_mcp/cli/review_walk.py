@@ -19,7 +19,7 @@ elsewhere while it was read (engram ui, `engram commit`) is said so, and nothing
 here for it.
 
 Who may walk is decided by the command (engram_mcp.cli.memory_commands): only on a terminal
-(stdin and stdout), and never in an agent's shell (engram_mcp.agent_shell: ENGRAM_AGENT_SHELL,
+(stdin and stdout), and never in an agent's shell (engram_mcp.ops.agent_shell: ENGRAM_AGENT_SHELL,
 as `engram commit` refuses there).
 """
 
@@ -30,11 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
-from engram_mcp import agent_shell
-from engram_mcp.ops import previews
+from engram_mcp.ops import agent_shell, previews
+from engram_mcp.ops.outcome import Outcome, store_failure
 from engram_mcp.ops.shown import Shown, shown
 from engram_mcp.ops.wording import cli_wording
-from engram_mcp.outcome import Outcome, store_failure
 from store.errors import InvalidSelection, StoreError, TokenRefused
 from store.files.memory import iso
 from store.plurals import count

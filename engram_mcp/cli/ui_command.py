@@ -6,7 +6,7 @@ engram_mcp.ui) is imported only when `engram ui` runs, so no other command's sta
 
 Approving a proposal on the page is the human's approval, as `engram commit` at their terminal
 is: each save, retire or restore needs the approval code printed here, in this terminal only
-(engram_mcp.ui.approval_code). Started from an agent's shell (engram_mcp.agent_shell), the page shows everything but
+(engram_mcp.ui.approval_code). Started from an agent's shell (engram_mcp.ops.agent_shell), the page shows everything but
 refuses to approve (ENGRAM_AGENT_SHELL), since the agent that reads the printed URL could
 otherwise approve its own proposals.
 """
@@ -17,9 +17,9 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from engram_mcp import agent_shell
 from engram_mcp.errors import UsageError
-from engram_mcp.outcome import Outcome
+from engram_mcp.ops import agent_shell
+from engram_mcp.ops.outcome import Outcome
 from store.safety import untrusted
 from store.store import Store
 

@@ -16,9 +16,9 @@ from engram_mcp.ops.changes import (
     summary,
     within,
 )
+from engram_mcp.ops.outcome import Outcome
 from engram_mcp.ops.shown import Shown, code_line, code_row, shown
 from engram_mcp.ops.wording import tool_wording
-from engram_mcp.outcome import Outcome
 from store.errors import Next, Words
 from store.files.memory import iso
 from store.plurals import count

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from engram_mcp import marks
+from engram_mcp.ops import marks
+from engram_mcp.ops.outcome import Outcome
 from engram_mcp.ops.wording import tool_wording
-from engram_mcp.outcome import Outcome
 from store.code.staleness import key
 from store.errors import Next, Words
 from store.plurals import count

@@ -1,4 +1,4 @@
-"""Each surface's words for each hint (engram_mcp.outcome.HINT_KINDS): the tools name the
+"""Each surface's words for each hint (engram_mcp.ops.outcome.HINT_KINDS): the tools name the
 tool call an agent makes next (`tool_wording`), the CLI and the review page the command or flag
 a human types (`cli_wording`).
 
@@ -56,7 +56,7 @@ _CLI: Final = {
 
 
 def cli_wording(hint: Next) -> str:
-    """The CLI's words for a hint (engram_mcp.outcome.HINT_KINDS; the tools' are in
+    """The CLI's words for a hint (engram_mcp.ops.outcome.HINT_KINDS; the tools' are in
     engram_mcp.ops.wording): the command or flag, where the tools name the tool call."""
     if hint.kind == "token":
         return f"approval token: {hint.arg('token')} (expires {hint.arg('expires')})"

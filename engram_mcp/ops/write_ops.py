@@ -1,6 +1,6 @@
 """The write operations shared by the MCP tools and the CLI: proposals, commits, notes, settings.
 
-A write tool's declaration (engram_mcp.tools.write_tools) points at one of these; each takes the
+A write tool's declaration (engram_mcp.mcp.tools.write_tools) points at one of these; each takes the
 store and the validated arguments. The approval dialog lives here as generator flows (see
 protocol.elicitation): each computes its preview without side effects, yields one question,
 and only then writes.
@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any, Final
 
+from engram_mcp.intake.transcripts.sessions import session_candidates
 from engram_mcp.ops.dialog import chosen_entries, dialog, note_message, shown_key
+from engram_mcp.ops.outcome import Outcome, failure
 from engram_mcp.ops.previews import report_outcome, rows, token_outcome
 from engram_mcp.ops.shown import shown
 from engram_mcp.ops.wording import tool_wording
-from engram_mcp.outcome import Outcome, failure
-from engram_mcp.transcripts.sessions import session_candidates
 from protocol.spec import Elicit, ElicitAnswer
 from store.errors import Next, Words
 from store.files.memory import iso

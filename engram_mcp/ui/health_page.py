@@ -1,7 +1,7 @@
 """`/health`: what `engram doctor` and `engram verify` report, each finding with its code, file,
 message and fix, and the memories `engram stale` lists.
 
-The same calls the commands make (engram_mcp.hosts.doctor.doctor, engram_mcp.health.findings,
+The same calls the commands make (engram_mcp.hosts.doctor.doctor.doctor, engram_mcp.hosts.doctor.health.findings,
 engram_mcp.ops.read_ops.verify, engram_mcp.cli.code_commands.stale_report); doctor reads only.
 """
 
@@ -11,9 +11,9 @@ import os
 
 from werkzeug.wrappers import Request, Response
 
-from engram_mcp import health as store_health
-from engram_mcp.hosts.doctor import doctor
-from engram_mcp.hosts.findings import INFORMATIONAL, Finding
+from engram_mcp.hosts.doctor import health as store_health
+from engram_mcp.hosts.doctor.doctor import doctor
+from engram_mcp.hosts.doctor.findings import INFORMATIONAL, Finding
 from engram_mcp.ops import read_ops
 from engram_mcp.ops.reports import in_workspace, stale_report
 from engram_mcp.ui.webapp import Page

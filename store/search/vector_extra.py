@@ -26,7 +26,7 @@ FILE_BYTES_BASE: Final = 16 << 20
 FILE_BYTES_PER_MEMORY: Final = 64 << 10
 """vectors.bin may hold at most FILE_BYTES_BASE plus this per memory (85 windows of 384
 float16 dimensions, 8,500 words at MiniLM's 100 a window); a larger file is rebuilt unread.
-Here, not in store.search.vectors, so a check of the file (engram_mcp.health) needs no numpy."""
+Here, not in store.search.vectors, so a check of the file (engram_mcp.hosts.doctor.health) needs no numpy."""
 
 
 @functools.cache

@@ -103,7 +103,7 @@ each embedded as a memory is (title, then body) against a candidate's text:
 * the same rule with a clause added 0.89–0.92, a changed port 0.79–0.85, "always" for "never" 0.95–0.97,
   light rewordings 0.80–0.98 → `duplicate` 0.95, with `restates` guarding NOOP.
 
-Two imported memories (engram_mcp.importers adds "(imported from …, section …)" and tags) share
+Two imported memories (engram_mcp.intake.importers adds "(imported from …, section …)" and tags) share
 that wording: unrelated rules of one section measured up to 0.69, the same rule from two files
 0.73–0.85. WordLlama (static) has no band: its same-subject rules reached 0.81 and imported
 unrelated ones 0.83, above its rewordings (0.60–0.93). A model not listed takes no part."""

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from engram_mcp import agent_shell
-from engram_mcp.agent_shell import Observation, Process, ancestors, reasons
 from engram_mcp.cli.main import main
+from engram_mcp.ops import agent_shell
+from engram_mcp.ops.agent_shell import Observation, Process, ancestors, reasons
 from store.store import Store
 from tests.support import terminal
 from tests.support.cli import run_json
@@ -136,7 +136,7 @@ def test_the_real_process_without_a_terminal_is_seen_whatever_its_variables(tmp_
     with every host variable unset and engram's own set to anything."""
     env = {k: v for k, v in os.environ.items() if k not in agent_shell.HOST_VARIABLES}
     env.update(ENGRAM_READ_ONLY="0", ENGRAM_HUMAN="1", ENGRAM_AGENT_SHELL="0", CI="")
-    probe = "from engram_mcp import agent_shell; print(agent_shell.reasons(agent_shell.observe()))"
+    probe = "from engram_mcp.ops import agent_shell; print(agent_shell.reasons(agent_shell.observe()))"
     done = subprocess.run(
         [sys.executable, "-c", probe], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True
     )
@@ -438,7 +438,7 @@ def test_a_host_two_hundred_shells_up_is_still_seen() -> None:
     variable only in an ancestor's starting environment, and the walk reaches it."""
     nest = 'if [ "$1" -gt 0 ]; then sh -c "$S" sh $(($1 - 1)); true; else exec "$PY" -c "$PROBE"; fi'
     probe = (
-        "from engram_mcp import agent_shell; import os, json; "
+        "from engram_mcp.ops import agent_shell; import os, json; "
         "print(json.dumps([len(agent_shell.ancestors(os.getpid())), agent_shell.reasons(agent_shell.observe())]))"
     )
     clean = [

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.ops import read_ops
+from engram_mcp.ops.outcome import Outcome
 from engram_mcp.ops.previews import token_outcome
-from engram_mcp.outcome import Outcome
 from store.errors import StoreError
 from store.files.memory import split_front_matter
 from store.store import Store

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.cli.main import main
-from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops
+from engram_mcp.ops.hook import session_start
 from store.store import Store
 from tests.support.cli import run_json
 from tests.support.files import write

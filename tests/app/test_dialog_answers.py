@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from engram_mcp.ops import write_ops
-from engram_mcp.outcome import Outcome
+from engram_mcp.ops.outcome import Outcome
 from protocol.spec import ElicitAnswer
 from store.errors import StoreError
 from store.store import Store

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from engram_mcp.mcp.tools import DECLARED
+from engram_mcp.ops.outcome import HINT_KINDS
 from engram_mcp.ops.wording import cli_wording, tool_wording
-from engram_mcp.outcome import HINT_KINDS
-from engram_mcp.tools import DECLARED
 from store.errors import Next
 from store.store import Store
 from tests.support.cli import run

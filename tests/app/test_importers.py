@@ -10,8 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from engram_mcp import importers
 from engram_mcp.cli.main import main
+from engram_mcp.intake import importers
 from store.store import Store
 from store.write import commits, proposals
 from tests.support.gitrepo import commit_all, init, memory

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.transcripts.sessions import recent_sessions, session_candidates
+from engram_mcp.intake.transcripts.sessions import recent_sessions, session_candidates
 from store.plurals import count
 from store.write.mining import mine_text
 from tests.support.paths import FIXTURES

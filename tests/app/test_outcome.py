@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from engram_mcp.cli.main import main
+from engram_mcp.ops.outcome import store_failure
 from engram_mcp.ops.wording import tool_wording
-from engram_mcp.outcome import store_failure
 from store.errors import NotFound, TokenRefused, UnsafePath
 from store.store import Store
 from store.write import transaction

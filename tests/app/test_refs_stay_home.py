@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops
+from engram_mcp.ops.hook import session_start
 from store.code import staleness
 from store.store import Store
 from tests.support.files import write

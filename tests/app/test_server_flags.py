@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.cli.main import main as cli_main
-from engram_mcp.server import main as server_main
+from engram_mcp.mcp.server import main as server_main
 from protocol.errors import INVALID_PARAMS
 from tests.support.wire import WireSession
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.cli.main import main
-from engram_mcp.hook import session_start
+from engram_mcp.ops.hook import session_start
 from store.read.session import working_tree
 from store.store import Store
 from tests.support.cli import run_json

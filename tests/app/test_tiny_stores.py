@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from engram_mcp.app import server_spec
 from engram_mcp.cli.main import main
-from engram_mcp.tools.base import Flags
+from engram_mcp.mcp.app import server_spec
+from engram_mcp.mcp.tools.base import Flags
 from store.store import Store
 from tests.support.cli import run_json
 from tests.support.sdk import MODERN, client, commit, propose, run

@@ -12,9 +12,9 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from engram_mcp.app import INSTRUCTIONS, server_spec
-from engram_mcp.tools import WRITE_TOOLS as DERIVED_WRITE_TOOLS
-from engram_mcp.tools.base import Flags
+from engram_mcp.mcp.app import INSTRUCTIONS, server_spec
+from engram_mcp.mcp.tools import WRITE_TOOLS as DERIVED_WRITE_TOOLS
+from engram_mcp.mcp.tools.base import Flags
 from protocol.eras import Era
 from protocol.loop import Server
 from protocol.spec import CallContext, ToolResult

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from engram_mcp.transcripts.bounded import Skips, jsonl
-from engram_mcp.transcripts.sessions import recent_sessions
+from engram_mcp.intake.transcripts.bounded import Skips, jsonl
+from engram_mcp.intake.transcripts.sessions import recent_sessions
 from tests.support.cli import run, run_json
 from tests.support.paths import FIXTURES
 from tests.support.wire import WireSession

@@ -13,8 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from engram_mcp.app import server_spec
-from engram_mcp.tools.base import Flags
+from engram_mcp.mcp.app import server_spec
+from engram_mcp.mcp.tools.base import Flags
 from protocol.loop import Server
 from store.store import Store
 from tests.conftest import FIXTURES

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from engram_mcp.cli.main import main
-from engram_mcp.hook import session_start
 from engram_mcp.ops import read_ops
+from engram_mcp.ops.hook import session_start
 from store.store import Store
 from tests.support.files import write
 from tests.support.gitrepo import commit_all, init

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from mcp import MCPError
 
-from engram_mcp.app import server_spec
-from engram_mcp.tools import WRITE_TOOLS
-from engram_mcp.tools.base import Flags
+from engram_mcp.mcp.app import server_spec
+from engram_mcp.mcp.tools import WRITE_TOOLS
+from engram_mcp.mcp.tools.base import Flags
 from protocol.errors import INVALID_PARAMS
 from store.store import Store
 from tests.support.paths import FIXTURES

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.cli.main import main
-from engram_mcp.tools.write_tools import COMMIT_INPUT
+from engram_mcp.mcp.tools.write_tools import COMMIT_INPUT
 from protocol.validation import compile_validator
 from store.files.workspace import find_workspace
 from store.store import Store

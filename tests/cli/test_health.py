@@ -1,4 +1,4 @@
-"""`engram doctor` is the store's health check too (issue 22, engram_mcp.health): settings files
+"""`engram doctor` is the store's health check too (issue 22, engram_mcp.hosts.doctor.health): settings files
 ignored as a whole or in part, memory files that do not parse, state files discarded, derived
 files rebuilt, a workspace outside git, a missing or unusable $ENGRAM_HOME. Each finding has a
 stable code and a fix for a person; every code but the two informational ones exits 1. The
@@ -44,9 +44,9 @@ def _memory(root: Path, memory_id: str, title: str, text: str | None = None) -> 
 
 @pytest.fixture
 def findings() -> Check:
-    """engram_mcp.health.findings with this test's environment. Imported here, not at the top,
+    """engram_mcp.hosts.doctor.health.findings with this test's environment. Imported here, not at the top,
     so the doctor tests above run (and fail by their output) on an engram without the module."""
-    from engram_mcp import health
+    from engram_mcp.hosts.doctor import health
 
     return lambda workspace: health.findings(workspace, os.environ)
 
@@ -119,7 +119,7 @@ def test_engram_doctor_writes_nothing(
     assert _snapshot(repo, engram_home.parent) == before
 
 
-# --- engram_mcp.health.findings -------------------------------------------------------------
+# --- engram_mcp.hosts.doctor.health.findings -------------------------------------------------------------
 
 
 def test_a_healthy_store_has_no_finding(repo: Path, findings: Check) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from engram_mcp import agent_shell
 from engram_mcp.cli import review_walk
 from engram_mcp.cli.main import main
+from engram_mcp.ops import agent_shell
 from store.store import Store
 from store.write import curate
 from tests.support.terminal import Terminal

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engram_mcp.hosts import slash_commands
-from engram_mcp.hosts.slash_commands import MARK, command_files, engram_command, render
+from engram_mcp.hosts.link import slash_commands
+from engram_mcp.hosts.link.slash_commands import MARK, command_files, engram_command, render
 from tests.support.cli import run, run_json
 from tests.support.host_configs import front_matter
 from tests.support.host_rules import claude_bash_allows

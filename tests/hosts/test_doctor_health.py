@@ -1,5 +1,5 @@
 """`engram doctor` is one health check (issue 22): the hosts' findings and the store's
-(engram_mcp.health) in one list and one exit code, informational notes apart; and it works
+(engram_mcp.hosts.doctor.health) in one list and one exit code, informational notes apart; and it works
 outside any project, on the user's own host files and $ENGRAM_HOME."""
 
 from __future__ import annotations

@@ -129,7 +129,8 @@ def test_upgrade_repins_old_entries_of_ours_and_leaves_the_rest_alone(
 ) -> None:
     old = tmp_path / "old-venv" / "bin" / "engram-mcp"
     write(
-        old, "#!/opt/old-venv/bin/python3\nimport sys\nfrom engram_mcp.server import main\nsys.exit(main())\n"
+        old,
+        "#!/opt/old-venv/bin/python3\nimport sys\nfrom engram_mcp.mcp.server import main\nsys.exit(main())\n",
     )
     old.chmod(0o755)
     other_server = '"time": {"command": "/opt/tools/bin/mcp-time", "args": ["--tz", "UTC"]}'

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.hosts import editor_shells, gate_rules, jsonc
+from engram_mcp.hosts.formats import jsonc
+from engram_mcp.hosts.gate import editor_shells, gate_rules
 from tests.support.cli import run, run_json
 from tests.support.files import write
 

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from engram_mcp.hosts.edits import backup_path
-from engram_mcp.hosts.gate import COMMIT_TOOL, READ_TOOLS
-from engram_mcp.hosts.slash_commands import MARK
-from engram_mcp.tools import WRITE_TOOLS, build_tools
-from engram_mcp.tools.base import Flags
+from engram_mcp.hosts.gate.gate import COMMIT_TOOL, READ_TOOLS
+from engram_mcp.hosts.link.slash_commands import MARK
+from engram_mcp.mcp.tools import WRITE_TOOLS, build_tools
+from engram_mcp.mcp.tools.base import Flags
 from store.store import Store
 from tests.support.cli import run, run_json
 from tests.support.files import write

@@ -1,4 +1,4 @@
-"""Format-preserving JSON/JSONC editing for `engram link` / `engram unlink` (engram_mcp.hosts.jsonc)."""
+"""Format-preserving JSON/JSONC editing for `engram link` / `engram unlink` (engram_mcp.hosts.formats.jsonc)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from engram_mcp.hosts import jsonc
-from engram_mcp.hosts.jsonc import JsoncError
+from engram_mcp.hosts.formats import jsonc
+from engram_mcp.hosts.formats.jsonc import JsoncError
 
 ENTRY: dict[str, Any] = {"command": "engram-mcp", "args": []}
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from engram_mcp.hosts.edits import backup_path
-from engram_mcp.hosts.slash_commands import MARK
+from engram_mcp.hosts.link.slash_commands import MARK
 from tests.support.cli import run, run_json
 from tests.support.host_configs import (
     BANNED,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.hosts import path_hint
+from engram_mcp.hosts.link import path_hint
 
 SCRIPTS = Path(sysconfig.get_path("scripts"))
 

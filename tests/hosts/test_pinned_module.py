@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.hosts import launch
+from engram_mcp.hosts.link import launch
 
 
 def test_the_module_pin_keeps_the_current_folder_off_the_import_path(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engram_mcp.hosts import launch
+from engram_mcp.hosts.link import launch
 
 
 def _script(tmp_path: Path, data: bytes) -> Path:
@@ -18,14 +18,14 @@ def _script(tmp_path: Path, data: bytes) -> Path:
 
 
 def test_a_posix_script_naming_engram_mcp_is_ours(tmp_path: Path) -> None:
-    path = _script(tmp_path, b"#!/usr/bin/python3\nfrom engram_mcp.server import main\nmain()\n")
+    path = _script(tmp_path, b"#!/usr/bin/python3\nfrom engram_mcp.mcp.server import main\nmain()\n")
     assert launch.is_ours(str(path))
 
 
 def test_a_launcher_with_the_script_at_its_end_is_ours(tmp_path: Path) -> None:
     """The .exe shape: a program of its own first, the script last."""
     path = _script(
-        tmp_path, b"MZ" + b"\0" * 300_000 + b"PK\3\4__main__.py from engram_mcp.server import main"
+        tmp_path, b"MZ" + b"\0" * 300_000 + b"PK\3\4__main__.py from engram_mcp.mcp.server import main"
     )
     assert launch.is_ours(str(path))
 

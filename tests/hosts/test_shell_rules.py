@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from engram_mcp.hosts.shell_rules import OPENCODE_OTHER_SPELLINGS
+from engram_mcp.hosts.gate.shell_rules import OPENCODE_OTHER_SPELLINGS
 from tests.support.cli import run, run_json
 from tests.support.host_configs import parse_jsonc
 from tests.support.host_rules import claude_bash_allows, gemini_policy_decision, opencode_bash_decision

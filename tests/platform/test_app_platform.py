@@ -14,8 +14,9 @@ from types import FrameType
 
 import pytest
 
-from engram_mcp import platform, server
+from engram_mcp import platform
 from engram_mcp.hosts.targets import HostFile, resolve
+from engram_mcp.mcp import server
 from tests.platform.layouts import engram
 
 HOME = Path("/home/ada")

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram_mcp.hook import session_start
+from engram_mcp.ops.hook import session_start
 from tests.platform.layouts import engram, first, git, memory_file
 
 

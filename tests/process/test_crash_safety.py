@@ -26,8 +26,8 @@ import orjson
 import pytest
 
 from engram_mcp.cli.main import main
-from engram_mcp.hosts import jsonc
 from engram_mcp.hosts.edits import backup_path
+from engram_mcp.hosts.formats import jsonc
 from store.files.memory import parse_memory
 from store.store import Store
 from store.write import review, transaction

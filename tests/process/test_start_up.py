@@ -36,8 +36,8 @@ HEAVY: Final = (
 )
 """Top-level packages a start-up must not import."""
 VECTORS_MODULE: Final = "store.search.vectors"
-APPLICATION_SEAM: Final = "engram_mcp.app"
-"""The module `engram-mcp` imports after its first reply (engram_mcp.server, `Application.load`)."""
+APPLICATION_SEAM: Final = "engram_mcp.mcp.app"
+"""The module `engram-mcp` imports after its first reply (engram_mcp.mcp.server, `Application.load`)."""
 
 INITIALIZE: Final = {
     "jsonrpc": "2.0",

@@ -41,8 +41,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram_mcp.app import server_spec
-from engram_mcp.tools.base import Flags
+from engram_mcp.mcp.app import server_spec
+from engram_mcp.mcp.tools.base import Flags
 from protocol.eras import LEGACY_VERSIONS, MODERN_VERSIONS
 from protocol.eras import META_CAPABILITIES as CAPS_KEY
 from protocol.eras import META_VERSION as VERSION_KEY

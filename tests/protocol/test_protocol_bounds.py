@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 import pytest
 
-from engram_mcp.app import server_spec
-from engram_mcp.tools.base import Flags
+from engram_mcp.mcp.app import server_spec
+from engram_mcp.mcp.tools.base import Flags
 from protocol.bounds import MAX_JSON_DEPTH, MAX_PARAMS_DEPTH, depth_exceeds
 from protocol.eras import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS
 from protocol.errors import INVALID_PARAMS, PARSE_ERROR

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from engram_mcp.app import server_spec
-from engram_mcp.tools.base import Flags
+from engram_mcp.mcp.app import server_spec
+from engram_mcp.mcp.tools.base import Flags
 from protocol.validation import accepts, compile_validator
 from store.store import Store
 from tests.support.paths import REPO
@@ -170,8 +170,8 @@ def test_valid_calls_and_a_small_search_import_neither_jsonschema_nor_numpy(
         f"""
         import sys
         from pathlib import Path
-        from engram_mcp.app import server_spec
-        from engram_mcp.tools.base import Flags
+        from engram_mcp.mcp.app import server_spec
+        from engram_mcp.mcp.tools.base import Flags
         from protocol.validation import compile_validator
         from store.store import Store
         tools = {{t.name: t for t in server_spec(Store(Path({str(workspace)!r})), Flags()).tools}}

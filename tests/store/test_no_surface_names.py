@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from engram_mcp.outcome import HINT_KINDS
-from engram_mcp.tools import DECLARED
+from engram_mcp.mcp.tools import DECLARED
+from engram_mcp.ops.outcome import HINT_KINDS
 from tests.support.paths import REPO as ROOT
 
 STORE = ROOT / "store"

@@ -15,10 +15,10 @@ from typing import Any
 import orjson
 import pytest
 
-from engram_mcp.app import server_spec
+from engram_mcp.mcp.app import server_spec
+from engram_mcp.mcp.tools.base import Flags
+from engram_mcp.mcp.tools.write_tools import COMMIT_INPUT
 from engram_mcp.ops import write_ops
-from engram_mcp.tools.base import Flags
-from engram_mcp.tools.write_tools import COMMIT_INPUT
 from protocol.spec import ElicitAnswer
 from store.errors import InvalidSelection, TokenRefused
 from store.store import Store

@@ -371,9 +371,9 @@ def test_the_handshake_imports_no_model_and_the_warm_up_loads_it(
     script = """
 import io, json, sys, threading
 from pathlib import Path
-from engram_mcp.server import application
+from engram_mcp.mcp.server import application
 from protocol.loop import Server
-heavy = ("engram_mcp.app", "store.store", "jsonschema", "numpy", "store.search.vectors", "tokenizers", "safetensors")
+heavy = ("engram_mcp.mcp.app", "store.store", "jsonschema", "numpy", "store.search.vectors", "tokenizers", "safetensors")
 class Wire(io.BytesIO):
     seen = None
     def write(self, data):
@@ -403,7 +403,7 @@ print(json.dumps({"reply": json.loads(out.getvalue().splitlines()[0]), "before":
     assert report["reply"]["result"]["serverInfo"]["name"] == "engram"
     assert report["before"] == []
     # jsonschema is left for the first call it takes to judge (protocol.validation)
-    assert report["after"] == list(("engram_mcp.app", "store.store", "numpy", *VECTOR_MODULES))
+    assert report["after"] == list(("engram_mcp.mcp.app", "store.store", "numpy", *VECTOR_MODULES))
     assert (empty_workspace / ".engram" / "vectors.bin").is_file()
 
 

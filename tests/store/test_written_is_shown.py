@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from engram_mcp.mcp.tools.write_tools import ROLE_INPUT, SAVE_INPUT
 from engram_mcp.ops import dialog, previews
-from engram_mcp.tools.write_tools import ROLE_INPUT, SAVE_INPUT
 from protocol.validation import compile_validator
 from store.errors import StoreError
 from store.files.memory import MAX_TITLE, split_front_matter

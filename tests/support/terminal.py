@@ -1,6 +1,6 @@
 """`engram` in a terminal of its own: the human path of a CLI write, for subprocess tests.
 
-A CLI write run without a terminal is an agent's shell's (SPEC §7, engram_mcp/agent_shell.py):
+A CLI write run without a terminal is an agent's shell's (SPEC §7, engram_mcp/ops/agent_shell.py):
 `engram commit` refuses and every other write is listed by `verify` for review. A test that
 means the human's own command runs it here instead: stdin is a pseudo-terminal that is the
 process's controlling terminal (its own session, `TIOCSCTTY`, then `exec`, so the `Popen` is
@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engram_mcp.agent_shell import HOST_VARIABLES
+from engram_mcp.ops.agent_shell import HOST_VARIABLES
 
 LAUNCHER = (
     "import fcntl, os, sys, termios\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engram_mcp.app import server_spec
-from engram_mcp.tools.base import Flags
+from engram_mcp.mcp.app import server_spec
+from engram_mcp.mcp.tools.base import Flags
 from protocol.eras import Era
 from protocol.spec import CallContext, ElicitAnswer, Tool, ToolResult
 from store.store import Store

@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from engram_mcp.server import application
+from engram_mcp.mcp.server import application
 from protocol.eras import META_CAPABILITIES, META_VERSION, MODERN_VERSIONS
 from protocol.loop import Server
 from tests.support.paths import ENGRAM_MCP

@@ -32,7 +32,7 @@ def _loaded_after(code: str, cwd: Path) -> list[str]:
 
 def test_the_mcp_server_imports_no_web_stack(tmp_path: Path) -> None:
     """Issue 23: `engram-mcp` imports none of it (its module, and building its server)."""
-    assert _loaded_after("import engram_mcp.server, engram_mcp.app", REPO) == []
+    assert _loaded_after("import engram_mcp.mcp.server, engram_mcp.mcp.app", REPO) == []
 
 
 def test_other_engram_commands_import_no_web_stack(tmp_path: Path) -> None:

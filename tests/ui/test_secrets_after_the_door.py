@@ -62,7 +62,7 @@ def test_doctor_says_where_the_page_memory_stays_readable(
 ) -> None:
     """Off Linux, and on Linux without Yama or with ptrace_scope 0: a process that may attach
     to the user's others can write the command's memory while it starts and undo the door."""
-    from engram_mcp import health
+    from engram_mcp.hosts.doctor import health
 
     env = {"HOME": str(tmp_path), "ENGRAM_HOME": str(tmp_path / "eh")}
     scope = tmp_path / "ptrace_scope"

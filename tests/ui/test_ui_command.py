@@ -96,7 +96,7 @@ def test_in_an_agents_shell_the_page_will_not_approve(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from engram_mcp import agent_shell
+    from engram_mcp.ops import agent_shell
 
     monkeypatch.setattr(agent_shell, "detect", lambda: ["CLAUDECODE is set"])
     store.agent_shell = True

@@ -1,0 +1,1 @@
+"""The host config formats engram edits in place: JSONC, Codex's TOML, opencode's config."""

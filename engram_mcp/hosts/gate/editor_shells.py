@@ -1,0 +1,145 @@
+"""The editors' agent terminals (Cursor, VS Code, Windsurf): what engram sees of them and what
+doctor says about them.
+
+Their agents run commands in a real pseudo-terminal under the editor, as the person's own
+integrated terminal is; engram tells the agent's apart only by the marker each sets there
+(engram_mcp.ops.agent_shell.HOST_VARIABLES: `CURSOR_AGENT`, `COPILOT_AGENT` and `AI_AGENT`,
+`WINDSURF_CASCADE_TERMINAL`). A marker can be unset by the agent itself, so an ask rule in the
+editor is the stronger guard, where the editor has one in a file:
+
+* VS Code: `link` writes a never-auto-approve rule for engram (gate_rules.VSCODE_RULE) into the
+  settings.json at the linked scope; VS Code merges both levels, so either file serves.
+* Cursor keeps its auto-run choice in the app; its file (`~/.cursor/permissions.json`) holds an
+  allowlist only, so there is nothing to write. An allowlist entry that runs engram unasked is
+  reported as `host.gate_open`.
+* Windsurf keeps its deny list (`windsurf.cascadeCommandsDenyList`) in its app settings.
+
+Doctor notes (host.shell_unasked) each linked editor without an ask rule, with the marker engram
+relies on and the setting that keeps its agent asking.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from engram_mcp.hosts.doctor.findings import Finding, Where, read_jsonc
+from engram_mcp.hosts.edits import read_quietly
+from engram_mcp.hosts.gate import gate_rules
+from engram_mcp.platform import vscode_user_dir
+
+SHELL_UNASKED: Final = "host.shell_unasked"
+"""Informational: a linked editor whose agent terminal engram sees only by its marker, with no
+ask rule engram writes."""
+
+EDITORS: Final = {
+    "cursor": (
+        "CURSOR_AGENT",
+        "keep Cursor's auto-run off for `engram` commands (Settings → Agents → auto-run: ask, or "
+        "a deny entry `Shell(engram)` in .cursor/cli.json for cursor-agent)",
+    ),
+    "vscode": (
+        "COPILOT_AGENT",
+        "run `engram link vscode` again: it adds the rule that makes VS Code's agent ask before any "
+        "engram command (chat.tools.terminal.autoApprove); and do not turn on the global auto-approve",
+    ),
+    "windsurf": (
+        "WINDSURF_CASCADE_TERMINAL",
+        "add `engram` to Windsurf's windsurf.cascadeCommandsDenyList (Cascade then always asks), and "
+        "do not use Turbo mode",
+    ),
+}
+"""Per editor: the marker its agent's terminal sets, and what keeps its agent asking."""
+
+_PROBE: Final = "engram commit TOKEN --approve all"
+
+
+def notes(linked: set[str], where: Where) -> list[Finding]:
+    """One note for each linked editor (`linked`: the targets with an engram entry)."""
+    found = []
+    for target, (marker, keep_asking) in EDITORS.items():
+        if target == "vscode" and any(
+            gate_rules.vscode_ask_installed(read_quietly(path)) for path in _vscode_settings(where)
+        ):
+            continue
+        if target in linked:
+            found.append(
+                Finding(
+                    SHELL_UNASKED,
+                    target,
+                    f"engram writes no rule that makes {target}'s agent ask before running engram's "
+                    f"writes in its terminal; `engram commit` refuses there only while the terminal "
+                    f"carries {marker}",
+                    keep_asking,
+                )
+            )
+    return found
+
+
+def vscode_gate(where: Where) -> Iterator[Finding]:
+    """host.gate_open for a VS Code auto-approve rule that runs `engram commit` in the agent's
+    terminal unasked (no `false` rule matching it too, which wins); the global auto-approve is
+    engram_mcp.hosts.gate.gate's finding."""
+    for path in _vscode_settings(where):
+        settings = read_jsonc(path)
+        if not isinstance(settings, dict):
+            continue
+        rules = settings.get("chat.tools.terminal.autoApprove")
+        if not isinstance(rules, dict):
+            continue
+        decided = [(str(key), _approves(value)) for key, value in rules.items() if _matches(str(key), _PROBE)]
+        allowing = next((key for key, approves in decided if approves is True), None)
+        if allowing is not None and all(approves is not False for _, approves in decided):
+            yield Finding(
+                "host.gate_open",
+                where.show(path),
+                f"the auto-approve rule {allowing[:80]!r} lets VS Code's agent run `engram commit` "
+                "unasked, writing memory with no human",
+                'remove it, or add "/^engram\\\\b/": false to chat.tools.terminal.autoApprove',
+                f"chat.tools.terminal.autoApprove {allowing[:80]!r}",
+            )
+
+
+def cursor_gate(where: Where) -> Iterator[Finding]:
+    """host.gate_open for an entry of Cursor's terminal allowlist file that auto-runs
+    `engram commit` (entries are command prefixes; the file overrides the in-app list)."""
+    path = where.home / ".cursor" / "permissions.json"
+    allowed = read_jsonc(path)
+    entries = allowed.get("terminalAllowlist") if isinstance(allowed, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, str) and (entry.strip() == "*" or _matches(entry.strip(), _PROBE)):
+            yield Finding(
+                "host.gate_open",
+                where.show(path),
+                f"the terminal allowlist entry {entry[:80]!r} lets Cursor's agent run `engram commit` "
+                "unasked, writing memory with no human",
+                "remove it from terminalAllowlist",
+                f"terminalAllowlist {entry[:80]!r}",
+            )
+            return
+
+
+def _vscode_settings(where: Where) -> tuple[Path, Path]:
+    return (
+        where.workspace / ".vscode" / "settings.json",
+        vscode_user_dir(where.home, where.env) / "settings.json",
+    )
+
+
+def _approves(value: Any) -> bool | None:
+    if isinstance(value, dict):
+        value = value.get("approve")
+    return value if isinstance(value, bool) else None
+
+
+def _matches(key: str, command: str) -> bool:
+    """VS Code's rule forms: `/regex/flags`, or a command prefix."""
+    if len(key) > 1 and key.startswith("/") and key.rfind("/") > 0:
+        body, flags = key[1 : key.rfind("/")], key[key.rfind("/") + 1 :]
+        try:
+            return re.search(body, command, re.IGNORECASE if "i" in flags else 0) is not None
+        except re.error:
+            return False
+    return command == key or command.startswith(key + " ") or (key.endswith(" ") and command.startswith(key))

@@ -1,0 +1,1 @@
+"""`engram link` / `unlink` / `upgrade`: engram's entry, its command files and rule files in each host."""

@@ -1,0 +1,621 @@
+"""`engram link` / `unlink` / `upgrade`: add, re-pin or remove engram's entry in host configs.
+
+Only engram's entry (Codex: its managed block; Claude: its SessionStart handler) changes;
+the `/engram` command (slash_commands.py) is installed beside it and removed with it;
+every other byte stays. Writes are atomic, keep the file mode, and keep one backup of the
+original on the first change, under `$ENGRAM_HOME/backups/` (edits.py). A file that does not
+parse is left untouched. An `engram` entry that is not ours (another tool uses the same name) is
+reported and left alone without --force.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from engram_mcp.hosts.edits import Result as Result
+from engram_mcp.hosts.edits import finish, has_original, link_outside, original, planted_backup, read
+from engram_mcp.hosts.errors import HostError, JsoncError, LinkRefused, RuleError, TomlError
+from engram_mcp.hosts.formats import codex_toml, jsonc
+from engram_mcp.hosts.gate import gate_rules
+from engram_mcp.hosts.link import rule_files
+from engram_mcp.hosts.link.launch import is_ours, pinned, unsafe_env
+from engram_mcp.hosts.link.path_hint import fix, off_path
+from engram_mcp.hosts.link.rule_files import RuleFile
+from engram_mcp.hosts.link.slash_commands import CommandFile, command_files, link_command, unlink_command
+from engram_mcp.hosts.link.steps import step_for
+from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, display_path, home_of, resolve
+from engram_mcp.platform import vscode_user_dir
+from store.files.workspace import is_git_root
+from store.safety import untrusted
+
+NAME: Final = "engram"
+HOOK_MATCHER: Final = "startup|resume|clear|compact"
+HOOK_SUFFIX: Final = "hook session-start"
+
+NOT_ON_PATH: Final = "ENGRAM_NOT_ON_PATH"
+NOT_PORTABLE: Final = "ENGRAM_NOT_PORTABLE"
+OUTSIDE_GIT: Final = "ENGRAM_OUTSIDE_GIT"
+GLOBAL_ONLY: Final = "ENGRAM_GLOBAL_ONLY"
+PLANTED_BACKUP: Final = (
+    "not restored, and left alone: engram keeps its backups in $ENGRAM_HOME/backups, and a .bak "
+    "in the project may be anyone's (a clone can plant one); delete it if you do not need it"
+)
+
+Warn = Callable[[str, str], None]
+"""Where `link` says what the user must know before it writes: (code, message)."""
+
+
+def _unwarned(code: str, message: str) -> None:
+    return None
+
+
+# --- before anything is written ----------------------------------------------------------------
+def global_only(skip: Skip, command: str) -> LinkRefused:
+    """ENGRAM_GLOBAL_ONLY: the target has no project config (Windsurf, Antigravity, Claude Desktop)."""
+    return LinkRefused(
+        GLOBAL_ONLY,
+        f"{skip.message}, so this project has no file of it to {command}; nothing was written. "
+        f"Run `engram {command} {skip.target} --global` (your user-level config)",
+    )
+
+
+def portable(
+    command: str,
+    *,
+    machine_local: bool,
+    warn: Warn,
+    env: Mapping[str, str] = os.environ,
+    left: str = "nothing was written",
+) -> None:
+    """Check that the project files `command` (`link claude`, `upgrade`) writes can name the bare
+    `engram-mcp` and `engram`: PATH here finds this installation's. Else refuse, or with
+    `machine_local` warn that the absolute path written works on this machine only. `left`
+    says what the refusal leaves as it was.
+
+    Raises:
+        LinkRefused: ENGRAM_NOT_ON_PATH, naming the profile file for the user's shell."""
+    off = off_path(env)
+    if off is None:
+        return
+    if not machine_local:
+        raise LinkRefused(
+            NOT_ON_PATH,
+            f"{off.problem()}. The files `engram {command}` writes for this project are committed "
+            "and shared, so they must name the bare engram-mcp, which a teammate's PATH finds; "
+            f"{left}. Fix: {fix(off, env)}, and run `engram {command}` again. Or "
+            f"`engram {command} --machine-local` writes this machine's path anyway: those files "
+            "then work only here; do not commit them",
+        )
+    program, args = pinned("engram-mcp")
+    warn(
+        NOT_PORTABLE,
+        f"the project files below name {' '.join([program, *args])}, which exists on this machine "
+        "only: a teammate's host cannot start it, so do not commit them. To write the bare name "
+        f"instead: {fix(off, env)}, and run `engram {command}` again",
+    )
+
+
+def in_git(folder: Path) -> bool:
+    """Whether `folder` is inside a git repository (a `.git` in it or in a folder above)."""
+    here = folder.resolve()
+    return any(is_git_root(f) for f in (here, *here.parents))
+
+
+def _outside_git(workspace: Path, target: str) -> str:
+    return (
+        f"{untrusted.line(str(workspace))} is not in a git repository, so the files `engram link "
+        f"{target}` writes here cannot be shared with your team through git until it is one "
+        "(run `git init` there); linking anyway"
+    )
+
+
+# --- reading one file ---------------------------------------------------------------------
+def current_entry(host: HostFile, text: str | None) -> dict[str, Any] | None:
+    """The parsed engram entry, or None; HostError when the file does not parse."""
+    if text is None or not text.strip():
+        return None
+    try:
+        if host.format == "toml":
+            return codex_toml.entry(text)
+        found = jsonc.get(text, (*host.container, NAME))
+    except RecursionError:
+        raise HostError("ENGRAM_HOST_PARSE", "nested too deeply to read; left untouched") from None
+    except (JsoncError, TomlError) as exc:
+        line = getattr(exc, "line", None)
+        where = f"line {line}: " if line else ""
+        raise HostError(
+            "ENGRAM_HOST_PARSE", f"{where}{getattr(exc, 'message', exc)}; left untouched"
+        ) from None
+    return found if isinstance(found, dict) else ({"value": found} if found is not None else None)
+
+
+def entry_is_ours(host: HostFile, entry: Mapping[str, Any], workspace: Path | None = None) -> bool:
+    """Whether `entry` runs this package's server (launch.is_ours; `workspace`: the project, whose
+    files a clone may have planted, is never where ours runs from)."""
+    command = entry.get("command")
+    if host.target == "opencode" and isinstance(command, list) and command:
+        return is_ours(command[0], command[1:], workspace)
+    args = entry.get("args")
+    return is_ours(command, args if isinstance(args, list) else [], workspace)
+
+
+ENV_KEYS: Final = ("env", "environment")
+"""Where an entry keeps the variables its server starts with (opencode: `environment`)."""
+
+UNSAFE_ENV: Final = "host.env_unsafe"
+
+
+def entry_unsafe_env(entry: Mapping[str, Any], scope: str) -> list[str]:
+    """The variables of `entry`'s env that change what its server runs or trusts, for an entry
+    of a file at `scope` (launch.unsafe_env: a workspace file is committed, a clone's)."""
+    return [name for key in ENV_KEYS for name in unsafe_env(entry.get(key), scope)]
+
+
+UNSAFE_KEYS: Final = frozenset({"envfile", "env_file", "cwd"})
+"""Keys of an entry (compared lower-cased) that change what its server starts with: an env file
+(VS Code's `envFile`: `${workspaceFolder}/.env.engram` can set PYTHONPATH or HOME) or the folder
+it starts in. engram's entry has neither; link drops them."""
+
+
+def entry_unsafe_keys(entry: Mapping[str, Any]) -> list[str]:
+    """The keys of `entry` in UNSAFE_KEYS, as the file spells them."""
+    return [str(key) for key in entry if str(key).lower() in UNSAFE_KEYS]
+
+
+def _original(host: HostFile) -> str | None:
+    """The file as it was before engram first changed it (its backup), or None."""
+    return original(host.path, in_workspace=host.scope == "workspace")
+
+
+def _had_container(host: HostFile, original: str | None) -> bool:
+    """Whether the original file already had engram's container, which unlink keeps."""
+    try:
+        return (
+            original is not None
+            and original.strip() != ""
+            and jsonc.get(original, host.container) is not None
+        )
+    except JsoncError:
+        return False
+
+
+# --- the entry ---------------------------------------------------------------------------------
+def desired_entry(host: HostFile, existing: Mapping[str, Any] | None, args: list[str]) -> dict[str, Any]:
+    command, base_args = pinned("engram-mcp")
+    fresh = host.entry(command, [*base_args, *args])
+    if existing is None:
+        return fresh
+    kept = {**existing, **fresh}  # keep keys the user added (env, timeout…), re-pin the rest
+    if host.target == "gemini" and kept.get("trust") is True:
+        del kept["trust"]  # Gemini's trust skips every confirmation, engram_commit's included
+    for key in entry_unsafe_keys(kept):  # nor an env file or a folder to start in
+        del kept[key]
+    for key in ENV_KEYS:  # never a variable that changes what runs (PYTHONPATH=. defeats -P)
+        if unsafe := unsafe_env(kept.get(key), host.scope):
+            kept[key] = {k: v for k, v in kept[key].items() if k not in unsafe}
+    return kept
+
+
+def _dropped(names: list[str], keys: list[str]) -> str:
+    said = []
+    if keys:
+        said.append(f"dropped {', '.join(untrusted.line(k, 80) for k in keys)} from the entry")
+    if names:
+        said.append(f"dropped {', '.join(untrusted.line(n, 80) for n in names)} from its env")
+    return "; ".join(said) + ", which can change what the server runs or trusts" if said else ""
+
+
+def link_file(
+    host: HostFile, *, args: list[str], force: bool, dry_run: bool, workspace: Path | None = None
+) -> Result:
+    try:
+        before = read(host.path)
+        existing = current_entry(host, before)
+    except HostError as exc:
+        return Result(host.target, host.shown, "error", exc.message)
+    ours = existing is not None and entry_is_ours(host, existing, workspace)
+    dropped = entry_unsafe_env(existing, host.scope) if existing is not None and ours else []
+    keys = entry_unsafe_keys(existing) if existing is not None and ours else []
+    message = _dropped(dropped, keys)
+    if existing is not None and not ours and not force:
+        return Result(
+            host.target,
+            host.shown,
+            "foreign",
+            f"an `engram` entry runs {existing.get('command')!r}, not engram-mcp; left alone (use --force to replace it)",
+        )
+    if host.format == "toml":
+        command, base_args = pinned("engram-mcp")
+        text = before or ""
+        try:
+            if existing is not None and codex_toml.has_block(text):
+                if stray := codex_toml.stray_tables(text):
+                    tables = ", ".join(untrusted.line(t, 80) for t in stray)
+                    removed = f"removed {tables}, outside engram's managed block"
+                    message = f"{message}; {removed}" if message else removed
+                after = codex_toml.replace(text, command, [*base_args, *args])
+            elif existing is not None:  # unmarked or foreign (--force): rewrite it as our block
+                after = codex_toml.add(codex_toml.remove_foreign(text), command, [*base_args, *args])
+            else:
+                after = codex_toml.add(text, command, [*base_args, *args])
+        except TomlError as exc:
+            return Result(host.target, host.shown, "error", f"{exc}; left untouched")
+        action = "added" if existing is None else "updated"
+        return finish(host, before, after, action, dry_run, message)
+    entry = desired_entry(host, existing if ours else None, args)
+    try:
+        if before is None or not before.strip():
+            after = jsonc.new_document(host.container, NAME, entry)
+        else:
+            after = jsonc.set_member(before, host.container, NAME, entry)
+        after = gate_rules.add(host.target, after, _original(host))
+    except JsoncError as exc:
+        return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
+    except RuleError as exc:
+        return Result(host.target, host.shown, "error", f"{exc}; left untouched")
+    return finish(host, before, after, "added" if existing is None else "updated", dry_run, message)
+
+
+def unlink_file(host: HostFile, *, force: bool, dry_run: bool, workspace: Path | None = None) -> Result:
+    try:
+        before = read(host.path)
+        existing = current_entry(host, before)
+    except HostError as exc:
+        return Result(host.target, host.shown, "error", exc.message)
+    if existing is None or before is None:
+        return Result(host.target, host.shown, "absent")
+    if not entry_is_ours(host, existing, workspace) and not force:
+        return Result(
+            host.target,
+            host.shown,
+            "foreign",
+            f"the `engram` entry runs {existing.get('command')!r}; left alone",
+        )
+    if host.format == "toml":
+        if not codex_toml.has_block(before):
+            return Result(
+                host.target,
+                host.shown,
+                "foreign",
+                "the [mcp_servers.engram] table is not engram's managed block",
+            )
+        after: str | None = codex_toml.remove(before)
+    else:
+        original = _original(host)
+        after = gate_rules.remove(host.target, before, original)
+        after = jsonc.remove_member(after, host.container, NAME, prune=not _had_container(host, original))
+    created_by_us = not _original_exists(host) and not host.path.is_symlink()
+    if after is not None and created_by_us and after.strip() in ("", "{}"):
+        after = None  # link created this file; unlink takes it away again
+    return finish(host, before, after, "removed", dry_run)
+
+
+# --- the Claude SessionStart hook ----------------------------------------------------------
+def hook_command() -> str:
+    command, args = pinned("engram")
+    return " ".join([_quote(command), *args, HOOK_SUFFIX])
+
+
+def _quote(word: str) -> str:
+    return f'"{word}"' if " " in word else word
+
+
+def _is_our_handler(handler: Any) -> bool:
+    command = handler.get("command") if isinstance(handler, dict) else None
+    return isinstance(command, str) and command.endswith(HOOK_SUFFIX) and "engram" in command
+
+
+def _is_our_group(group: Any) -> bool:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(_is_our_handler(h) for h in hooks)
+
+
+def hook_commands(settings: Path) -> list[str]:
+    """The commands of engram's SessionStart handlers in a Claude settings file."""
+    try:
+        text = read(settings)
+        groups = jsonc.get(text, ("hooks", "SessionStart")) if text else None
+    except (HostError, JsoncError):
+        return []
+    return [
+        handler["command"]
+        for group in (groups if isinstance(groups, list) else [])
+        if _is_our_group(group)
+        for handler in group["hooks"]
+        if _is_our_handler(handler)
+    ]
+
+
+def hook_installed(settings: Path) -> bool:
+    return bool(hook_commands(settings))
+
+
+def _hook_host(workspace: Path) -> HostFile:
+    return HostFile(
+        "claude", "workspace", claude_settings(workspace), "json", ("hooks",), ".claude/settings.json"
+    )
+
+
+def _hook_groups(text: str | None) -> Any:
+    return jsonc.get(text, ("hooks", "SessionStart")) if text and text.strip() else None
+
+
+def link_hook(workspace: Path, dry_run: bool) -> Result:
+    """Add (or re-pin) engram's SessionStart group; other groups keep their bytes."""
+    host = _hook_host(workspace)
+    group = {
+        "matcher": HOOK_MATCHER,
+        "hooks": [{"type": "command", "command": hook_command(), "timeout": 30}],
+    }
+    try:
+        before = read(host.path)
+        groups = _hook_groups(before)
+    except (HostError, JsoncError) as exc:
+        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+    label = "SessionStart hook, shell ask rules"
+    try:
+        if isinstance(groups, list) and group in groups:
+            after = before or ""
+        elif before is None or not before.strip():
+            after = jsonc.new_document(("hooks",), "SessionStart", [group])
+        elif not isinstance(groups, list):
+            after = jsonc.set_member(before, ("hooks",), "SessionStart", [group])
+        else:
+            after = before
+            for index in reversed([i for i, g in enumerate(groups) if _is_our_group(g)]):
+                after = jsonc.remove_item(after, ("hooks", "SessionStart"), index)  # a stale pin
+            after = jsonc.append_item(after, ("hooks", "SessionStart"), group)
+        after = gate_rules.add_claude_ask(after, _original(host))  # one write: one backup
+    except JsoncError as exc:
+        return Result("claude", host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
+    except RuleError as exc:
+        return Result("claude", host.shown, "error", f"{exc}; left untouched")
+    return finish(host, before, after, "added" if groups is None else "updated", dry_run, label)
+
+
+def unlink_hook(workspace: Path, dry_run: bool) -> Result:
+    host = _hook_host(workspace)
+    try:
+        before = read(host.path)
+        groups = _hook_groups(before)
+    except (HostError, JsoncError) as exc:
+        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+    label = "SessionStart hook, shell ask rules"
+    if before is None:
+        return Result("claude", host.shown, "absent", label)
+    text = gate_rules.remove_claude_ask(before, _original(host))
+    groups = _hook_groups(text)
+    ours = [i for i, g in enumerate(groups) if _is_our_group(g)] if isinstance(groups, list) else []
+    after: str | None
+    if ours and isinstance(groups, list) and len(ours) == len(groups):
+        text = jsonc.remove_member(text, ("hooks",), "SessionStart")
+    else:
+        for index in reversed(ours):
+            text = jsonc.remove_item(text, ("hooks", "SessionStart"), index)
+    after = text
+    if after.strip() in ("", "{}") and not _original_exists(host) and not host.path.is_symlink():
+        after = None
+    return finish(host, before, after, "removed", dry_run, label)
+
+
+def _settings_host(workspace: Path, global_: bool, env: Mapping[str, str]) -> HostFile:
+    home = Path(env.get("HOME") or Path.home())
+    folder = Path(env["CLAUDE_CONFIG_DIR"]) if global_ and env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+    path = folder / "settings.json" if global_ else claude_settings(workspace)
+    shown = "~/.claude/settings.json" if global_ else ".claude/settings.json"
+    return HostFile("claude", "global" if global_ else "workspace", path, "json", ("permissions",), shown)
+
+
+def link_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[str, str]) -> Result:
+    """Claude Code's `permissions.ask` rules for engram's CLI writes (shell_rules.py)."""
+    host = _settings_host(workspace, global_, env)
+    return _add_rules(host, gate_rules.add_claude_ask, dry_run, "shell ask rules")
+
+
+def unlink_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[str, str]) -> Result:
+    host = _settings_host(workspace, global_, env)
+    return _remove_rules(host, gate_rules.remove_claude_ask, dry_run, "shell ask rules")
+
+
+def vscode_settings(workspace: Path, global_: bool, env: Mapping[str, str]) -> HostFile:
+    """The settings.json beside VS Code's mcp.json at that scope: its agent terminal's rules."""
+    home = home_of(env)
+    path = (
+        vscode_user_dir(home, env) / "settings.json" if global_ else workspace / ".vscode" / "settings.json"
+    )
+    shown = display_path(path, workspace, home)
+    return HostFile("vscode", "global" if global_ else "workspace", path, "jsonc", (), shown)
+
+
+def _add_rules(
+    host: HostFile, add: Callable[[str | None, str | None], str], dry_run: bool, label: str
+) -> Result:
+    """Engram's rules added to `host` by `add(text, original)`; a file it cannot take is left
+    untouched, with the reason."""
+    try:
+        before = read(host.path)
+        after = add(before, _original(host))
+    except (HostError, JsoncError, RuleError) as exc:
+        return Result(host.target, host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+    return finish(host, before, after, "added", dry_run, label)
+
+
+def _remove_rules(
+    host: HostFile, remove: Callable[[str, str | None], str], dry_run: bool, label: str
+) -> Result:
+    """The inverse of `_add_rules`: a file engram created and left empty is removed."""
+    try:
+        before = read(host.path)
+        if before is None:
+            return Result(host.target, host.shown, "absent", label)
+        after: str | None = remove(before, _original(host))
+    except (HostError, JsoncError) as exc:
+        return Result(host.target, host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
+    if after is not None and after.strip() in ("", "{}") and not _original_exists(host):
+        after = None if not host.path.is_symlink() else after
+    return finish(host, before, after, "removed", dry_run, label)
+
+
+def _original_exists(host: HostFile) -> bool:
+    return has_original(host.path, in_workspace=host.scope == "workspace")
+
+
+def _gemini_still_linked(workspace: Path, global_: bool, env: Mapping[str, str]) -> bool:
+    """Whether the other Gemini scope still runs engram (the policy file serves both)."""
+    other = resolve("gemini", not global_, workspace, env)
+    if not isinstance(other, HostFile):
+        return False
+    try:
+        entry = current_entry(other, read(other.path))
+    except HostError:
+        return False
+    return entry is not None and entry_is_ours(other, entry, workspace)
+
+
+def _read_quietly(path: Path) -> str | None:
+    try:
+        return read(path)
+    except HostError:
+        return None
+
+
+# --- commands ----------------------------------------------------------------------------------
+def claude_global_command(always_load: bool) -> str:
+    command, args = pinned("engram-mcp")
+    extra = [*args, "--always-load"] if always_load else args
+    return " ".join(["claude mcp add --scope user", NAME, "--", _quote(command), *extra])
+
+
+def link(
+    target: str,
+    workspace: Path,
+    *,
+    global_: bool = False,
+    force: bool = False,
+    dry_run: bool = False,
+    no_hook: bool = False,
+    machine_local: bool = False,
+    warn: Warn = _unwarned,
+    env: Mapping[str, str] = os.environ,
+) -> list[Result]:
+    """Link `target` at one scope. A workspace link names the bare `engram-mcp` and `engram`
+    (its files are committed: `portable`), and is said to be outside git before it writes.
+
+    Raises:
+        LinkRefused: ENGRAM_NOT_ON_PATH, ENGRAM_GLOBAL_ONLY; nothing was written."""
+    resolved = resolve(target, global_, workspace, env)
+    files = command_files(target, global_, workspace, env)
+    rules = rule_files.rule_file(target, global_, workspace, env)
+    if isinstance(resolved, Skip):
+        if resolved.message == "claude-global":
+            user_hook = hook_installed(Path(env.get("HOME") or Path.home()) / ".claude" / "settings.json")
+            printed = Result(
+                target, "~/.claude.json", "printed", claude_global_command(no_hook and not user_hook)
+            )
+            commands = [link_command(f, force=force, dry_run=dry_run) for f in files]
+            return [printed, *commands, link_claude_ask(workspace, True, dry_run, env)]
+        raise global_only(resolved, "link")
+    if resolved.scope == "workspace":
+        portable(f"link {target}", machine_local=machine_local, warn=warn, env=env)
+        if not in_git(workspace):
+            warn(OUTSIDE_GIT, _outside_git(workspace, target))
+        if refused := escapes(target, _touched(target, resolved, files, rules, workspace), workspace, env):
+            return refused
+    results = []
+    args: list[str] = []
+    if target == "claude":
+        installing_hook = not no_hook
+        if not installing_hook and not hook_installed(claude_settings(workspace)):
+            args = ["--always-load"]
+    results.append(link_file(resolved, args=args, force=force, dry_run=dry_run, workspace=workspace))
+    if results[0].failed:
+        return results
+    results.extend(link_command(f, force=force, dry_run=dry_run) for f in files)
+    if rules is not None:
+        results.append(rule_files.link_rules(rules, dry_run=dry_run))
+    if target == "claude" and no_hook:
+        results.append(link_claude_ask(workspace, False, dry_run, env))
+    if target == "vscode":
+        settings = vscode_settings(workspace, global_, env)
+        results.append(_add_rules(settings, gate_rules.add_vscode_ask, dry_run, "agent terminal ask rule"))
+    if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
+        results[0].step = f"{step.message}: {step.fix}"
+    if target == "claude" and not no_hook:
+        results.append(link_hook(workspace, dry_run))
+    return results
+
+
+def unlink(
+    target: str,
+    workspace: Path,
+    *,
+    global_: bool = False,
+    force: bool = False,
+    dry_run: bool = False,
+    env: Mapping[str, str] = os.environ,
+) -> list[Result]:
+    """Remove what `link` added at one scope; each file's line says `restored` (its original
+    bytes are back) or `removed`.
+
+    Raises:
+        LinkRefused: ENGRAM_GLOBAL_ONLY; nothing was written."""
+    resolved = resolve(target, global_, workspace, env)
+    files = command_files(target, global_, workspace, env)
+    if isinstance(resolved, Skip):
+        if resolved.message == "claude-global":
+            printed = Result(target, "~/.claude.json", "printed", "claude mcp remove --scope user engram")
+            commands = [unlink_command(f, dry_run=dry_run) for f in files]
+            return [printed, *commands, unlink_claude_ask(workspace, True, dry_run, env)]
+        raise global_only(resolved, "unlink")
+    rules = rule_files.rule_file(target, global_, workspace, env)
+    touched = _touched(target, resolved, files, rules, workspace)
+    if resolved.scope == "workspace" and (refused := escapes(target, touched, workspace, env)):
+        return refused
+    results = [unlink_file(resolved, force=force, dry_run=dry_run, workspace=workspace)]
+    if results[0].failed:
+        return results
+    # the command before the hook: the hook's removal takes away a .claude/ left empty
+    results.extend(unlink_command(f, dry_run=dry_run) for f in files)
+    if rules is not None and not (target == "gemini" and _gemini_still_linked(workspace, global_, env)):
+        results.append(rule_files.unlink_rules(rules, dry_run=dry_run))
+    if target == "claude":
+        results.append(unlink_hook(workspace, dry_run))
+    if target == "vscode":
+        settings = vscode_settings(workspace, global_, env)
+        results.append(
+            _remove_rules(settings, gate_rules.remove_vscode_ask, dry_run, "agent terminal ask rule")
+        )
+    if resolved.scope == "workspace":
+        results += _planted(target, touched, workspace, env)
+    return results
+
+
+def _touched(
+    target: str, host: HostFile, files: list[CommandFile], rules: RuleFile | None, workspace: Path
+) -> list[Path]:
+    """Every file `link` or `unlink` of `target` may write or remove at `host`'s scope."""
+    paths = [host.path, *(f.path for f in files), *([rules.path] if rules is not None else [])]
+    if target == "vscode" and host.scope == "workspace":
+        paths.append(host.path.parent / "settings.json")
+    return paths + ([claude_settings(workspace)] if target == "claude" and host.scope == "workspace" else [])
+
+
+def escapes(target: str, paths: list[Path], workspace: Path, env: Mapping[str, str]) -> list[Result]:
+    """A refusal for each path in the workspace that leads outside it through a symbolic link
+    (edits.link_outside), or nothing: then every one may be written."""
+    found = []
+    for path in dict.fromkeys(paths):
+        if path.is_relative_to(workspace) and (problem := link_outside(path, workspace)) is not None:
+            found.append(Result(target, display_path(path, workspace, home_of(env)), "error", problem))
+    return found
+
+
+def _planted(target: str, paths: list[Path], workspace: Path, env: Mapping[str, str]) -> list[Result]:
+    """A line for each `X.bak` beside a workspace file unlink touched (edits.planted_backup)."""
+    found = [b for b in dict.fromkeys(planted_backup(p, workspace) for p in paths) if b is not None]
+    return [
+        Result(target, display_path(b, workspace, home_of(env)), "skipped", PLANTED_BACKUP) for b in found
+    ]
