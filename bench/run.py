@@ -366,7 +366,7 @@ def commits_per_second(workspace: Path, count: int) -> float:
     store = Store(scratch, env={**os.environ, "ENGRAM_HOME": str(scratch / "home")})
     store.search("warm up")  # steady state: the store is open, as in a running server,
     deadline = time.monotonic() + 600  # and its vector index built (the warm-up's work)
-    while store.vector_state().get("state") in ("loading", "building") and time.monotonic() < deadline:
+    while store.finder.vector_state().get("state") in ("loading", "building") and time.monotonic() < deadline:
         time.sleep(0.2)
     start = time.perf_counter()
     for n in range(count):

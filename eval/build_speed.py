@@ -21,14 +21,14 @@ def measure(workspace: Path, home: Path, env: dict[str, str]) -> dict[str, Any]:
 
     store = Store(workspace, env={**env, "ENGRAM_HOME": str(home)}, background=False)
     loading = time.perf_counter()
-    state = store.vector_state()  # loads the model; the memories wait for their vectors
+    state = store.finder.vector_state()  # loads the model; the memories wait for their vectors
     loaded = time.perf_counter() - loading
     if state["state"] != "building":
         return {"skipped": f"vector state {state['state']}, not a fresh build"}
     started = time.perf_counter()
-    done = store.build_vectors(lambda embedded, total: None)
+    done = store.finder.build_vectors(lambda embedded, total: None)
     build = time.perf_counter() - started
-    model = store._vector_index()._model  # the tool measures the model the build used
+    model = store.finder.vector_index()._model  # the tool measures the model the build used
     assert model is not None and done["state"] == "ready"
     texts = [text for memory in store.view().everything() for text in windows(memory, model.window_words)]
     started = time.perf_counter()

@@ -12,7 +12,7 @@ What it tunes on (the tune half of each set, fixtures/eval/):
   any tuning, that no memory answers).
 
 Each query's candidates (BM25's best 100 and, with vectors, every memory's cosine) are read
-once from a real store; the lines and weights are then applied offline, the way Store._fused
+once from a real store; the lines and weights are then applied offline, the way store.finder.Finder.fused
 applies them: fuse, keep what clears a line, the best 5. A task counts as served when a memory
 labelled 2 is among its best 5 kept (the load eval in `make eval` measures the real load).
 
@@ -49,6 +49,7 @@ from eval.dataset import (  # noqa: E402
     load_tasks,
 )
 from eval.run import open_store, vectors_env  # noqa: E402
+from store.finder import visible  # noqa: E402
 from store.search.confidence import Lines, meaning  # noqa: E402
 from store.search.fusion import fuse  # noqa: E402
 from store.search.lexical import key_of  # noqa: E402
@@ -77,19 +78,19 @@ class Asked:
 def candidates(
     store: Store, text: str, vectors: bool
 ) -> tuple[dict[str, tuple[float, float]], dict[str, float], float]:
-    """What Store._fused sees for one query, before any line (store internals: a tuning tool)."""
+    """What store.finder.Finder.fused sees for one query, before any line (store internals: a tuning tool)."""
     view = store.view()
     hits = [
         h
-        for h in store._search.search(text, CANDIDATES)
-        if h.memory.active and store._visible(view, h.memory)
+        for h in store.finder.lexical.search(text, CANDIDATES)
+        if h.memory.active and visible(view, h.memory)
     ]
-    coverage = store._search.coverage(text, [key_of(h.memory) for h in hits])
+    coverage = store.finder.lexical.coverage(text, [key_of(h.memory) for h in hits])
     bm25 = {h.memory.id: (h.score, coverage[key_of(h.memory)]) for h in hits}
     if not vectors:
         return bm25, {}, 0.0
-    keyed = store._keyed(view)
-    scored = store._vector_index().scores(
+    keyed = store.finder.keyed(view)
+    scored = store.finder.vector_index().scores(
         text, store.config().vector_model, lambda: keyed, view.key, top=None
     )
     assert scored is not None and scored.building is None, "the vector build has not finished"
@@ -154,7 +155,7 @@ Setting = Lines
 
 
 def served(asked: Asked, order: Ranked, setting: Setting) -> float:
-    """recall@5 of the answers (labels 2) among what Store._fused returns (BM25's best
+    """recall@5 of the answers (labels 2) among what store.finder.Finder.fused returns (BM25's best
     WORDS_FIRST of those whose words answer first); for a no-answer query 1.0 when nothing is."""
 
     gate = any(setting.opens(row[1], row[2]) for row in order)

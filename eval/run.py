@@ -15,7 +15,7 @@ the optional `vectors` extra is installed (otherwise it prints "vectors: not ins
 Parameters are chosen on `tune` (`--split tune` for tuning runs) and reported on `test`.
 
 The store builds embeddings off the request path and answers from BM25 alone meanwhile, so the
-vector mode waits for each store's build to finish (`Store.vector_state`) before its first
+vector mode waits for each store's build to finish (`store.finder.Finder.vector_state`) before its first
 query, and fails (exit 1) when any query was answered without the vector signal: its figures
 would be BM25's under the other name.
 
@@ -124,7 +124,7 @@ def wait_for_vectors(store: Store, timeout: float = VECTOR_WAIT) -> dict[str, An
     """The store's vector state once its build is done (`ready`), the signal is `off`, or it
     cannot take part (`unavailable`); still `loading`/`building` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
-    while (state := store.vector_state())["state"] in ("loading", "building"):
+    while (state := store.finder.vector_state())["state"] in ("loading", "building"):
         if time.monotonic() >= deadline:
             break
         time.sleep(0.2)
@@ -197,7 +197,7 @@ def run_mode(vectors: bool, splits: Sequence[str], scratch: Path) -> dict[str, A
     with vectors_env(vectors) as env:
         workspace, home = build_workspace(scratch / mode)
         store = open_store(workspace, home, env)
-        state = store.vector_state()
+        state = store.finder.vector_state()
         rows += run_queries(store, queries)
         for tiny in load_tiny():
             tiny_workspace, tiny_home = build_tiny(scratch / mode, tiny)

@@ -44,9 +44,10 @@ from engram_mcp.ops.wording import cli_wording
 from store.errors import UNWRITABLE_ERRNOS, Next, NoWorkspace, StoreError, unwritable
 from store.files.workspace import find_workspace
 from store.plurals import count
+from store.propose import mining
 from store.safety import untrusted
 from store.store import Store
-from store.write import commits, mining, notes, proposals, review, transaction
+from store.write import commits, notes, proposals, review, transaction
 
 Command = Callable[[argparse.Namespace, Store], Outcome]
 
@@ -113,7 +114,7 @@ def _index(args: argparse.Namespace, store: Store) -> Outcome:
     """Embed every memory still waiting for its vectors now, with a progress bar on stderr: a
     CLI read never waits for a build it could not finish (it answers from BM25 and says so)."""
     bar = _ProgressBar()
-    state = store.build_vectors(bar.show)
+    state = store.finder.build_vectors(bar.show)
     bar.end()
     if state["state"] == "off":
         return Outcome(True, "The vector signal is off: search uses BM25 alone (nothing to build).", state)

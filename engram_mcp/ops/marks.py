@@ -12,7 +12,8 @@ from typing import Any
 
 from store.code.staleness import Mark, describe, key, marks_data
 from store.files.memory import Memory
-from store.store import SearchEntry, Store
+from store.finder import SearchEntry
+from store.store import Store
 
 
 def of_entries(store: Store, entries: Sequence[SearchEntry]) -> list[tuple[Mark, ...]]:

@@ -178,7 +178,7 @@ def token_outcome(preview: Preview, prefix: str = "", hint: Words = tool_wording
 
 
 NOOP_LINE: Final = "NOOP duplicate of "
-"""How store.write.verdicts.Verdict.line starts a duplicate's verdict."""
+"""How store.propose.verdicts.Verdict.line starts a duplicate's verdict."""
 
 
 STORE_CHANGED: Final = "the store changed since the proposal"

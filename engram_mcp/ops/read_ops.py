@@ -7,6 +7,7 @@ from typing import Any, Final
 from engram_mcp.ops import marks
 from engram_mcp.ops.outcome import Outcome
 from engram_mcp.ops.wording import tool_wording
+from store import status as store_status
 from store.code.staleness import key
 from store.errors import Next, Words
 from store.plurals import count
@@ -235,7 +236,7 @@ def status(store: Store) -> Outcome:
     what cannot be used, pending proposals, the index hash the session hook's proof line names
     (only when there are files: the hash of nothing told a person nothing, issue 22) and the
     vector signal."""
-    data = store.status()
+    data = store_status.report(store)
     counts = data["counts"]
     if not data["initialized"]:
         where = " (no .engram/ yet: run `engram init`)"
@@ -244,7 +245,7 @@ def status(store: Store) -> Outcome:
     else:
         where = " (not in a git repository: its memories cannot be shared or reviewed through git)"
     lines = [
-        f"workspace: {data['workspace']}{where}",  # escaped by Store.status
+        f"workspace: {data['workspace']}{where}",  # escaped by store.status.report
         f"user scope ($ENGRAM_HOME): {data['user_scope']}" + _home_state(data),
         f"memories: {counts['project']} project, {counts['user']} user, {counts['superseded']} superseded, "
         f"{counts['retired']} retired, {count(counts['notes'], 'working note')}",

@@ -20,8 +20,9 @@ from engram_mcp.ops.wording import tool_wording
 from protocol.spec import Elicit, ElicitAnswer
 from store.errors import Next, Words
 from store.files.memory import iso
+from store.propose import mining
 from store.store import Store
-from store.write import commits, mining, notes, proposals, settings, transaction
+from store.write import commits, notes, proposals, settings, transaction
 from store.write.proposal_entry import ProposalEntry, note_entry
 
 Flow = Generator[Elicit, ElicitAnswer, Outcome]

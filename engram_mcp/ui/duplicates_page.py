@@ -21,8 +21,8 @@ from engram_mcp.ui.webapp import Page
 from store.code.staleness import key
 from store.errors import StoreError
 from store.files.memory import Memory
+from store.propose.near_duplicates import merge_candidate
 from store.write import proposals
-from store.write.near_duplicates import merge_candidate
 
 ORIGIN: Final = "ui:merge"
 RELOAD_SECONDS: Final = 2

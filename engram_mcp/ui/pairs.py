@@ -1,11 +1,11 @@
 """The near-duplicate pairs of the store, found off the request path (issue 23, Build 4).
 
-The search (store.write.near_duplicates) takes seconds on 10,000 memories and holds the GIL
+The search (store.propose.near_duplicates) takes seconds on 10,000 memories and holds the GIL
 meanwhile, so it runs in a thread of its own, once per view of the store, and no page waits for
 it. A launch starts it a second after its first page is served (engram_mcp.ui.serve), the pairs
 page whenever the store changed; the list's and a memory page's marks appear once it is done.
 Where the vector signal is on, the pairs by meaning come from the vector matrix
-(Store.meaning_neighbours); pairs found while its model was still loading or its vectors
+(store.propose.near_duplicates.meaning_neighbours); pairs found while its model was still loading or its vectors
 building are shown, and looked for again at a later visit (`RETRY_SECONDS`).
 """
 
@@ -19,8 +19,9 @@ from typing import Final
 from engram_mcp.ui.webapp import Page
 from store.code.staleness import key
 from store.files.memory import Memory
-from store.store import Store, View
-from store.write.near_duplicates import NEIGHBOURS, Meaning, Pair, near_duplicates
+from store.propose.near_duplicates import NEIGHBOURS, Meaning, Pair, meaning_neighbours, near_duplicates
+from store.read.view import View
+from store.store import Store
 
 log = logging.getLogger("engram.ui")
 
@@ -98,8 +99,8 @@ def _meaning(store: Store, view: View) -> tuple[Meaning | None, bool]:
     """Each memory's nearest by meaning, and whether the vector signal was still getting ready
     (then the pairs are looked for again later)."""
     try:
-        meaning = store.meaning_neighbours(view, top=NEIGHBOURS)
-        return meaning, meaning is None and store.vector_state()["state"] in ("loading", "building")
+        meaning = meaning_neighbours(store, view, top=NEIGHBOURS)
+        return meaning, meaning is None and store.finder.vector_state()["state"] in ("loading", "building")
     except Exception:  # a model that fails: the pairs by words are still shown
         log.exception("engram ui: looking for near-duplicate pairs by meaning failed")
         return None, False

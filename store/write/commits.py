@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any, Final
 from store.errors import InvalidCandidate, InvalidSelection, Next, StoreError, TokenRefused
 from store.files.ids import check_id
 from store.files.memory import Memory, iso
+from store.propose.verdicts import Candidate, Verdict
 from store.write import transaction
 from store.write.approvals import AGAIN, Pending, states
 from store.write.notes import note_write
 from store.write.proposal_entry import ProposalEntry
 from store.write.proposals import known, meta_for, render_entry, shown_fields, verdicts
-from store.write.verdicts import Candidate, Verdict
 
 if TYPE_CHECKING:
     from store.store import Store

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.write.code_fields import code_values
+from store.propose.code_fields import code_values
+from store.propose.verdicts import Similar, Verdict
 from store.write.notes import NoteDraft
-from store.write.verdicts import Similar, Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ class ProposalEntry:
         entry.update(verdict=self.verdict.record(), similar=self.similar_rows())
         if self.fields is not None:
             entry["fields"] = dict(self.fields)
-        entry.update(code_values(self.refs, self.valid_until, self.review_after))  # store.write.code_fields
+        entry.update(code_values(self.refs, self.valid_until, self.review_after))  # store.propose.code_fields
         if self.note_draft is not None:
             entry["note_draft"] = _draft_record(self.note_draft)
         if self.supersedes:

@@ -18,15 +18,17 @@ from store.code.validity import expired_ids
 from store.errors import CorruptMemory, InvalidCandidate, NotFound
 from store.files.ids import check_id
 from store.files.memory import DURABLE_TYPES, Memory, render_checked
+from store.propose import pool
+from store.propose.candidates import make_candidates
+from store.propose.code_fields import shown_code_fields, with_code_meta, with_refs
+from store.propose.verdicts import Candidate, Known, Verdict, decide
 from store.write import transaction
 from store.write.approvals import TOKEN_TTL_SECONDS, Pending, mint
-from store.write.candidates import make_candidates
-from store.write.code_fields import shown_code_fields, with_code_meta, with_refs
 from store.write.proposal_entry import Before, ProposalEntry
-from store.write.verdicts import Candidate, Known, Verdict, decide
 
 if TYPE_CHECKING:
-    from store.store import Store, View
+    from store.read.view import View
+    from store.store import Store
 
 
 @dataclass(slots=True)
@@ -123,7 +125,7 @@ def verdicts(store: Store, candidates: Sequence[Candidate], view: View | None = 
         decide(
             c,
             scoped,
-            lambda text: store.similar_pool(text, view),
+            lambda text: pool.similar_pool(store, text, view),
             taken,
             duplicate=config.dedup_duplicate,
             related=config.dedup_related,
@@ -139,7 +141,9 @@ def draft(
     UPDATE's and SUPERSEDE's `before` is read in the same view, for the next step to show
     (`drafted`) and store (`store_proposal`) without reading it again."""
     candidates, redactions = make_candidates(raw)
-    candidates = with_refs(store.workspace, candidates)  # store.write.code_fields: extracted at proposal time
+    candidates = with_refs(
+        store.workspace, candidates
+    )  # store.propose.code_fields: extracted at proposal time
     view = store.view(recent_ok=True)
     found = verdicts(store, candidates, view)
     notes = list(notes) or [None] * len(candidates)
@@ -239,7 +243,7 @@ def meta_for(candidate: Candidate, verdict: Verdict, scoped: Known, stamp: str) 
             meta["paths"] = list(candidate.paths)
         if candidate.always is not None:
             meta["always"] = candidate.always
-        return with_code_meta(meta, candidate)  # store.write.code_fields
+        return with_code_meta(meta, candidate)  # store.propose.code_fields
     return with_code_meta(_new_meta(candidate, verdict, stamp), candidate)
 
 
@@ -259,7 +263,7 @@ def shown_fields(meta: dict[str, Any], scope: str) -> dict[str, Any]:
         "paths": strings(meta.get("paths")),
         "always": meta.get("always") is True,
         "roles": strings(meta.get("roles")),
-        **shown_code_fields(meta),  # store.write.code_fields: only the ones the file holds
+        **shown_code_fields(meta),  # store.propose.code_fields: only the ones the file holds
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from store import status as store_status
 from store.errors import Busy, Problem, ReadOnly, UnsafePath
 from store.files.memory import Memory
 from store.read.catalog import Catalog, Snapshot, memory_key
@@ -37,7 +38,7 @@ def verify(store: Store) -> dict[str, Any]:
         every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
         reported as the user's). When the lock is busy or the store is read-only, the lock-free
         result stands."""
-    store.note_state_files()
+    store_status.note_state_files(store)
     view = store.view()
     report = _compare(store, store.catalogs, view.snapshots)
     if report["ok"] or store.read_only:
@@ -126,7 +127,7 @@ def _compare(store: Store, catalogs: Sequence[Catalog], snapshots: Sequence[Snap
         "unindexed": sorted(unindexed),
         "agent_shell": sorted(shell),
         "unparsed": sorted(unparsed),
-        "pending": store.pending_count(),
+        "pending": store_status.pending_count(store),
         "problems": problems,
         "repaired": list(
             dict.fromkeys(

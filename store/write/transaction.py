@@ -39,7 +39,8 @@ from store.files.lock import workspace_lock
 from store.files.workspace import check_scope, ensure_gitignore, init_scope, write_refusal
 
 if TYPE_CHECKING:
-    from store.store import Store, View
+    from store.read.view import View
+    from store.store import Store
 
 log = logging.getLogger("engram.store")
 

@@ -23,6 +23,7 @@ import pytest
 from engram_mcp.cli.main import main
 from engram_mcp.ops import agent_shell
 from engram_mcp.ops.agent_shell import Observation, Process, ancestors, reasons
+from store import status as store_status
 from store.store import Store
 from tests.support import terminal
 from tests.support.cli import run_json
@@ -56,7 +57,7 @@ def propose(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
 
 
 def pending(ws: Path) -> int:
-    return Store(ws).pending_count()
+    return store_status.pending_count(Store(ws))
 
 
 # --- detection ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from engram_mcp.ops import read_ops
 from engram_mcp.ops.outcome import Outcome
 from engram_mcp.ops.previews import token_outcome
+from store import status as store_status
 from store.errors import StoreError
 from store.files.memory import split_front_matter
 from store.store import Store
@@ -109,7 +110,7 @@ def test_an_expired_memory_is_left_out_of_reads_but_kept_and_listed(
     store = Store(repo)
     assert [e["id"] for e in read_ops.search(store, {"query": "dev server port"}).data["entries"]] == []
     assert read_ops.load(store, {"query": ""}).data["selected_keys"] == ["new-fact"]
-    assert store.status()["counts"]["project"] == 1
+    assert store_status.report(store)["counts"]["project"] == 1
     assert (repo / ".engram" / "memory" / "old-port.md").exists()
     monkeypatch.chdir(repo)
     main(["stale", "--expired", "--json"])

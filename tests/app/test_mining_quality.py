@@ -17,7 +17,7 @@ import pytest
 
 from engram_mcp.intake.transcripts.sessions import recent_sessions, session_candidates
 from store.plurals import count
-from store.write.mining import mine_text
+from store.propose.mining import mine_text
 from tests.support.paths import FIXTURES
 
 CASE = FIXTURES / "transcripts-mining"

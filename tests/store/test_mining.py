@@ -11,8 +11,9 @@ import pytest
 
 from engram_mcp.cli.main import main
 from store.files.ids import MAX_ID_LENGTH, slugify
+from store.propose import mining
 from store.store import Store
-from store.write import mining, proposals
+from store.write import proposals
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "R8s2kLmN4pQ7tV9wX1yZ3aB5cD7eF9gH1jK3"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from store.propose.near_duplicates import merge_candidate, near_duplicates
 from store.store import Store
 from store.write import proposals
-from store.write.near_duplicates import merge_candidate, near_duplicates
 from tests.support.store_helpers import write_memory
 
 TAX = "Round the tax on each invoice line before summing the lines, never on the total."

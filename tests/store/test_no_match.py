@@ -98,7 +98,7 @@ def test_with_minilm_off_topic_gets_no_match_and_a_reworded_question_keeps_its_a
     monkeypatch.delenv("ENGRAM_VECTORS", raising=False)
     store = _store(empty_workspace)
     store.warm()
-    assert store.vector_state()["state"] == "ready"
+    assert store.finder.vector_state()["state"] == "ready"
     for query in OFF_TOPIC:
         result = store.find(query)
         assert result.backends == ("bm25", "vectors:all-MiniLM-L6-v2-int8")

@@ -20,6 +20,7 @@ from engram_mcp.mcp.tools.base import Flags
 from engram_mcp.mcp.tools.write_tools import COMMIT_INPUT
 from engram_mcp.ops import write_ops
 from protocol.spec import ElicitAnswer
+from store import status as store_status
 from store.errors import InvalidSelection, TokenRefused
 from store.store import Store
 from store.write import commits
@@ -326,6 +327,6 @@ def waiting_count(ws: Path) -> int:
     """How many proposals wait in the workspace (none after a dialog)."""
     store = Store(ws, clock=fixed())
     try:
-        return store.pending_count()
+        return store_status.pending_count(store)
     finally:
         store.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from engram_mcp.cli.main import main
+from store import status as store_status
 from store.config import load_config
 from store.errors import StoreError
 from store.files.workspace import STATE_FILES
@@ -37,7 +38,7 @@ def test_a_fifo_at_the_workspace_config_runs_on_defaults_without_hanging(workspa
         config = in_thread(lambda: Store(workspace).config())
         assert config.budget_tokens == 2000
         assert any("regular file" in message for _, message in config.diagnostics)
-        in_thread(lambda: Store(workspace).status())
+        in_thread(lambda: store_status.report(Store(workspace)))
     finally:
         release_fifo(path)
 
@@ -101,7 +102,7 @@ def test_a_folder_at_a_state_path_never_crashes_reads_and_refuses_writes(workspa
     (folder / "keep").write_text("x")
     store = Store(workspace, clock=fixed())
     transaction.recover(store)
-    store.status()
+    store_status.report(store)
     store.search("uv")
     review.verify(store)
     store.close()
@@ -191,7 +192,7 @@ def test_a_fifo_at_a_queue_ticket_is_a_dead_ticket_not_a_hang(workspace: Path) -
 
         in_thread(take)
         assert not ticket.exists()
-        in_thread(lambda: Store(workspace).status())
+        in_thread(lambda: store_status.report(Store(workspace)))
     finally:
         release_fifo(ticket)
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from store.propose import mining
 from store.safety.redact import MARK, redact
 from store.store import Store
-from store.write import commits, mining, notes, proposals
+from store.write import commits, notes, proposals
 from tests.support.secret_corpus import CORPUS
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"

@@ -156,7 +156,7 @@ def test_the_relevance_floor_never_drops_the_few_best_hits(empty_workspace: Path
     for n in range(4):
         write_memory(empty_workspace, f"filler-{n}", title=f"Filler {n}", body="Nothing to see.\n")
     store = Store(empty_workspace)
-    scores = store._scores(store.view())("argo")
+    scores = store.finder.scores(store.view())("argo")
     assert scores["argo-long"] < 0.3 * scores["argo-short"]  # the floor alone would drop it
     relevant = [e.memory.id for e in store.route("argo").entries if e.tier == "relevant"]
     assert relevant == ["argo-short", "argo-long"]
@@ -183,7 +183,7 @@ def test_a_session_routes_the_project_rules_after_the_core_tier(tmp_path: Path) 
         pool,
         role="",
         classes={},
-        scores=store._scores(store.view()),
+        scores=store.finder.scores(store.view()),
         quote=str,
     )
     order = [e.memory.id for e in plan.entries]

@@ -19,6 +19,7 @@ import orjson
 import pytest
 
 from engram_mcp.cli.main import main
+from store import status as store_status
 from store.errors import StoreError, TokenRefused
 from store.files.memory import render_memory
 from store.files.workspace import GITIGNORE_LINES
@@ -312,7 +313,9 @@ def test_a_body_swapped_with_a_recomputed_token_tag_fails_with_integrity(workspa
     record["tag"] = old_tag(preview.token, record)
     path.write_bytes(orjson.dumps(data))
     assert refused(Store(workspace, clock=fixed()), preview.token) == "ENGRAM_INTEGRITY"
-    assert Store(workspace).pending_count() == 0  # a proposal that does not check counts for nothing
+    assert (
+        store_status.pending_count(Store(workspace)) == 0
+    )  # a proposal that does not check counts for nothing
 
 
 def test_engram_own_status_changes_re_tag(workspace: Path) -> None:
@@ -331,7 +334,7 @@ def test_a_proposal_from_elsewhere_is_dropped(
     preview = propose(Store(workspace, clock=fixed()), [candidate()])
     monkeypatch.setenv("ENGRAM_HOME", str(tmp_path / "home" / ".config" / "engram"))
     mine = Store(workspace, clock=fixed())
-    assert mine.pending_count() == 0
+    assert store_status.pending_count(mine) == 0
     assert refused(mine, preview.token) == "ENGRAM_INTEGRITY"
     propose(mine, [candidate("Glimmer dashboards refresh hourly", "Hourly glimmer.")])
     proposals = orjson.loads((workspace / ".engram" / "pending-approvals.json").read_bytes())["proposals"]
@@ -368,7 +371,7 @@ def test_500_proposals_keep_the_file_bounded_and_a_commit_fast(workspace: Path) 
     assert len(kept) == cap
     assert path.stat().st_size <= getattr(approvals, "MAX_BYTES", 2 << 20)
     assert dropped == 500 - cap  # each proposing call said what it dropped
-    assert Store(workspace, clock=fixed()).pending_count() == cap
+    assert store_status.pending_count(Store(workspace, clock=fixed())) == cap
     assert refused(store, previews[0].token) == "ENGRAM_TOKEN_UNKNOWN"  # the oldest went first
     started = time.monotonic()
     assert len(commits.commit(Store(workspace, clock=fixed()), previews[-1].token, "all").written) == 1
@@ -505,7 +508,7 @@ def test_a_fifo_renamed_over_an_indexed_memory_is_a_problem_not_a_hang(
         problems = {p.file: p for p in view.problems}
         assert "use-uv-for-python" not in view.durable
         assert "regular file" in problems[".engram/memory/use-uv-for-python.md"].message
-        in_thread(lambda: Store(workspace).status())
+        in_thread(lambda: store_status.report(Store(workspace)))
         in_thread(lambda: Store(workspace).search("uv"))
     finally:
         release_fifo(memory)
@@ -520,7 +523,7 @@ def test_a_fifo_in_place_of_a_state_file_does_not_hang(workspace: Path, name: st
     try:
         store = Store(workspace)
         in_thread(lambda: transaction.recover(store))
-        in_thread(store.status)
+        in_thread(lambda: store_status.report(store))
         in_thread(lambda: store.search("uv"))
         in_thread(lambda: review.verify(store))
         in_thread(store.usage.counts)

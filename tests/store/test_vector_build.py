@@ -3,7 +3,7 @@ than INLINE_SECONDS of predicted embedding; past it, a builder embeds the backlo
 saves vectors.bin as it goes, and until every memory has its vectors the search answers from
 BM25 alone and says how far the build has got (its diagnostics, and status). A server's warm-up
 builds; a one-shot process (a CLI read) never starts a build it could not finish: `engram
-index` (Store.build_vectors) builds in the foreground.
+index` (store.finder.Finder.build_vectors) builds in the foreground.
 
 The model is a fake whose `embed` sleeps, so the build takes seconds on any machine, and whose
 vectors are word hashes: a memory shares meaning with a query when it shares words with it.
@@ -127,7 +127,7 @@ def test_a_fresh_1000_memory_store_answers_its_first_search_at_once_while_the_bu
     assert slow.bulk == 0
 
     told: list[tuple[int, int]] = []
-    assert store.build_vectors(lambda done, total: told.append((done, total)))["state"] == "ready"
+    assert store.finder.build_vectors(lambda done, total: told.append((done, total)))["state"] == "ready"
     assert told and told[-1][1] == 1001 and told == sorted(told)  # the progress bar's steps
     fused = store.find("kettle vinegar")
     assert fused.backends == ("bm25", "vectors:slow")
@@ -150,13 +150,13 @@ def test_a_process_that_stops_mid_build_leaves_its_progress_and_the_next_one_goe
     _fill(empty_workspace)
     first = Store(empty_workspace, background=False)
     assert first.find("kettle").backends == ("bm25",)
-    threading.Thread(target=first.build_vectors, args=(lambda done, total: None,), daemon=True).start()
+    threading.Thread(target=first.finder.build_vectors, args=(lambda done, total: None,), daemon=True).start()
     cache = empty_workspace / ".engram" / "vectors.bin"
     deadline = time.monotonic() + 30
     while len(slow.embedded) < 300 and time.monotonic() < deadline:
         time.sleep(0.02)
     first.close()  # what the CLI does on its way out: the build stops after its batch, saved
-    assert first._vector_index()._builder is None  # stopped, not left running into the exit
+    assert first.finder.vector_index()._builder is None  # stopped, not left running into the exit
     assert cache.is_file()
     saved = len({t for t in slow.embedded if "\n" in t})  # memory windows (queries have no title line)
     assert 250 <= saved < MEMORIES
@@ -170,7 +170,7 @@ def test_a_process_that_stops_mid_build_leaves_its_progress_and_the_next_one_goe
     assert progress and progress[0][0] == "ENGRAM_VECTORS_BUILDING"
     done = int(progress[0][1].removeprefix("building: ").split(" of ")[0].replace(",", ""))
     assert done == saved
-    second.build_vectors(lambda done, total: None)
+    second.finder.build_vectors(lambda done, total: None)
     assert second.find("kettle vinegar").entries[0].id == "kettle"
     assert len([t for t in fresh.embedded if "\n" in t]) == MEMORIES + 1 - saved  # only the rest
 
@@ -200,7 +200,7 @@ def test_the_server_warm_up_builds_while_searches_answer_from_bm25_and_say_so(
 def test_a_small_change_after_the_build_is_embedded_inline(empty_workspace: Path, slow: SlowModel) -> None:
     _fill(empty_workspace, 200)
     store = Store(empty_workspace, background=False)
-    store.build_vectors(lambda done, total: None)
+    store.finder.build_vectors(lambda done, total: None)
     write_memory(empty_workspace, "teapot", title="Teapot", body="Warm the teapot before brewing.\n")
     result = store.find("teapot brewing")
     assert result.backends == ("bm25", "vectors:slow")

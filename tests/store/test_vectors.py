@@ -158,7 +158,7 @@ def test_a_memory_scores_by_its_best_window(empty_workspace: Path, vectors_on: N
     model = load_model("wordllama")
     per_window = model.embed(windows(memory)) @ model.embed([query])[0]
     assert len(per_window) > 1
-    scored = store._vector_index().scores(query, "wordllama", lambda: {}, store.view().key)
+    scored = store.finder.vector_index().scores(query, "wordllama", lambda: {}, store.view().key)
     assert scored is not None
     assert scored.scores[("project", "durable", "long-one")] == pytest.approx(
         float(per_window.max()), abs=1e-5
@@ -335,7 +335,7 @@ def test_a_configured_local_model_folder_is_used_and_a_model_change_rebuilds_the
     store = Store(empty_workspace)
     result = store.find("snow")
     assert result.backends == ("bm25", "vectors:tiny-m2v")
-    scored = store._vector_index().scores("hot", str(model), lambda: {}, store.view().key)
+    scored = store.finder.vector_index().scores("hot", str(model), lambda: {}, store.view().key)
     assert scored is not None
     # "South" is unknown to the tiny model: south = mean(hot, sand), north = mean(cold, snow)
     assert scored.scores[("project", "durable", "south")] > 0.99
@@ -472,12 +472,12 @@ def test_after_edits_removals_and_additions_the_scores_equal_a_fresh_build(
     write_memory(empty_workspace, "new-one", title="Deploy freeze", body="No deploys in December.\n")
     query = "what manages virtualenvs before a deploy"
     live.find(query)  # syncs the changes (the calls below reuse that view)
-    incremental = live._vector_index().scores(query, "wordllama", lambda: {}, live.view().key)
+    incremental = live.finder.vector_index().scores(query, "wordllama", lambda: {}, live.view().key)
     live.close()
     (empty_workspace / ".engram" / "vectors.bin").unlink()
     fresh_store = Store(empty_workspace)
     fresh_store.find("invoice")
-    fresh = fresh_store._vector_index().scores(query, "wordllama", lambda: {}, fresh_store.view().key)
+    fresh = fresh_store.finder.vector_index().scores(query, "wordllama", lambda: {}, fresh_store.view().key)
     assert incremental is not None and fresh is not None
     assert incremental.scores == fresh.scores
     assert len(fresh.scores) == 8
@@ -511,7 +511,9 @@ def test_with_vectors_a_memory_holding_every_query_word_ranks_above_one_that_doe
     assert result.backends == ("bm25", BUNDLED)
     ids = [e.id for e in result.entries]
     assert ids[0] == "local-env-up"
-    every_word = store._search.holding_every_word("tide env up --only", store._keyed(store.view()))
+    every_word = store.finder.lexical.holding_every_word(
+        "tide env up --only", store.finder.keyed(store.view())
+    )
     assert {key[2] for key in every_word} == {"local-env-up"}
 
 

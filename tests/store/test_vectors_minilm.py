@@ -262,7 +262,7 @@ def test_a_memory_unrelated_to_the_query_sits_near_the_model_anchor(
     store = Store(empty_workspace)
     store.find("warm up")
     query = "making the shop usable with a keyboard and a screen reader"
-    scored = store._vector_index().scores(query, "", lambda: {}, store.view().key)
+    scored = store.finder.vector_index().scores(query, "", lambda: {}, store.view().key)
     assert scored is not None
     unrelated = scored.scores[("project", "durable", "invoice-rounding")]
     related = scored.scores[("project", "durable", "screen-reader")]

@@ -60,7 +60,7 @@ def test_an_exact_duplicate_is_seen_even_where_bm25_ranks_it_low(empty_workspace
         )
     store = Store(empty_workspace)
     store.view()
-    ranked = [h.memory.id for h in store._search.search(f"Session expiry\n\n{text}")]
+    ranked = [h.memory.id for h in store.finder.lexical.search(f"Session expiry\n\n{text}")]
     assert ranked.index("zz-session-expiry") >= 20  # BM25's top 20 alone would miss it
     verdict = _verdict(store, "Session expiry", text)
     assert (verdict["kind"], verdict["target"]) == ("NOOP", "zz-session-expiry")

@@ -1,6 +1,6 @@
 """Verdicts that see a rule said again in other words (near-copies were written as ADD): with
 the vector signal on, the candidate's cosine with each pooled memory counts beside the words,
-on the bands store.write.verdicts.MEANING_BANDS measured for MiniLM, and the pool holds the
+on the bands store.propose.verdicts.MEANING_BANDS measured for MiniLM, and the pool holds the
 memories nearest by meaning. The same bands find the pairs of the near-duplicates page.
 
 Run with the real all-MiniLM-L6-v2 model, loaded once for the module; skipped only when the
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from store.propose.near_duplicates import NEIGHBOURS, meaning_neighbours, near_duplicates
 from store.search.vectors import Model, windows
 from store.store import Store
 from store.write import proposals
-from store.write.near_duplicates import NEIGHBOURS, near_duplicates
 from tests.support.meaning import with_minilm
 from tests.support.store_helpers import write_memory
 
@@ -82,9 +82,9 @@ def _subjects(root: Path) -> Store:
 
 def _ready(store: Store) -> Store:
     """Vectors built off the request path (Store.warm), as a server's warm-up does."""
-    store._answered.set()  # no first search to wait for: warm loads and builds at once
+    store.finder.answered.set()  # no first search to wait for: warm loads and builds at once
     store.warm()
-    assert store.vector_state()["state"] == "ready"
+    assert store.finder.vector_state()["state"] == "ready"
     return store
 
 
@@ -147,7 +147,7 @@ def test_a_restatement_bm25_ranks_below_the_pool_is_found_by_meaning(empty_works
         )
     store = _ready(Store(empty_workspace))
     text = "Every unsuccessful login attempt is logged"
-    assert "failed-logins" not in {h.memory.id for h in store._search.search(f"{text}\n\n{text}.", 20)}
+    assert "failed-logins" not in {h.memory.id for h in store.finder.lexical.search(f"{text}\n\n{text}.", 20)}
     assert _verdicts(store, text) == [("UPDATE", "failed-logins")]
 
 
@@ -176,7 +176,7 @@ def test_the_near_duplicates_list_finds_a_rule_said_twice_in_other_words(
     (staging / ".engram").rename(engram_home)
     store = _ready(Store(empty_workspace))
     config = store.config()
-    meaning = store.meaning_neighbours(top=NEIGHBOURS)
+    meaning = meaning_neighbours(store, top=NEIGHBOURS)
     assert meaning is not None
     pairs = near_duplicates(
         list(store.view().durable.values()),
@@ -201,7 +201,7 @@ def test_neighbours_compare_every_window_in_blocks_as_one_product_would(
         write_memory(empty_workspace, f"short-{n}", title=text, body=text + ".\n")
         write_memory(empty_workspace, f"long-{n}", title=f"Runbook {n}", body=f"{long} {text}.\n")
     store = _ready(Store(empty_workspace))
-    found = store.meaning_neighbours(top=3)
+    found = meaning_neighbours(store, top=3)
     assert found is not None and found[0] == "all-MiniLM-L6-v2-int8"
     model = vectors.load_model("")
     embedded = {m.id: model.embed(windows(m, model.window_words)) for m in store.view().durable.values()}

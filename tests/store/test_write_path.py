@@ -12,10 +12,12 @@ import orjson
 import pytest
 import yaml
 
+from store import status as store_status
 from store.errors import InvalidSelection, Refused, StoreError, TokenRefused
 from store.files.memory import parse_memory, split_front_matter
+from store.propose import mining
 from store.store import Store
-from store.write import commits, mining, notes, proposals, review, settings, transaction
+from store.write import commits, notes, proposals, review, settings, transaction
 from tests.support.proposals import NOW, candidate, fixed, propose
 from tests.support.snapshots import memory_state
 from tests.support.store_helpers import write_memory
@@ -633,7 +635,7 @@ def test_set_role_keeps_other_keys_and_drives_core(store: Store, workspace: Path
     assert after["role"] == "reviewer"
     assert {k: v for k, v in after.items() if k != "role"} == before
     assert "reviewer-core-checklist" in core_ids()
-    assert Store(workspace).status()["role"] == "reviewer"
+    assert store_status.report(Store(workspace))["role"] == "reviewer"
 
     assert settings.set_role(store, "default") == ("reviewer", "default")
     assert orjson.loads(config_path.read_bytes()) == before

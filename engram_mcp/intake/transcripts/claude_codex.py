@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.intake.transcripts.bounded import Skips, jsonl, listing
+from store.propose.mining import without_host_blocks
 from store.safety.invisible import without_invisible
-from store.write.mining import without_host_blocks
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,8 @@ from engram_mcp.intake.transcripts import claude_codex as formats
 from engram_mcp.intake.transcripts.bounded import Skips, shown
 from store.errors import NotFound
 from store.plurals import count
+from store.propose.mining import mine
 from store.safety.untrusted import line
-from store.write.mining import mine
 
 MAX_TEXT: Final = 8 << 20
 """Characters of the human's text kept from all sessions together."""

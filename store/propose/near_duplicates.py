@@ -1,7 +1,7 @@
 """Pairs of memories that say nearly the same thing, and the merge a person can propose for one.
 
 A pair is two active durable memories of one scope whose similarity (the proposal verdicts'
-measure, store.write.verdicts.similarity, the larger of its two directions) reaches the related
+measure, store.propose.verdicts.similarity, the larger of its two directions) reaches the related
 band (`dedup.related`): a proposal of the one would be judged an UPDATE of the other. At the
 duplicate band (`dedup.duplicate`) it would be judged NOOP. Pairs across scopes are left out: a
 merge writes one scope, and a project memory that shadows a user one is meant.
@@ -12,10 +12,10 @@ only among memories that share words few memories use: each memory's stems used 
 whose every shared word is common is not found; such pairs are rarely what a person means by
 "the same thing said twice".
 
-Where the vector signal takes part (Store.meaning_neighbours), each memory's `NEIGHBOURS`
+Where the vector signal takes part (`meaning_neighbours`), each memory's `NEIGHBOURS`
 nearest of its scope by meaning are compared too, found with the vector matrix rather than word
 by word, and a pair's similarity is the larger of the words' and the meaning's, with the
-verdicts' bands (store.write.verdicts.MEANING_BANDS, `meaning_similarity`): a pair is listed
+verdicts' bands (store.propose.verdicts.MEANING_BANDS, `meaning_similarity`): a pair is listed
 when a proposal of the one would be an UPDATE of the other, and marked a duplicate when it would
 be NOOP (by meaning: only when the one `restates` the other).
 
@@ -32,11 +32,10 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from store.files.memory import Memory
-from store.search.tokenize import stem, tokenize
-from store.write.verdicts import (
+from store.propose.verdicts import (
     MEANING_BANDS,
     Shape,
     jaccard,
@@ -47,13 +46,19 @@ from store.write.verdicts import (
     shape,
     similarity,
 )
+from store.search.lexical import Key, key_of
+from store.search.tokenize import stem, tokenize
+
+if TYPE_CHECKING:
+    from store.read.view import View
+    from store.store import Store
 
 CANDIDATES: Final = 8
 """Memories compared with each memory: those sharing the most rare words with it."""
 NEIGHBOURS: Final = 8
 """Memories compared with each memory by meaning: its nearest of its scope."""
 Meaning = tuple[str, Sequence[tuple[Memory, Memory, float]]]
-"""A model's name and pairs of memories with their cosine (Store.meaning_neighbours)."""
+"""A model's name and pairs of memories with their cosine (`meaning_neighbours`)."""
 MIN_SHARED: Final = 2
 """Rare words two memories must share before they are compared."""
 SHOWN: Final = 200
@@ -198,3 +203,26 @@ def merge_candidate(pair: Pair) -> dict[str, Any]:
     if refs:
         candidate["refs"] = refs
     return candidate
+
+
+def meaning_neighbours(
+    store: Store, view: View | None = None, *, top: int
+) -> tuple[str, list[tuple[Memory, Memory, float]]] | None:
+    """Each active durable memory's `top` nearest of its own scope by meaning, with their
+    cosine (store.search.vectors.VectorIndex.neighbours), for the near-duplicates page; None
+    while the vector signal is off, loading or building, or has a model verdicts have no
+    bands for."""
+    view = view or store.view()
+    if not store.finder.meaning_ready():
+        return None
+    by_key = store.finder.keyed(view)
+    groups: dict[str, list[Key]] = {}
+    for memory in view.durable.values():
+        if memory.active:
+            groups.setdefault(memory.scope, []).append(key_of(memory))
+    found = store.finder.vector_index().neighbours(
+        store.config().vector_model, lambda: by_key, view.key, groups.values(), top
+    )
+    if found is None or found[0] not in MEANING_BANDS:
+        return None
+    return found[0], [(by_key[a], by_key[b], cosine) for a, b, cosine in found[1]]

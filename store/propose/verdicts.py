@@ -131,7 +131,7 @@ def meaning_similarity(cosine: float, bands: MeaningBands) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Pool:
-    """The memories a verdict compares a candidate with (Store.similar_pool), and, where the
+    """The memories a verdict compares a candidate with (store.propose.pool.similar_pool), and, where the
     vector signal took part, the model and the cosine of the candidate's text with each one's
     best window, by (scope, id)."""
 

@@ -1,6 +1,6 @@
 """The proposal fields of issue 13 — `refs`, `valid_until`, `review_after` — from input to file.
 
-One place for what a candidate carries beyond the seed fields, so store.write.candidates and
+One place for what a candidate carries beyond the seed fields, so store.propose.candidates and
 store.proposals call it in a line each (a pending proposal keeps them as `ProposalEntry` fields,
 store.write.proposal_entry):
 
@@ -23,8 +23,8 @@ from typing import Any
 from store.code.refs import MAX_REFS, extract, invalid_refs, listing
 from store.code.validity import is_date
 from store.errors import InvalidCandidate
+from store.propose.verdicts import Candidate
 from store.safety.redact import redact_all
-from store.write.verdicts import Candidate
 
 
 def code_fields(n: int, item: Mapping[str, Any]) -> tuple[dict[str, Any], int]:

@@ -10,10 +10,10 @@ from typing import Any, Final
 from store.errors import InvalidCandidate
 from store.files.ids import ID_RULE, is_valid_id
 from store.files.memory import MAX_TITLE
+from store.propose.code_fields import code_fields
+from store.propose.verdicts import Candidate
 from store.safety.invisible import describe, first_invisible, invisible_reference
 from store.safety.redact import MARK, redact, redact_all
-from store.write.code_fields import code_fields
-from store.write.verdicts import Candidate
 
 
 def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int]:
@@ -47,7 +47,7 @@ def make_candidates(raw: Sequence[dict[str, Any]]) -> tuple[list[Candidate], int
                 raise InvalidCandidate(
                     f"candidate {n}: {name} {str(value)[:80]!r} is not a memory id: {ID_RULE}"
                 )
-        code, n_code = code_fields(n, item)  # store.write.code_fields: refs, valid_until, review_after
+        code, n_code = code_fields(n, item)  # store.propose.code_fields: refs, valid_until, review_after
         total += n_code
         out.append(
             Candidate(
