@@ -18,10 +18,16 @@ engram's second one. An agent controls its command line and its own environment
    `CLAUDECODE` after `env -u`), or whose program is a host CLI (opencode runs the command as
    its own child; Codex's sandbox is process 1 of its namespace, `codex-linux-sandbox`).
 
+4. **A chain cut off from where it started** (`detached`): a human's terminal leads up to a
+   terminal program, a multiplexer, sshd or the session manager; an agent that leaves its
+   ancestry behind (`( script -qc … & )`, `setsid -f`, a double fork) or starts a PID namespace
+   of its own (`unshare -p --mount-proc`) leaves a shell, `script` or an interpreter as the
+   first process under process 1, or as process 1 itself.
+
 Nothing here can be switched off: no variable, flag or file makes a detected shell count as
-the human's. A command the agent wraps to look like a terminal (`script`) still has the
-host's shell among its ancestors; only a process that also leaves its ancestry (a double fork)
-and its host's variables behind is not seen, which is why the host's rule is the gate.
+the human's. It is a second gate, not a proof: a command started through a multiplexer's
+server of its own (`tmux -L x new-session -d …`) with every host variable removed is not seen,
+nor a renamed `script`, which is why the host's rule is the gate.
 """
 
 from __future__ import annotations
@@ -108,7 +114,50 @@ def reasons(seen: Observation) -> list[str]:
             what = f"has {', '.join(held)} set" if held else f"runs {program}"
             found.append(f"an ancestor process ({process.pid}, {untrusted.line(process.name, 40)}) {what}")
             break
+    else:
+        if cut := detached(seen.ancestors):
+            found.append(cut)
     return found
+
+
+DETACHED_ROOTS: Final = frozenset(
+    {"sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "busybox", "script", "env"}
+    | {"setsid", "nohup", "timeout", "stdbuf", "xargs", "unshare", "nsenter", "bwrap", "firejail"}
+    | {"expect", "unbuffer", "socat", "perl", "ruby", "node", "bun", "deno", "php", "lua"}
+)
+"""Programs that are never the first process of a human's terminal (that is a terminal program,
+a multiplexer, sshd, login or the session manager): a shell or `script` there was detached
+from whatever started it. Interpreters count too (`python3…` by prefix)."""
+
+
+def detached(chain: Sequence[Process]) -> str:
+    """Why the process chain (nearest first) was cut off from where it started, or empty: a
+    shell, `script` or interpreter whose parent is process 1 or a session's service manager
+    (systemd, which adopts orphans as process 1 does), or such a program as process 1 itself.
+    Empty as well when the chain does not reach process 1 (another user's, or a container
+    entered from outside)."""
+    if not chain or chain[-1].pid != 1:
+        return ""
+    if _detached_root(chain[-1].name):
+        return (
+            f"process 1 of its PID namespace is {untrusted.line(chain[-1].name, 40)}: a namespace "
+            "of its own hides what started it"
+        )
+    for process, parent in zip(chain, chain[1:], strict=False):
+        if _detached_root(process.name) and (parent.pid == 1 or parent.name in ADOPTERS):
+            return (
+                f"its processes lead up to {untrusted.line(process.name, 40)} ({process.pid}), which "
+                "runs detached from whatever started it"
+            )
+    return ""
+
+
+ADOPTERS: Final = frozenset({"systemd", "init", "launchd", "runit", "s6-svscan"})
+"""Service managers that adopt orphaned processes (a user's systemd is a child subreaper)."""
+
+
+def _detached_root(name: str) -> bool:
+    return name in DETACHED_ROOTS or name.startswith("python")
 
 
 def detect() -> list[str]:
@@ -211,15 +260,41 @@ def shell_parent(read: Callable[[Path], bytes] | None = None) -> str:
     requests` in an agent's shell, or a pipe from a sibling, does not). A user who starts the
     server through a shell in a host config (`bash -lc engram-mcp`) is seen so too: that costs
     a review in verify, never a refusal. An agent that spawns the server from a program of its
-    own over pipes is not seen: the host's shell rule is the gate for that."""
+    own over pipes is seen by the shell between that program and the host, or by a chain cut off
+    from its host (`detached`)."""
     parent = os.getppid()
-    chain = ancestors(parent, read, depth=1)
+    chain = ancestors(parent, read)
     if chain and chain[0].name in SHELL_PARENTS:
         return f"its parent is {untrusted.line(chain[0].name, 40)}"
+    if shell := _shell_below_host(chain):
+        return shell
+    if cut := detached(chain):
+        return cut
     for fd, name in ((0, "stdin"), (1, "stdout")):
         held = _pipe_held_by(fd, parent)
         if held is False:
             return f"its {name} is not a pipe from the process that started it"
+    return ""
+
+
+SERVER_HOSTS: Final = HOST_PROGRAMS | {"code", "code-insiders", "codium", "cursor", "windsurf"}
+"""Programs that start MCP servers themselves: the CLIs, and the editors' extension hosts."""
+
+
+def _shell_below_host(chain: Sequence[Process]) -> str:
+    """A shell between this server and the host that runs it (a program the agent started in
+    its shell, speaking to the server over pipes of its own), or empty; empty as well when no
+    host is in the chain (a host engram does not know: only its parent is judged)."""
+    for index, process in enumerate(chain):
+        if _host_program(process) or process.name in SERVER_HOSTS:
+            between = [p for p in chain[:index] if p.name in SHELL_PARENTS]
+            if between:
+                shell = between[0]
+                return (
+                    f"a shell ({shell.pid}, {untrusted.line(shell.name, 40)}) stands between it and "
+                    f"its host ({untrusted.line(process.name, 40)})"
+                )
+            return ""
     return ""
 
 

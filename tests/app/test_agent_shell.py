@@ -13,8 +13,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -462,3 +464,65 @@ def test_a_host_two_hundred_shells_up_is_still_seen() -> None:
     depth, why = json.loads(done.stdout)
     assert depth > 200
     assert any("CLAUDECODE" in reason for reason in why), why
+
+
+def _chain(*names: str) -> tuple[Process, ...]:
+    """Processes nearest first; the last is process 1."""
+    return tuple(
+        Process(pid, name) for pid, name in zip([*range(100, 100 + len(names) - 1), 1], names, strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    ("chain", "cut"),
+    [
+        (_chain("bash", "gnome-terminal-", "systemd", "systemd"), False),
+        (_chain("bash", "sshd", "sshd", "systemd"), False),
+        (_chain("zsh", "tmux: server", "systemd"), False),
+        (_chain("bash", "login", "init"), False),
+        (_chain("bash", "code", "code", "systemd"), False),
+        (_chain("sh", "script", "systemd"), True),  # ( script -qc … & ): adopted by process 1
+        (_chain("sh", "script", "systemd", "systemd"), True),  # adopted by the user's systemd
+        (_chain("python3", "systemd"), True),  # a double fork from a program of the agent's
+        (_chain("sh", "script"), True),  # unshare -p --mount-proc: script is process 1
+    ],
+)
+def test_a_chain_cut_off_from_where_it_started_is_an_agents(chain: tuple[Process, ...], cut: bool) -> None:
+    seen = Observation(True, True, {"TERM": "xterm"}, chain)
+    assert bool(reasons(seen)) is cut, reasons(seen)
+
+
+def test_a_commit_detached_from_the_agents_shell_is_refused(tmp_path: Path) -> None:
+    """`( env -u CLAUDECODE script -qc "engram commit T" & )` under a host: the subshell exits,
+    `script` is adopted by process 1 and gives the command a terminal, the variable is gone."""
+    if not Path("/proc/self/stat").exists() or not shutil.which("script"):
+        pytest.skip("needs Linux's /proc and util-linux's script")
+    out = tmp_path / "out"
+    probe = f"sleep 0.5; {sys.executable} -c 'from engram_mcp.ops import agent_shell; print(agent_shell.detect())'"
+    subprocess.run(
+        ["bash", "-c", f'( env -u CLAUDECODE script -qfc "{probe}" {out} >/dev/null 2>&1 & )'],
+        env={**os.environ, "CLAUDECODE": "1"},
+        check=True,
+    )
+    for _ in range(200):
+        if out.exists() and "]" in out.read_text(errors="replace"):
+            break
+        time.sleep(0.05)
+    said = out.read_text(errors="replace")
+    assert "detached" in said and "CLAUDECODE" not in said, said  # the host's shell has gone
+
+
+def test_a_server_a_program_in_the_agents_shell_starts_has_its_writes_listed(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A program of the agent's (here python) starts `engram-mcp` over pipes of its own and
+    commits: its parent is no shell, but the agent's shell stands between it and the host."""
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs Linux's /proc")
+    host = tmp_path / "claude"
+    shutil.copy("/bin/bash", host)  # a host CLI by its program's name, as the real one runs
+    client = f"{sys.executable} -c 'import subprocess, sys; subprocess.run(sys.argv[1:])' {{server}}"
+    assert main(["verify", "--accept"]) == 0
+    _save_and_commit([str(host), "-c", f'sh -c "{client}"; :'], ws, "Tag releases on Mondays")
+    code, envelope = run_json(capsys, "verify")
+    assert code == 1 and envelope["data"]["agent_shell"] == ["tag-releases-on-mondays"], envelope["data"]
