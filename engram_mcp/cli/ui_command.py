@@ -8,7 +8,10 @@ Approving a proposal on the page is the human's approval, as `engram commit` at 
 is: each save, retire or restore needs the approval code printed here, in this terminal only
 (engram_mcp.ui.approval_code). Started from an agent's shell (engram_mcp.ops.agent_shell), the page shows everything but
 refuses to approve (ENGRAM_AGENT_SHELL), since the agent that reads the printed URL could
-otherwise approve its own proposals.
+otherwise approve its own proposals. Where other processes of the person can reach the page's
+memory (health.memory_reachable: no Yama ptrace protection), they could set its code before it
+is made, so what the page saves is sealed as made without the person at a terminal: `engram
+verify` lists it until they accept it there.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 from collections.abc import Callable
 
 from engram_mcp.errors import UsageError
+from engram_mcp.hosts.doctor import health
 from engram_mcp.ops import agent_shell
 from engram_mcp.ops.outcome import Outcome
 from store.safety import untrusted
@@ -41,6 +45,9 @@ def _ui(args: argparse.Namespace, store: Store) -> Outcome:
         if store.agent_shell
         else None
     )
+    reachable = health.memory_reachable() if refusal is None else ""
+    if reachable:  # another process could have set the code: what the page saves waits for verify
+        store.agent_shell = True
     if (parent_exit := serve.sealed()) is not None:  # the page and its secrets live in the child
         raise SystemExit(parent_exit)
     launch = serve.bind(store, args.port, approvals=refusal)
@@ -58,6 +65,14 @@ def _ui(args: argparse.Namespace, store: Store) -> Outcome:
     )
     if refusal is not None:
         print(f"engram ui: {refusal}.", file=sys.stderr, flush=True)
+    if reachable:
+        print(
+            f"engram ui: {reachable}: another process of yours can change this page's memory, so what "
+            "you save here is listed by `engram verify` until you accept it at your terminal "
+            '(`engram verify --accept`); SECURITY.md, "The review page".',
+            file=sys.stderr,
+            flush=True,
+        )
     if not args.no_open and not serve.open_browser(launch.url):
         print(
             "engram ui: no browser could be opened; open the URL above yourself.", file=sys.stderr, flush=True

@@ -169,7 +169,8 @@ def verify(store: Store) -> Outcome:
         lines.append("Not yet recorded by engram (added by hand): " + ", ".join(unindexed))
     if report.get("agent_shell"):
         lines.append(
-            "Written from an agent's shell, not by you at a terminal: " + ", ".join(report["agent_shell"])
+            "Written without you at a terminal (an agent's shell, a script, or a review page other "
+            "processes could reach): " + ", ".join(report["agent_shell"])
         )
     for problem in problems:
         found = broken.get(problem)

@@ -251,8 +251,8 @@ def test_a_write_from_an_agents_shell_is_listed_by_verify_until_the_human_accept
     assert main(["verify"]) == 1
     out = capsys.readouterr().out
     assert (
-        "Written from an agent's shell, not by you at a terminal: cut-a-release (removed), deploy-on-fridays"
-        in out
+        "Written without you at a terminal (an agent's shell, a script, or a review page other "
+        "processes could reach): cut-a-release (removed), deploy-on-fridays" in out
     )
     assert "`engram verify --accept` in your own terminal" in out
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engram_mcp.cli import ui_command
 from engram_mcp.errors import UsageError
+from engram_mcp.hosts.doctor import health
 from engram_mcp.ui import serve
 from store.store import Store
 
@@ -115,3 +117,31 @@ def test_at_the_persons_terminal_the_code_is_printed_with_the_url(
     _ui(store, "--no-open")
     out = capsys.readouterr().out
     assert f"approval code {launched['launch'].app.page.code.current}" in out
+
+
+def test_where_other_processes_reach_the_pages_memory_its_saves_wait_for_verify(
+    store: Store,
+    launched: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """No Yama: a process of the person's could have set the page's code before it was made
+    (by writing the command's memory while it started), so a save there is not taken as the
+    person's own: it is sealed for review, as a write without a terminal is."""
+    scope = tmp_path / "ptrace_scope"
+    scope.write_text("0\n", encoding="ascii")
+    monkeypatch.setattr(health, "PTRACE_SCOPE", scope)
+    _ui(store, "--no-open")
+    said = capsys.readouterr()
+    assert "listed by `engram verify`" in said.err
+    assert store.agent_shell  # what the page commits is sealed as made without the person
+    assert f"approval code {launched['launch'].app.page.code.current}" in said.out  # still approves
+
+
+def test_where_yama_protects_the_pages_memory_its_saves_are_the_persons(
+    store: Store, launched: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _ui(store, "--no-open")
+    assert "listed by `engram verify`" not in capsys.readouterr().err
+    assert not store.agent_shell

@@ -85,28 +85,34 @@ def findings(workspace: Path | None, env: Mapping[str, str]) -> list[Finding]:
 PTRACE_SCOPE: Final = Path("/proc/sys/kernel/yama/ptrace_scope")
 
 
+def memory_reachable() -> str:
+    """Why another process of the user can reach the review page's memory, or empty. `engram
+    ui` shuts it (engram_mcp.ui.serve.sealed), but a process that may attach to the user's
+    others (not Linux; on Linux, no Yama or `ptrace_scope` 0) can open the command's memory for
+    writing while it starts and undo that, or change what it will make its secrets from, and
+    read the terminal's and the browser's memory besides; Yama's scope 1 or more refuses it."""
+    if not sys.platform.startswith("linux"):
+        return f"{sys.platform} lets your processes debug each other"
+    try:
+        scope = PTRACE_SCOPE.read_text(encoding="ascii").strip()
+    except OSError:
+        scope = ""
+    if scope not in ("", "0"):
+        return ""
+    return "no Yama ptrace scope" if scope == "" else "kernel.yama.ptrace_scope is 0"
+
+
 def _page_memory() -> list[Finding]:
-    """Whether another process of the user can reach the review page's memory. `engram ui`
-    shuts it (engram_mcp.ui.serve.sealed), but a process that may attach to the user's others
-    (not Linux; on Linux, no Yama or `ptrace_scope` 0) can open the command's memory for
-    writing while it starts and undo that, and read the terminal's and the browser's memory
-    besides; Yama's scope 1 or more refuses it that."""
-    if sys.platform.startswith("linux"):
-        try:
-            scope = PTRACE_SCOPE.read_text(encoding="ascii").strip()
-        except OSError:
-            scope = ""
-        if scope not in ("", "0"):
-            return []
-        why = "no Yama ptrace scope" if scope == "" else "kernel.yama.ptrace_scope is 0"
-        fix = "set kernel.yama.ptrace_scope to 1 (sysctl), or "
-    else:
-        why, fix = f"{sys.platform} lets your processes debug each other", ""
+    why = memory_reachable()
+    if not why:
+        return []
+    fix = "set kernel.yama.ptrace_scope to 1 (sysctl), or " if sys.platform.startswith("linux") else ""
     return [
         Finding(
             "ui.memory_readable",
             "engram ui",
-            f"{why}: a process of yours can reach the review page's memory, which holds its approval code",
+            f"{why}: a process of yours can reach the review page's memory, which holds its approval "
+            "code, so what the page saves is listed by `engram verify` until you accept it at your terminal",
             f"{fix}approve in your host's prompt or with `engram pending` at your terminal while an agent "
             'runs unattended as you; SECURITY.md, "The review page"',
         )
