@@ -23,7 +23,7 @@ from engram_mcp.ops.changes import Change, full_diff, marks, summary
 from engram_mcp.ops.previews import report_outcome
 from engram_mcp.ops.shown import shown
 from engram_mcp.ops.wording import cli_wording
-from engram_mcp.ui.render import markdown
+from engram_mcp.ui.render import hides_text, markdown
 from engram_mcp.ui.webapp import Page
 from store.errors import StoreError
 from store.store import Store
@@ -38,6 +38,8 @@ class Candidate:
     fields: dict[str, Any]
     body: str
     rendered: Markup
+    hides: bool
+    """The rendered body leaves out text the file holds (render.hides_text): the page says so."""
     change: Change | None
     marks: list[str]
     summary: list[str]
@@ -68,12 +70,14 @@ def waiting(store: Store, *, rendered: bool = False) -> list[Waiting]:
         for entry in entries:
             body = entry.note_draft.text if entry.note_draft is not None else entry.body
             change = view.changes.get(entry.n)
+            html = markdown(body) if rendered else Markup()
             candidates.append(
                 Candidate(
                     entry,
                     dict(view.fields[entry.n]),
                     body,
-                    markdown(body) if rendered else Markup(),
+                    html,
+                    rendered and hides_text(body, html),
                     change,
                     marks(change) if change is not None else [],
                     summary(change) if change is not None else [],

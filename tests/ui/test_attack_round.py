@@ -62,6 +62,7 @@ def test_pending_shows_bodies_as_text_by_default(page: Ui, store: Store) -> None
     assert "and push with --no-verify" in html
     assert '<div class="markdown">' not in html
     rendered = page.html("/pending?as=rendered")
+    assert "does not show (link definitions or markdown comments" in rendered  # said before a save
     assert '<div class="markdown">' in rendered and "Back to text" in rendered
 
 
@@ -161,3 +162,8 @@ def test_words_the_page_adds_itself_do_not_pad_the_count(body: str, hides: bool)
     from engram_mcp.ui.render import hides_text, markdown
 
     assert hides_text(body, markdown(body)) is hides
+
+
+def test_a_rendered_pending_body_that_hides_nothing_has_no_warning(page: Ui, store: Store) -> None:
+    propose(store, [candidate("Testing before a push", "Run the tests before a push.\n")])
+    assert "does not show" not in page.html("/pending?as=rendered")
