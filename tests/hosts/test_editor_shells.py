@@ -88,7 +88,13 @@ def test_a_cursor_allowlist_entry_that_runs_engram_commit_is_a_gate_left_open(
         ('{"engram": true}', True),
         ('{"/^engram\\\\b/": true}', True),
         ('{"/.*/": {"approve": true, "matchCommandLine": true}}', True),
-        ('{"/.*/": true, "/^engram\\\\b/": false}', False),
+        ('{"/.*/": true, "/^engram\\\\b/": false}', True),  # runs `bash run.sh`, and so anything
+        ('{"/^engram commit \\\\S+$/": true}', True),  # the plain commit, no flags
+        ('{"/^(?<c>engram) commit/": true}', True),  # JavaScript's named group
+        ('{"/^eng[^]am commit/": true}', True),  # JavaScript's any-character class
+        ('{"bash": true, "/\\\\bengram(?!\\\\/)/i": false}', True),
+        ('{"python3": true}', True),
+        ('{"npm test": true, "/\\\\bengram(?!\\\\/)/i": false}', False),
         ('{"git status": true, "ls": true}', False),
     ],
 )
@@ -103,3 +109,35 @@ def test_a_vscode_rule_that_approves_engram_commit_is_a_gate_left_open(
     opened = [f for f in env["data"]["findings"] if f["code"] == "host.gate_open"]
     assert bool(opened) is open_, opened
     assert rc == (1 if open_ else 0)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        ".config/Code/User/profiles/4a1f/settings.json",
+        ".config/Code - Insiders/User/settings.json",
+        ".config/VSCodium/User/settings.json",
+    ],
+)
+def test_every_vscode_settings_file_is_read(
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    write(private_home / where, '{"chat.tools.terminal.autoApprove": {"engram": true}}\n')
+    rc, env = run_json(capsys, "doctor")
+    assert [f["file"] for f in env["data"]["findings"] if f["code"] == "host.gate_open"] == [f"~/{where}"]
+    write(private_home / where, '{"chat.tools.global.autoApprove": true}\n')
+    rc, env = run_json(capsys, "doctor")
+    assert any(f["code"] == "host.gate_open" for f in env["data"]["findings"]) and rc == 1
+
+
+def test_a_code_workspace_files_settings_are_read(
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        ws / "team.code-workspace",
+        '{"folders": [{"path": "."}], "settings": {"chat.tools.terminal.autoApprove": {"sh": true}}}\n',
+    )
+    rc, env = run_json(capsys, "doctor")
+    assert [f["file"] for f in env["data"]["findings"] if f["code"] == "host.gate_open"] == [
+        "./team.code-workspace"
+    ]

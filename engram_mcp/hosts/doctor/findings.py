@@ -12,6 +12,7 @@ from engram_mcp.hosts.edits import CLAUDE_STATE_LIMIT, HOST_FILE_LIMIT, read_qui
 from engram_mcp.hosts.errors import JsoncError
 from engram_mcp.hosts.formats import jsonc
 from engram_mcp.hosts.targets import display_path, home_of
+from engram_mcp.platform import vscode_user_dir
 
 INFORMATIONAL: Final = (
     "host.step_pending",
@@ -95,6 +96,25 @@ class Where:
     def claude_json(self) -> Path:
         folder = self.env.get("CLAUDE_CONFIG_DIR")
         return Path(folder) / ".claude.json" if folder else self.home / ".claude.json"
+
+    def vscode_settings(self) -> list[tuple[Path, dict[str, Any]]]:
+        """Every VS Code settings object that applies here, with its file: the workspace's
+        `.vscode/settings.json` and the `settings` of each `*.code-workspace` in it, then each
+        user folder's (VS Code, Insiders, VSCodium) `settings.json` and its profiles'."""
+        found: list[tuple[Path, Any]] = [(self.workspace / ".vscode" / "settings.json", None)]
+        found += [(w, "settings") for w in sorted(self.workspace.glob("*.code-workspace"))[:20]]
+        stable = vscode_user_dir(self.home, self.env)
+        for flavour in ("Code", "Code - Insiders", "VSCodium"):
+            user = stable.parent.parent / flavour / "User"
+            found.append((user / "settings.json", None))
+            found += [(p, None) for p in sorted(user.glob("profiles/*/settings.json"))[:50]]
+        settings = []
+        for path, member in found:
+            data = read_jsonc(path)
+            data = data.get(member) if member and isinstance(data, dict) else data
+            if isinstance(data, dict):
+                settings.append((path, data))
+        return settings
 
     def claude_settings(self) -> list[Path]:
         local = self.workspace / ".claude"

@@ -57,7 +57,6 @@ from engram_mcp.hosts.gate.gate import (
 from engram_mcp.hosts.gate.shell_audit import shell_audit
 from engram_mcp.hosts.link.servers import entry_runs_engram, server_names
 from engram_mcp.hosts.targets import codex_home
-from engram_mcp.platform import vscode_user_dir
 
 GATE_OPEN = "host.gate_open"
 
@@ -294,11 +293,7 @@ def _cursor(where: Where) -> Iterator[Finding]:
 
 
 def _vscode(where: Where) -> Iterator[Finding]:
-    for path in (
-        vscode_user_dir(where.home, where.env) / "settings.json",
-        where.workspace / ".vscode" / "settings.json",
-    ):
-        settings = _dict(read_jsonc(path))
+    for path, settings in where.vscode_settings():
         for key in ("chat.tools.global.autoApprove", "chat.tools.autoApprove"):
             if settings.get(key) is True:
                 yield Finding(

@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts.doctor.findings import Finding, Where, read_jsonc
 from engram_mcp.hosts.edits import read_quietly
 from engram_mcp.hosts.gate import gate_rules
-from engram_mcp.platform import vscode_user_dir
 
 SHELL_UNASKED: Final = "host.shell_unasked"
 """Informational: a linked editor whose agent terminal engram sees only by its marker, with no
@@ -61,7 +59,7 @@ def notes(linked: set[str], where: Where) -> list[Finding]:
     found = []
     for target, (marker, keep_asking) in EDITORS.items():
         if target == "vscode" and any(
-            gate_rules.vscode_ask_installed(read_quietly(path)) for path in _vscode_settings(where)
+            gate_rules.vscode_ask_installed(read_quietly(path)) for path, _ in where.vscode_settings()
         ):
             continue
         if target in linked:
@@ -78,28 +76,61 @@ def notes(linked: set[str], where: Where) -> list[Finding]:
     return found
 
 
+PROBES: Final = (
+    "engram commit TOKEN --approve all",
+    "engram commit TOKEN",
+    "env engram commit TOKEN",
+)
+"""How an agent runs engram's commit in a terminal."""
+CARRIERS: Final = (
+    "bash run.sh",
+    "sh run.sh",
+    "python3 run.py",
+    "node run.js",
+    "env ./run",
+    "xargs -a commands",
+    "script -qc ./run",
+)
+"""Commands that run whatever a file the agent wrote says: an approving rule for one of them
+runs engram's writes unasked, whatever rule names engram."""
+
+
 def vscode_gate(where: Where) -> Iterator[Finding]:
-    """host.gate_open for a VS Code auto-approve rule that runs `engram commit` in the agent's
-    terminal unasked (no `false` rule matching it too, which wins); the global auto-approve is
-    engram_mcp.hosts.gate.gate's finding."""
-    for path in _vscode_settings(where):
-        settings = read_jsonc(path)
-        if not isinstance(settings, dict):
-            continue
+    """host.gate_open for a VS Code auto-approve rule that lets the agent's terminal run
+    `engram commit`, or a shell, interpreter or wrapper that would run it, unasked (a `false`
+    rule that matches too wins, as in VS Code); the global auto-approve is
+    engram_mcp.hosts.gate.audit's finding. A rule Python cannot read as a regular expression
+    counts as matching: JavaScript's syntax differs, and a rule engram cannot read is not one
+    it may call closed."""
+    for path, settings in where.vscode_settings():
         rules = settings.get("chat.tools.terminal.autoApprove")
         if not isinstance(rules, dict):
             continue
-        decided = [(str(key), _approves(value)) for key, value in rules.items() if _matches(str(key), _PROBE)]
-        allowing = next((key for key, approves in decided if approves is True), None)
-        if allowing is not None and all(approves is not False for _, approves in decided):
-            yield Finding(
-                "host.gate_open",
-                where.show(path),
-                f"the auto-approve rule {allowing[:80]!r} lets VS Code's agent run `engram commit` "
-                "unasked, writing memory with no human",
-                'remove it, or add "/^engram\\\\b/": false to chat.tools.terminal.autoApprove',
-                f"chat.tools.terminal.autoApprove {allowing[:80]!r}",
-            )
+        for probe in (*PROBES, *CARRIERS):
+            decided = [
+                (str(key), _approves(value)) for key, value in rules.items() if _matches(str(key), probe)
+            ]
+            allowing = next((key for key, approves in decided if approves is True), None)
+            if allowing is not None and all(approves is not False for _, approves in decided):
+                runs = (
+                    "`engram commit`"
+                    if probe in PROBES
+                    else f"`{probe}` (and so any script, engram's writes too)"
+                )
+                yield Finding(
+                    "host.gate_open",
+                    where.show(path),
+                    f"the auto-approve rule {allowing[:80]!r} lets VS Code's agent run {runs} unasked, "
+                    "writing memory with no human",
+                    f'remove it, or add "{_engram_rule()}": false to chat.tools.terminal.autoApprove '
+                    "(`engram link vscode` writes it)",
+                    f"chat.tools.terminal.autoApprove {allowing[:80]!r}",
+                )
+                break
+
+
+def _engram_rule() -> str:
+    return gate_rules.VSCODE_RULE.replace("\\", "\\\\")
 
 
 def cursor_gate(where: Where) -> Iterator[Finding]:
@@ -121,13 +152,6 @@ def cursor_gate(where: Where) -> Iterator[Finding]:
             return
 
 
-def _vscode_settings(where: Where) -> tuple[Path, Path]:
-    return (
-        where.workspace / ".vscode" / "settings.json",
-        vscode_user_dir(where.home, where.env) / "settings.json",
-    )
-
-
 def _approves(value: Any) -> bool | None:
     if isinstance(value, dict):
         value = value.get("approve")
@@ -135,11 +159,18 @@ def _approves(value: Any) -> bool | None:
 
 
 def _matches(key: str, command: str) -> bool:
-    """VS Code's rule forms: `/regex/flags`, or a command prefix."""
+    """VS Code's rule forms: `/regex/flags` (JavaScript's: named groups and `[^]` are read as
+    Python's; one still unreadable matches), or a command prefix."""
     if len(key) > 1 and key.startswith("/") and key.rfind("/") > 0:
         body, flags = key[1 : key.rfind("/")], key[key.rfind("/") + 1 :]
+        body = (
+            body.replace("(?<", "(?P<")
+            .replace("(?P<=", "(?<=")
+            .replace("(?P<!", "(?<!")
+            .replace("[^]", "[\\s\\S]")
+        )
         try:
             return re.search(body, command, re.IGNORECASE if "i" in flags else 0) is not None
         except re.error:
-            return False
+            return True
     return command == key or command.startswith(key + " ") or (key.endswith(" ") and command.startswith(key))
