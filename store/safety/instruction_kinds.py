@@ -86,7 +86,8 @@ _MOVE: Final = (
 _ELSEWHERE: Final = (
     r"https?://|ftp://|www\.|[\w.-]+@[\w-]+\.\w+|\bgist\b|pastebin|\bwebhook|discord|telegram|"
     r"ngrok|requestbin|\bendpoint\b|\bserver\b|\bnotes?\b|\bmemor(?:y|ies)\b|\bthe chat\b|"
-    r"\b(?:the|your) (?:reply|answer|summary|output|response|message)\b|\bissue comment\b|\bpublic\b"
+    r"\b(?:the|your)(?: next| final| first| last)? (?:reply|answer|summary|output|response|message)\b|"
+    r"\bissue comment\b|\bpublic\b"
 )
 
 EXFILTRATE: Final = (
@@ -145,6 +146,7 @@ AUTHORITY: Final = (
     r"\b(?:treat|regard|consider)\b[^.!?\n]{0,50}\bas (?:coming|if (?:they|it) came) (?:directly )?from\b",
     r"\b(?:confirm\w*|grant\w*)\b[^.!?\n]{0,50}\bpre-?(?:approved|authori[sz]ed)\b",
     r"\b(?:elevated|unrestricted|special|full) trust\b",
+    r"\b(?:written|sent|issued|signed|generated|authored) by engram\b|\btrusted instructions? follows?\b",
     r"\b(?:usual|your|agent'?s?|safety|the) (?:restrictions|guardrails|limits|safeguards)\b[^.!?\n]{0,40}"
     r"\b(?:are|have been|were|is) (?:lifted|removed|suspended|waived|disabled|relaxed|off)\b",
 )
@@ -170,6 +172,10 @@ ROLE: Final = (
     r"\b(?:mode|persona|role)\s*[:=]\s*[\"']?(?:god|jailbr\w*|unrestricted|unfiltered|dan|root|sudo|"
     r"sysadmin\S*|admin\S*)",
     r"\bbehave accordingly\b|\b(?:whatever|regardless of what) the rules (?:say|says)\b",
+    r"\b(?:developer|god|jailbreak|jailbroken|dan|unrestricted|unfiltered) mode (?:is )?(?:now )?(?:on|enabled|"
+    r"active|activated|engaged)\b(?=[^\n]{0,80}\b(?:you|your|answer|respond|reply|assistant|agent)\b)",
+    r"\bwithout (?:any of )?your (?:usual |normal |standard )?(?:restrictions|rules|limits|guardrails|filters|"
+    r"safeguards|guidelines)\b",
 )
 """A change of the agent's role, persona or mode."""
 
@@ -208,6 +214,9 @@ APPROVE: Final = (
     r"\banswer (?:y|yes)\b[^.!?\n]{0,20}\b(?:yourself|for (?:them|the user|the human|me))\b",
     r"\b(?:treat|consider|regard)\b[^.!?\n]{0,50}\b(?:approvals?|permissions?|confirmations?|consent)\b"
     r"[^.!?\n]{0,40}\bas (?:already )?(?:granted|given|approved|accepted|yes)\b",
+    r"\b(?:approval|consent|permission|a yes) is (?:implied|implicit|assumed|given|granted)\b",
+    r"\bno need to wait for (?:a |the |any )?(?:yes|approval|confirmation|consent|human|user|owner|review)\b",
+    r"\b(?:pass|give|hand|send|feed|use)\b[^.!?\n]{0,40}\btokens?\b[^.!?\n]{0,40}\bengram_commit\b",
 )
 """Orders to approve or commit without the human."""
 
@@ -259,6 +268,13 @@ OVERRIDE: Final = (
     r"\b(?:consignes|instructions|anweisungen|instrucciones|istruzioni|instrucoes|инструкции)\b[^\n]{0,80}?"
     r"(?:caduques?|obsolet\w*|ungultig|nicht mehr|ya no|non (?:sono )?piu|не действуют|устарел\w*)",
     r"\b(?:ne (?:les )?suivez plus|befolge (?:sie )?nicht mehr|no (?:las )?sigas|non seguir\w* piu)\b",
+    r"\b(?:earlier|previous|prior|older|existing|original|standing|current) (?:directives|instructions|guidance|"
+    r"guidelines|rules|prompts|constraints)\b[^.!?\n]{0,20}\b(?:no longer appl\w*|(?:are|is) (?:void|obsolete|"
+    r"outdated|superseded|cancelled|revoked|withdrawn)|(?:do|does) not apply|don'?t apply)",
+    r"\b(?:supersedes?|overrides?|replaces?|trumps?) (?:whatever|anything|everything|all that) you (?:were|have "
+    r"been|'ve been|got) (?:told|given|instructed)\b",
+    r"\b(?:whatever|regardless of what) the (?:\w+ ){0,2}(?:rules|guidelines|policy|policies|instructions) "
+    r"(?:say|says|state|require)\b[^.!?\n]{0,60}\b(?:skip|ignore|bypass|disregard|drop)\b",
 )
 """Override with words between the verb and what it overrides."""
 
