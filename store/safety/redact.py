@@ -171,6 +171,22 @@ def _long_secret(value: str) -> bool:
     return len(value) >= 16 and any(ch.isdigit() or (i and ch.isupper()) for i, ch in enumerate(value))
 
 
+def _prose_password(value: str) -> bool:
+    """A word after "password" that is one: a letter and a digit or symbol, no path or URL
+    ("password is Winter2024!", not "password is required" or "password field v2")."""
+    return (
+        _not_placeholder(value)
+        and any(ch.isalpha() for ch in value)
+        and any(ch.isdigit() or not ch.isalnum() for ch in value)
+        and "/" not in value
+        and not re.fullmatch(r"v?\d+(?:\.\d+)+", value)
+    )
+
+
+def _long_secret_or_hex(value: str) -> bool:
+    return _long_secret(value) or re.fullmatch(r"[0-9a-fA-F]{32,}", value) is not None
+
+
 def _looks_like_key(value: str) -> bool:
     """An `.env` `…_KEY=` value that is a key, not a name, a version, a path or code: 16 token
     characters or more with a digit and a letter."""
@@ -281,6 +297,27 @@ def _rules() -> tuple[_Rule, ...]:
             kind="secret named in prose",
         ),
         rule(
+            r"(?i)\b(?:password|passphrase|passwd|pwd|pw)\b(?:\s+(?:is|was))?\s*[:=]?\s+"
+            + _NOT_TEMPLATE
+            + r"(?!\[REDACTED\])([^\s'\"`]{8,64}?)(?=[.,;:)]?(?:\s|$))",
+            1,
+            _prose_password,
+            kind="password named in prose",
+        ),
+        rule(
+            r"(?i)\b(?:api[ _-]?key|secret|token|access key|signing key)\b[^.\n]{1,30}?\b(?:is|was)\s+"
+            r"(?!\[REDACTED\])([A-Fa-f0-9]{32,}|[A-Za-z0-9_+/=-]{24,})(?![\w/])",
+            1,
+            _long_secret_or_hex,
+            kind="secret named in prose",
+        ),
+        rule(
+            r"(?m)^[ \t]*[\w.*-]+:(?:\d{2,5}|\*):[\w*-]+:[\w*-]+:(?!\[REDACTED\])([^\s:]{4,})[ \t]*$",
+            1,
+            _looks_secret,
+            kind=".pgpass password",
+        ),
+        rule(
             r"(?m)^([ \t]*(?:export\s+)?[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|"
             r"ACCESS_KEY|SIGNING_KEY|_PASS|_PWD|CREDENTIALS?)(?:_[A-Z0-9_]*)?\s*[=:]\s*)(['\"]?)"
             + _NOT_TEMPLATE
@@ -377,9 +414,22 @@ that a default must be changed is worth keeping, and no real secret is spelt so.
 documented example keys (AWS's `…EXAMPLE`) are still removed: they have a real key's shape."""
 
 
+_NAMES_A_PLACE: Final = re.compile(
+    r"(?i)(?:_PATH|_FILE|_DIR|_URL|_URI|_ENDPOINT|_BACKEND|_LOCATION|_PROVIDER|APPLICATION_CREDENTIALS)"
+    r"['\"]?\s*[=:]\s*['\"]?$"
+)
+_A_PLACE: Final = re.compile(r"(?:~|\.{1,2})?/[\w./-]*|[a-z][a-z0-9+.-]*://[^\s@]+|[a-z][a-z0-9_-]*")
+"""A path, a URL with no credentials in it, or a lower-case word: where a secret is kept, not
+the secret (`GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp/sa.json`, `TOKEN_URL=https://…`,
+`SECRET_BACKEND=vault`)."""
+
+
 def _accepted(rule: _Rule, m: re.Match[str], text: str, commands: list[int]) -> bool:
     value = m.group(rule.group)
     if _DOCUMENTED_PLACEHOLDER.match(value.strip("'\"")):
+        return False
+    named = m.group(0)[: m.start(rule.group) - m.start(0)]
+    if rule.kind != _TOKEN and _NAMES_A_PLACE.search(named) and _A_PLACE.fullmatch(value.strip("'\"")):
         return False
     if rule.secret is not None and not rule.secret(value):
         return False

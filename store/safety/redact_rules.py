@@ -17,6 +17,7 @@ from typing import Final
 _END: Final = r"(?![\w-])"
 
 TOKENS: Final[tuple[tuple[str, str], ...]] = (
+    ("mailgun-api-key", r"key-[0-9a-z]{32}\b"),
     (
         "1password-secret-key",
         r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}\b",

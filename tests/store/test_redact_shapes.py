@@ -44,3 +44,35 @@ def test_placeholders_and_documented_examples_are_kept(line: str) -> None:
 def test_a_real_value_beside_a_placeholder_word_is_still_removed() -> None:
     assert redact("SECRET_KEY=q8Zt3vLm0pXw2ChangeMe")[1] == 1
     assert redact("aws_access_key_id = AKIAZ7QK3LMN5RTV2WXY")[1] == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("The Wi-Fi password is BlueElephant42", "BlueElephant42"),
+        ("ssh deploy@host with password Winter2024!", "Winter2024!"),
+        ("pw Hunter2Hunter2!", "Hunter2Hunter2!"),
+        ("the api key for staging is 9f86d081884c7d659a2feaa0c55ad015", "9f86d081884c7d659a2feaa0c55ad015"),
+        ("MAILGUN_KEY key-3ax6xnjp29jd6fds4gc373sgvjxteol0", "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"),
+        ("db.internal:5432:app:admin:S3cretPgPass", "S3cretPgPass"),
+    ],
+)
+def test_what_the_fourth_attack_found_is_removed(line: str, secret: str) -> None:
+    assert secret not in redact(line)[0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp/sa.json",
+        "SECRET_KEY_PATH=/run/secrets/django_key",
+        "PASSWORD_FILE=/etc/app/db.pass",
+        "TOKEN_URL=https://auth.example.com/oauth/token",
+        "SECRET_BACKEND=vault",
+        "the password is required",
+        "password reset flow uses 2FA now.",
+        "the token is valid for 3600 seconds",
+    ],
+)
+def test_where_a_secret_is_kept_is_not_the_secret(line: str) -> None:
+    assert redact(line) == (line, 0)
