@@ -180,6 +180,7 @@ def _prose_password(value: str) -> bool:
         and any(ch.isdigit() or not ch.isalnum() for ch in value)
         and "/" not in value
         and not re.fullmatch(r"v?\d+(?:\.\d+)+", value)
+        and not re.fullmatch(r"[A-Za-z_]\w*(?:\.\w+)+|\w+\(.*", value)  # an attribute or a call: code
     )
 
 
