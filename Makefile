@@ -13,7 +13,7 @@ endif
 PY := $(VENV_BIN)/python$(EXE)
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint bench bench-quick clean hosts-e2e eval calibrate
+.PHONY: install test test-fast lint bench bench-quick clean hosts-e2e eval calibrate
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,13 @@ install: $(STAMP)
 # real engram-mcp processes the suite spawns and pytest's assertion rewriting reuse it.
 test: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --maxprocesses 4
+
+# The inner loop: the store's and the protocol's own tests and the layering rules, no real
+# process, browser or model (about 20 s on two cores); `make test` runs everything.
+test-fast: $(STAMP)
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --maxprocesses 4 tests/store tests/protocol \
+		tests/test_architecture.py --ignore=tests/store/test_vector_build.py \
+		--ignore=tests/store/test_vectors_minilm.py
 
 lint: $(STAMP)
 	$(VENV_BIN)/ruff$(EXE) check .

@@ -216,7 +216,7 @@ APPROVE: Final = (
     r"[^.!?\n]{0,40}\bas (?:already )?(?:granted|given|approved|accepted|yes)\b",
     r"\b(?:approval|consent|permission|a yes) is (?:implied|implicit|assumed|given|granted)\b",
     r"\bno need to wait for (?:a |the |any )?(?:yes|approval|confirmation|consent|human|user|owner|review)\b",
-    r"\b(?:pass|give|hand|send|feed|use)\b[^.!?\n]{0,40}\btokens?\b[^.!?\n]{0,40}\bengram_commit\b",
+    r"\b(?:pass|give|hand|send|feed|use)\b[^.!?\n]{0,40}\btokens?\b[^.!?\n]{0,40}\bengram[_ ]commit\b",
 )
 """Orders to approve or commit without the human."""
 
