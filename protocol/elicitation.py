@@ -25,7 +25,8 @@ from typing import Any, Final
 
 import orjson
 
-from protocol.errors import InvalidParams
+from protocol.bounds import MAX_PARAMS_DEPTH, depth_exceeds
+from protocol.errors import InvalidParams, RpcError
 from protocol.spec import Elicit, ElicitAnswer, ToolResult, ToolReturn
 
 STATE_TTL_SECONDS: Final = 600
@@ -188,3 +189,16 @@ def _unb64(text: str) -> bytes:
         return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (ValueError, TypeError) as exc:
         raise ValueError("not base64url") from exc
+
+
+def answer_of(reply: dict[str, Any] | None) -> ElicitAnswer:
+    """What the client's reply to `elicitation/create` says: `cancel` for none (the session
+    ended), `error` for an error or a reply too deeply nested to read, else the parsed answer."""
+    if reply is None:
+        return ElicitAnswer("cancel")
+    if "error" in reply or depth_exceeds(reply, MAX_PARAMS_DEPTH):
+        return ElicitAnswer("error")
+    try:
+        return parse_answer(reply.get("result") if "result" in reply else reply)
+    except RpcError:
+        return ElicitAnswer("error")

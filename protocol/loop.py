@@ -31,7 +31,7 @@ from protocol.bounds import (
     Ticket,
     depth_exceeds,
 )
-from protocol.elicitation import StateSealer, elicitation_params, form_capable, parse_answer
+from protocol.elicitation import StateSealer, answer_of, elicitation_params, form_capable
 from protocol.eras import (
     LEGACY_VERSIONS,
     META_CAPABILITIES,
@@ -52,22 +52,11 @@ from protocol.errors import (
     UnsupportedVersion,
 )
 from protocol.methods import Methods, capabilities, decorate_modern, discover_result
+from protocol.routes import INLINE_METHODS, ROUTES, Route
 from protocol.spec import CallContext, DeferredSpec, Elicit, ElicitAnswer, Identity, ServerSpec
 from protocol.stdio import MAX_LINE_BYTES, OVERSIZED, ByteSink, Writer, read_lines
 
 log = logging.getLogger("engram.protocol")
-
-INLINE_METHODS: Final = frozenset({"initialize", "ping", "server/discover"})
-MODERN_ONLY: Final = frozenset({"server/discover", "subscriptions/listen"})
-OPERATIONS: Final = (
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-)
 
 Reply = dict[str, Any]
 _TIMED_OUT: Final = object()
@@ -300,17 +289,18 @@ class Server:
             params = {}
         if not isinstance(params, dict):
             raise InvalidParams("params must be an object")
-        if method == "initialize":
+        route = ROUTES.get((method, Era.LEGACY))
+        if route is Route.INITIALIZE:
             return self._initialize(params)
-        if method == "ping":
+        if route is Route.PING:
             return {}
-        if method in MODERN_ONLY:
+        if route is Route.MODERN_ONLY:
             raise InvalidParams(
                 f"{method} is a 2026-07-28 method: send params._meta with {META_VERSION} "
                 f"and {META_CAPABILITIES}"
             )
-        bare_tool = self.methods.tools.get(method)
-        if method not in OPERATIONS and bare_tool is None:
+        bare_tool = self.methods.tools.get(method) if route is None else None
+        if route is None and bare_tool is None:
             raise MethodNotFound(f"Method not found: {method}")
         session = self.session
         if session is None:
@@ -318,24 +308,11 @@ class Server:
         context.version = session.version
         context.client_capabilities = session.capabilities
         ask = self._asker(context, session)
-        version = session.version
         if bare_tool is not None:
             return self.methods.call_tool_bare(bare_tool, params, context, ask)
-        if method == "tools/call":
+        if route is Route.CALL_TOOL:
             return self.methods.call_tool_legacy(params, context, ask)
-        return self._operation(method, params, version)
-
-    def _operation(self, method: str, params: dict[str, Any], version: str) -> dict[str, Any]:
-        m = self.methods
-        table: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
-            "tools/list": m.list_tools,
-            "resources/list": m.list_resources,
-            "resources/templates/list": m.list_templates,
-            "resources/read": m.read_resource,
-            "prompts/list": m.list_prompts,
-            "prompts/get": m.get_prompt,
-        }
-        return table[method](params, version)
+        return self.methods.operation(method, params, session.version)
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         if self.session is not None:
@@ -375,13 +352,14 @@ class Server:
             )
         context.version = requested
         context.client_capabilities = caps
-        if method == "server/discover":
+        route = ROUTES.get((method, Era.MODERN))
+        if route is Route.DISCOVER:
             result = discover_result(self.identity)
-        elif method == "tools/call":
+        elif route is Route.CALL_TOOL:
             result = self.methods.call_tool_modern(params, context)
-        elif method in OPERATIONS:
-            result = self._operation(method, params, requested)
-        elif method == "initialize":
+        elif route is Route.OPERATION:
+            result = self.methods.operation(method, params, requested)
+        elif route is Route.LEGACY_ONLY:
             raise MethodNotFound(
                 "initialize does not exist in 2026-07-28; send it without _meta and with "
                 f"params.protocolVersion (one of {', '.join(LEGACY_VERSIONS)}) for the legacy handshake"
@@ -452,16 +430,7 @@ class Server:
             }
         )
         reply = self._await_human(outbound_id, future, ticket)
-        if reply is _TIMED_OUT:
-            return ElicitAnswer("timeout")
-        if reply is None:
-            return ElicitAnswer("cancel")
-        if "error" in reply or depth_exceeds(reply, MAX_PARAMS_DEPTH):
-            return ElicitAnswer("error")
-        try:
-            return parse_answer(reply.get("result") if "result" in reply else reply)
-        except RpcError:
-            return ElicitAnswer("error")
+        return ElicitAnswer("timeout") if reply is _TIMED_OUT else answer_of(reply)
 
     def _await_human(self, outbound_id: str, future: Future[Any], ticket: Ticket | None) -> Any:
         """Wait for the answer to `outbound_id` holding neither the admission gate nor a run slot.

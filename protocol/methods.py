@@ -89,6 +89,19 @@ class Methods:
         self._sealer = sealer
         self._validators: dict[str, Problems] = {}
         self._validators_lock = threading.Lock()
+        self._operations: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
+            "tools/list": self.list_tools,
+            "resources/list": self.list_resources,
+            "resources/templates/list": self.list_templates,
+            "resources/read": self.read_resource,
+            "prompts/list": self.list_prompts,
+            "prompts/get": self.get_prompt,
+        }
+        """protocol.routes.OPERATIONS, each to its handler: built once per server."""
+
+    def operation(self, method: str, params: dict[str, Any], version: str) -> dict[str, Any]:
+        """A listing or read (protocol.routes.Route.OPERATION), alike in both eras."""
+        return self._operations[method](params, version)
 
     # --- tools -----------------------------------------------------------------------------
     def list_tools(self, params: dict[str, Any], version: str) -> dict[str, Any]:

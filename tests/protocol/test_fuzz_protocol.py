@@ -55,6 +55,7 @@ from protocol.errors import (
 )
 from protocol.errors import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED_VERSION
 from protocol.loop import Server
+from protocol.routes import ROUTES
 from protocol.stdio import MAX_LINE_BYTES
 from store.store import Store
 from tests.support.wire import WireSession
@@ -77,22 +78,12 @@ PROCESS_FUZZ = settings(FUZZ, max_examples=max(2, EXAMPLES // 20))
 
 GOOD_META = {VERSION_KEY: MODERN, CAPS_KEY: {}}
 METHODS = (
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-    "server/discover",
+    *dict.fromkeys(method for method, _ in ROUTES),  # every method an era serves or refuses
     "notifications/initialized",
     "notifications/cancelled",
     "logging/setLevel",
     "completion/complete",
     "resources/subscribe",
-    "subscriptions/listen",
     "engram_status",
     "engram_search",
     "engram_load",
