@@ -17,7 +17,7 @@ from store.store import Store
 
 
 def measure(workspace: Path, home: Path, env: dict[str, str]) -> dict[str, Any]:
-    from store.search.vectors import windows  # seam: numpy and tokenizers, only when measured
+    from store.search.embedders import windows  # seam: numpy and tokenizers, only when measured
 
     store = Store(workspace, env={**env, "ENGRAM_HOME": str(home)}, background=False)
     loading = time.perf_counter()

@@ -85,6 +85,9 @@ class Process:
     argv: tuple[str, ...] = ()
     environ: frozenset[str] = frozenset()
     """The names in the environment it started with."""
+    exe: str = ""
+    """The file it runs (`/proc/PID/exe`), where that can be read: unlike `comm`, a process
+    cannot rename it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,28 +126,49 @@ def reasons(seen: Observation) -> list[str]:
 DETACHED_ROOTS: Final = frozenset(
     {"sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "busybox", "script", "env"}
     | {"setsid", "nohup", "timeout", "stdbuf", "xargs", "unshare", "nsenter", "bwrap", "firejail"}
-    | {"expect", "unbuffer", "socat", "perl", "ruby", "node", "bun", "deno", "php", "lua"}
+    | {"expect", "unbuffer", "socat", "perl", "ruby", "node", "bun", "deno", "php", "lua", "flock"}
 )
-"""Programs that are never the first process of a human's terminal (that is a terminal program,
-a multiplexer, sshd, login or the session manager): a shell or `script` there was detached
-from whatever started it. Interpreters count too (`python3…` by prefix)."""
+"""Where a process's file cannot be read: programs that are never the first process of a
+human's terminal (interpreters count too, `python3…` by prefix)."""
+
+TOOL_DIRS: Final = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/")
+"""Where the command-line tools live: a tool from here adopted by process 1 was detached from
+whatever started it (flock, time, awk, a shell, `script`), unless it is one of
+`SESSION_PROGRAMS`. Programs elsewhere (an editor in /opt or /usr/share, a terminal's server in
+/usr/libexec, WSL's /init) are not judged."""
+
+SESSION_PROGRAMS: Final = frozenset(
+    {"sshd", "login", "su", "agetty", "getty", "mingetty", "cron", "crond", "atd", "mosh-server"}
+    | {"tmux", "screen", "zellij", "abduco", "dtach", "gdm", "gdm3", "lightdm", "sddm", "xdm", "lxdm"}
+    | {"greetd", "ly", "xinit", "startx", "sway", "Hyprland", "i3", "gnome-shell", "kwin_wayland"}
+    | {"xterm", "uxterm", "kitty", "alacritty", "wezterm", "wezterm-gui", "wezterm-mux-server", "foot"}
+    | {"konsole", "xfce4-terminal", "mate-terminal", "lxterminal", "qterminal", "tilix", "terminator"}
+    | {"guake", "sakura", "terminology", "urxvt", "rxvt", "st", "gnome-terminal", "ptyxis", "kgx"}
+    | {"code", "code-insiders", "codium", "cursor", "windsurf", "emacs", "gvim", "nvim-qt", "zed"}
+)
+"""Programs in `TOOL_DIRS` that do start a human's terminal: its session, a multiplexer, a
+terminal program or an editor (a terminal written in Python counts by its script)."""
+
+INITS: Final = frozenset({"systemd", "init", "launchd", "tini", "docker-init", "dumb-init", "catatonit"})
+"""Process 1's programs in `TOOL_DIRS`; any other there (a shell, flock, `script`) makes a PID
+namespace of its own."""
 
 
 def detached(chain: Sequence[Process]) -> str:
     """Why the process chain (nearest first) was cut off from where it started, or empty: a
-    shell, `script` or interpreter whose parent is process 1 or a session's service manager
-    (systemd, which adopts orphans as process 1 does), or such a program as process 1 itself.
-    Empty as well when the chain does not reach process 1 (another user's, or a container
-    entered from outside)."""
+    command-line tool (`TOOL_DIRS`, not a session program) whose parent is process 1 or a
+    session's systemd, which adopt orphans, or such a tool as process 1 itself. Empty as well
+    when the chain does not reach process 1 (another user's, or a container entered from
+    outside)."""
     if not chain or chain[-1].pid != 1:
         return ""
-    if _detached_root(chain[-1].name):
+    if _own_namespace(chain[-1]):
         return (
             f"process 1 of its PID namespace is {untrusted.line(chain[-1].name, 40)}: a namespace "
             "of its own hides what started it"
         )
     for process, parent in zip(chain, chain[1:], strict=False):
-        if _detached_root(process.name) and (parent.pid == 1 or parent.name in ADOPTERS):
+        if _adopts(parent) and _detached_root(process):
             return (
                 f"its processes lead up to {untrusted.line(process.name, 40)} ({process.pid}), which "
                 "runs detached from whatever started it"
@@ -152,12 +176,31 @@ def detached(chain: Sequence[Process]) -> str:
     return ""
 
 
-ADOPTERS: Final = frozenset({"systemd", "init", "launchd", "runit", "s6-svscan"})
-"""Service managers that adopt orphaned processes (a user's systemd is a child subreaper)."""
+def _detached_root(process: Process) -> bool:
+    if not process.exe:
+        return process.name in DETACHED_ROOTS or process.name.startswith("python")
+    if not process.exe.startswith(TOOL_DIRS):
+        return False
+    program = process.exe.rsplit("/", 1)[-1]
+    if program.startswith(("python", "perl")) and len(process.argv) > 1:  # a terminal in Python
+        script = process.argv[1]
+        return not (script.startswith(TOOL_DIRS) and script.rsplit("/", 1)[-1] in SESSION_PROGRAMS)
+    return program not in SESSION_PROGRAMS
 
 
-def _detached_root(name: str) -> bool:
-    return name in DETACHED_ROOTS or name.startswith("python")
+def _adopts(process: Process) -> bool:
+    """Process 1, or a session's service manager (a user's systemd is a child subreaper)."""
+    if process.pid == 1:
+        return True
+    if process.exe:
+        return process.exe.rsplit("/", 1)[-1] == "systemd" and "/systemd/" in process.exe
+    return process.name == "systemd"
+
+
+def _own_namespace(first: Process) -> bool:
+    if not first.exe:
+        return first.name in DETACHED_ROOTS or first.name.startswith("python")
+    return first.exe.startswith(TOOL_DIRS) and first.exe.rsplit("/", 1)[-1] not in INITS
 
 
 def detect() -> list[str]:
@@ -194,7 +237,8 @@ def ancestors(
             parent = int(rest.split()[1])
         except (OSError, ValueError, IndexError):
             break
-        chain.append(Process(pid, name, _argv(reader, base), _environ(reader, base)))
+        exe = _exe(base) if read is None else ""
+        chain.append(Process(pid, name, _argv(reader, base), _environ(reader, base), exe))
         pid = parent
     return chain
 
@@ -207,6 +251,13 @@ def _host_program(process: Process) -> str:
         if base in HOST_PROGRAMS:
             return base
     return ""
+
+
+def _exe(base: Path) -> str:
+    try:
+        return os.readlink(base / "exe").removesuffix(" (deleted)")
+    except OSError:
+        return ""
 
 
 def _argv(read: Callable[[Path], bytes], base: Path) -> tuple[str, ...]:
@@ -264,7 +315,7 @@ def shell_parent(read: Callable[[Path], bytes] | None = None) -> str:
     from its host (`detached`)."""
     parent = os.getppid()
     chain = ancestors(parent, read)
-    if chain and chain[0].name in SHELL_PARENTS:
+    if chain and (chain[0].name in SHELL_PARENTS or _program(chain[0]) in SHELL_PARENTS):
         return f"its parent is {untrusted.line(chain[0].name, 40)}"
     if shell := _shell_below_host(chain):
         return shell
@@ -281,17 +332,31 @@ SERVER_HOSTS: Final = HOST_PROGRAMS | {"code", "code-insiders", "codium", "curso
 """Programs that start MCP servers themselves: the CLIs, and the editors' extension hosts."""
 
 
+def _program(process: Process) -> str:
+    """What `process` runs, by its file where that can be read (a process can rename itself)."""
+    return process.exe.rsplit("/", 1)[-1] if process.exe else process.name
+
+
+def _interpreter(program: str) -> bool:
+    return program.startswith(("python", "perl", "ruby", "node", "bun", "deno", "php", "lua"))
+
+
 def _shell_below_host(chain: Sequence[Process]) -> str:
-    """A shell between this server and the host that runs it (a program the agent started in
-    its shell, speaking to the server over pipes of its own), or empty; empty as well when no
-    host is in the chain (a host engram does not know: only its parent is judged)."""
+    """A shell or an interpreter between this server and the host that runs it (a program the
+    agent started, speaking to the server over pipes of its own: `bash -lc 'python3 client.py'`
+    execs python), or empty; empty as well when no host is in the chain (a host engram does not
+    know, or an SDK client a person runs: only its parent is judged)."""
     for index, process in enumerate(chain):
         if _host_program(process) or process.name in SERVER_HOSTS:
-            between = [p for p in chain[:index] if p.name in SHELL_PARENTS]
+            between = [
+                p
+                for p in chain[:index]
+                if p.name in SHELL_PARENTS or _program(p) in SHELL_PARENTS or _interpreter(_program(p))
+            ]
             if between:
                 shell = between[0]
                 return (
-                    f"a shell ({shell.pid}, {untrusted.line(shell.name, 40)}) stands between it and "
+                    f"a program ({shell.pid}, {untrusted.line(shell.name, 40)}) stands between it and "
                     f"its host ({untrusted.line(process.name, 40)})"
                 )
             return ""

@@ -24,8 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
-from store.errors import CorruptIndex, Untrusted
-from store.files.fsutil import write_atomic
+from store.errors import CorruptIndex
+from store.files.derived import DerivedFile
 from store.files.memory import Memory
 from store.read.progress import Progress
 from store.safety import untrusted
@@ -75,46 +75,26 @@ class SearchIndex:
         notice: Callable[[str, str], None] = lambda code, message: None,
     ) -> None:
         self._lock = threading.Lock()
-        self._cache = cache
-        self._writable = writable
-        self._key = key
-        self._notice = notice
+        self._file = DerivedFile(cache, writable=writable, key=key, notice=notice)
         self._index: bm25.InvertedIndex | None = None
         self._by_key: dict[Key, Memory] = {}
         self._successor: dict[Key, Key] = {}
         """Superseded memory → the memory its `superseded_by` names (same scope and tier)."""
         self._heirs: dict[Key, list[Key]] | None = None
         """Active memory → the superseded memories whose matches count for it (`_heirs_of`)."""
-        self._dirty = False
 
     def _ensure(self) -> bm25.InvertedIndex:
         if self._index is None:
-            self._index = bm25.InvertedIndex()
-            if self._cache is not None:
-                try:
-                    self._index = bm25.load_tagged(self._cache, self._key())
-                except FileNotFoundError:
-                    pass
-                except Untrusted as exc:
-                    self._dirty = True
-                    if not exc.stale:  # an earlier engram's layout is derived data, rebuilt quietly
-                        self._notice(
-                            "ENGRAM_UNTRUSTED",
-                            f".engram/{self._cache.name}: carries no valid tag of this user's engram (it "
-                            "may have come with a clone); discarded and rebuilt from the memories",
-                        )
-                except (OSError, ValueError, KeyError, TypeError) as exc:
-                    self._dirty = True
-                    log.warning("search index %s unusable (%s); rebuilding", self._cache.name, exc)
+            self._index = self._file.load(bm25.load_tagged) or bm25.InvertedIndex()
         return self._index
 
     def _rebuild(self) -> bm25.InvertedIndex:
         """Start over from the memories when the saved index turns out not to add up."""
-        log.warning("search index %s is corrupt; rebuilding from the memories", self._cache)
+        log.warning("search index %s is corrupt; rebuilding from the memories", self._file.path)
         index = self._index = bm25.InvertedIndex()
         for key, memory in self._by_key.items():
             index.add(key, document_tokens(memory), tag=memory.hash)
-        self._dirty = True
+        self._file.dirty = True
         return index
 
     def warm(self) -> None:
@@ -144,7 +124,7 @@ class SearchIndex:
         wanted = {key_of(m): m for m in memories}
         for key in [k for k in index.documents() if k not in wanted]:
             index.remove(key)
-            self._dirty = True
+            self._file.dirty = True
         progress = Progress("indexing memories for search", len(wanted))
         fresh = not len(index)
         if fresh:  # a fresh store: every memory at once (bm25.build)
@@ -153,13 +133,13 @@ class SearchIndex:
                 progress.step(done)
                 documents.append((key, document_tokens(memory), memory.hash))
             index = self._index = bm25.build(documents)
-            self._dirty = bool(documents)
+            self._file.dirty = bool(documents)
         for done, (key, memory) in enumerate(wanted.items(), 1):
             if not fresh:
                 progress.step(done)
             if index.tag(key) != memory.hash:
                 index.add(key, document_tokens(memory), tag=memory.hash)
-                self._dirty = True
+                self._file.dirty = True
             else:
                 index.share_tag(key, memory.hash)
         progress.finish()
@@ -190,7 +170,7 @@ class SearchIndex:
                     index.add(key, document_tokens(memory), tag=memory.hash)
                 self._by_key[key] = memory
                 self._note_successor(key, memory)
-            self._dirty = True
+            self._file.dirty = True
 
     def _note_successor(self, key: Key, memory: Memory) -> None:
         if memory.status == "superseded" and memory.superseded_by and memory.superseded_by != memory.id:
@@ -316,23 +296,17 @@ class SearchIndex:
 
     def save(self) -> None:
         """Write the index next to index.json (derived data; skipped when unchanged)."""
-        if self._cache is None or not self._writable or not self._dirty or not self._cache.parent.is_dir():
+        if not self._file.dirty or not self._file.may_write():
             return
         if not self._lock.acquire(timeout=2.0):
             return  # still being built: derived data, the next process rebuilds what it needs
         try:
             if self._index is None:
                 return
-            data = bm25.dump(self._index)
-            self._dirty = False
-            if self._cache.is_symlink():
-                return  # never written through a link (writes refuse it with ENGRAM_UNSAFE_PATH)
+            data = bm25.tagged(bm25.dump(self._index), self._file.key())
         finally:
             self._lock.release()
-        try:
-            write_atomic(self._cache, bm25.tagged(data, self._key()))
-        except OSError:
-            self._dirty = True
+        self._file.write(data)
 
 
 def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:

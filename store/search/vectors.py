@@ -1,33 +1,18 @@
-"""The optional vector signal (extra `vectors`, SPEC §3.1): a local static-embedding model.
+"""The optional vector signal's index (extra `vectors`, SPEC §3.1): every memory's window
+vectors, by content hash, in `.engram/vectors.bin` (derived, gitignored, sealed), refreshed
+incrementally, and the cosine of a query with each memory's best window.
 
-The model is a token-embedding table (safetensors) plus a `tokenizers` tokenizer; a text's
-vector is the mean of its tokens' rows, compared by cosine. By default it is WordLlama's
-`l2_supercat_256`, whose files ship inside the `wordllama` wheel. They are read directly: the
-`wordllama` package is never imported (its loader looks for the tokenizer in a `tokenizer/`
-folder that does not exist and then downloads it, and its import configures logging and pulls
-in pydantic and requests), so nothing here opens a socket. `search.vector_model` (user config)
-names another local folder instead, e.g. a model2vec model (`model.safetensors` +
-`tokenizer.json`).
-
-Each memory is embedded in windows of at most `WINDOW_WORDS` words of its body, each prefixed
-with its title and tags; a memory scores by its best window. Window vectors are kept per
-content hash in `.engram/vectors.bin` (derived, gitignored), refreshed incrementally: only new
-or changed memories are embedded, vectors no memory uses are dropped; the file is rebuilt when
-unreadable, when its tag does not match, or when the model changes.
-
-Loading is lazy: this module imports numpy and tokenizers at its top, and the
-Store imports it only when the signal is on and first used (a server does that on its warm-up
-thread, after the handshake); `store.search.vector_extra` tells whether it can run. While that
-thread is still loading the model and embeddings, a search answers from BM25 alone and its
-backends say so (store.store.Store.warm); once they are in, every search fuses both signals. A
-process without a warm-up (the CLI, a test's Store) loads them at its first search and waits.
+Only new or changed memories are embedded; vectors no memory uses are dropped; the file is
+rebuilt when unreadable, when its tag does not match, or when the model changes. The models and
+the windows a memory is embedded as are store.search.embedders. Loading is lazy: the Store's
+search side (store.finder) imports this module only when the signal is on and first used; while
+a server's warm-up loads it, searches answer from BM25 alone.
 """
 
 from __future__ import annotations
 
 import atexit
 import hashlib
-import importlib.util
 import logging
 import threading
 import time
@@ -35,35 +20,26 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
-import orjson
-from tokenizers import Tokenizer
 
-from store.errors import ModelUnavailable, Untrusted
-from store.files import sealed
-from store.files.fsutil import read_regular, write_atomic
-from store.files.memory import Memory, embedded_prefix, without_provenance
+from store.errors import ModelUnavailable
+from store.files.derived import DerivedFile
+from store.files.fsutil import read_regular
+from store.files.memory import Memory
+from store.search import vector_rows
+from store.search.embedders import Model, load_model, windows
 from store.search.vector_build import (
     BACKGROUND,
     BATCH_SECONDS,
     INLINE_SECONDS,
     SAVE_SECONDS,
-    Pace,
     progress,
 )
 from store.search.vector_extra import (
     FILE_BYTES_BASE,
     FILE_BYTES_PER_MEMORY,
-    MINILM,
-    WORDLLAMA,
-    available,
-    disabled_by_env,
-    extra_installed,
-    install_hint,
-    minilm_installed,
-    model_kind,
 )
 
 if TYPE_CHECKING:
@@ -78,200 +54,12 @@ log = logging.getLogger("engram.store")
 Key = tuple[str, str, str]
 """(scope, tier, id), as in store.search."""
 
-WINDOW_WORDS: Final = 200
-"""Body words per window (the title and tags are added to every window)."""
-BUNDLED_CONFIG: Final = "l2_supercat"
-BUNDLED_DIM: Final = 256
-_FORMAT: Final = f"windows={WINDOW_WORDS};prefix=title+tags;provenance=out;pool=mean-words;dtype=float16"
-
-
-class Model(Protocol):
-    """What the index needs of a model (StaticModel here, store.search.onnx_model.OnnxModel)."""
-
-    name: str
-    fingerprint: str
-    """Says which model, files and windowing made a vector: vectors.bin is kept only under it."""
-    dim: int
-    window_words: int
-    pace: Pace
-
-    def embed(self, texts: list[str], *, bulk: bool = False) -> Matrix:
-        """Unit float32 rows, one per text (zero rows for an empty text); `bulk`: a build's
-        batch, which may run on fewer threads than a query."""
-        ...
-
-
-def bundled_files() -> tuple[Path, Path]:
-    """(weights, tokenizer) inside the installed `wordllama` wheel, found without importing it."""
-    spec = importlib.util.find_spec("wordllama")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable(f"the vectors extra is not fully installed: {install_hint(WORDLLAMA)}")
-    root = Path(next(iter(spec.submodule_search_locations)))
-    weights = root / "weights" / f"{BUNDLED_CONFIG}_{BUNDLED_DIM}.safetensors"
-    tokenizer = root / "tokenizers" / f"{BUNDLED_CONFIG}_tokenizer_config.json"
-    for path in (weights, tokenizer):
-        if not path.is_file():
-            raise ModelUnavailable(
-                f"the wordllama wheel has no {path.name}: reinstall it ({install_hint(WORDLLAMA)})"
-            )
-    return weights, tokenizer
-
-
-def folder_files(folder: str) -> tuple[Path, Path]:
-    """(weights, tokenizer) of a local model folder named by `search.vector_model`."""
-    path = Path(folder)
-    where = "search.vector_model (in $ENGRAM_HOME/config.json)"
-    if not path.is_absolute():
-        raise ModelUnavailable(f"{where} is not an absolute path: give the model folder's full path")
-    if not path.is_dir():
-        raise ModelUnavailable(f"{where} is not a folder: fix the path or remove the key")
-    weights = path / "model.safetensors"
-    if not weights.is_file():
-        found = sorted(path.glob("*.safetensors"))
-        if len(found) != 1:
-            raise ModelUnavailable(f"{where} holds no single *.safetensors file (model.safetensors expected)")
-        weights = found[0]
-    tokenizer = path / "tokenizer.json"
-    if not tokenizer.is_file():
-        raise ModelUnavailable(f"{where} holds no tokenizer.json")
-    return weights, tokenizer
-
-
-class StaticModel:
-    """Mean-pooled static token embeddings; `embed` gives unit rows (zero rows for empty text)."""
-
-    def __init__(self, name: str, weights: Path, tokenizer: Path, digest: str | None = None) -> None:
-        from safetensors.numpy import load_file  # seam: safetensors, for a static model (not MiniLM's)
-
-        try:
-            tensors = load_file(str(weights))
-            self._tokenizer: Any = Tokenizer.from_file(str(tokenizer))
-        except Exception as exc:  # the libraries raise their own types for unreadable files
-            detail = str(exc).replace(str(weights.parent), "…")
-            raise ModelUnavailable(
-                f"model files {weights.name}, {tokenizer.name} unreadable ({detail}): reinstall or replace them"
-            ) from exc
-        table = _embedding_table(tensors)
-        if table is None:
-            raise ModelUnavailable(f"{weights.name} holds no 2-D embedding table")
-        # float16 like the bundled file (half the memory of float32); rows are widened when pooled
-        self._table: Any = np.ascontiguousarray(table, dtype=np.float16)
-        self._tokenizer.no_padding()
-        self._tokenizer.no_truncation()
-        self._counted: dict[int, bool] = {}
-        """Token id → whether it counts towards a text's vector, worked out when first seen
-        (the whole vocabulary up front cost ~65 ms of every start)."""
-        if digest is None:  # a model folder of the user's: its bytes say which model it is
-            content = hashlib.sha256(weights.read_bytes())
-            content.update(tokenizer.read_bytes())
-            digest = content.hexdigest()
-        self.name = name
-        self.fingerprint = f"{name};{digest};{_FORMAT}"
-        self.dim = int(self._table.shape[1])
-        self.window_words = WINDOW_WORDS
-        self.pace = Pace(5e-7)
-
-    def embed(self, texts: list[str], *, bulk: bool = False) -> Matrix:
-        return self.pace.timed(texts, lambda: self._embed(texts))
-
-    def _embed(self, texts: list[str]) -> Matrix:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        rows = len(self._table)
-        for i, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
-            ids = [t for t in encoding.ids if 0 <= t < rows and self._counts(t)]
-            if ids:
-                vector = self._table[ids].astype(np.float32).mean(axis=0)
-                norm = float(np.linalg.norm(vector))
-                if norm > 0:
-                    out[i] = vector / norm
-        # Stored as float16: embedding now or reading the file later gives the same numbers.
-        return out.astype(np.float16).astype(np.float32)
-
-    def _counts(self, token_id: int) -> bool:
-        """Whether a token counts: not unknown or padding, and holding a letter or digit
-        (punctuation and whitespace pieces carry no meaning of their own)."""
-        counted = self._counted.get(token_id)
-        if counted is None:
-            token = self._tokenizer.id_to_token(token_id) or ""
-            counted = token not in _SPECIAL and any(c.isalnum() for c in token)
-            self._counted[token_id] = counted
-        return counted
-
-
-_SPECIAL: Final = frozenset({"<unk>", "[UNK]", "<pad>", "[PAD]"})
-
-
-def _embedding_table(tensors: dict[str, Any]) -> Any:
-    for name in ("embedding.weight", "embeddings"):
-        if name in tensors and tensors[name].ndim == 2:
-            return tensors[name]
-    tables = [t for t in tensors.values() if t.ndim == 2]
-    return tables[0] if len(tables) == 1 else None
-
-
-def load_model(folder: str, *, quick: bool = False) -> Model:
-    """The model `search.vector_model` names: unset, MiniLM when its extra is installed, else
-    WordLlama; `minilm` or `wordllama` by name; or a local folder, an ONNX model when it holds
-    model.onnx, else a static one. `quick`: for a one-shot process (store.search.onnx_model)."""
-    onnx = minilm_installed() if not folder else model_kind(folder) == MINILM
-    if not onnx and folder and folder != WORDLLAMA:
-        weights, tokenizer = folder_files(folder)
-        return StaticModel(Path(folder).name, weights, tokenizer)
-    if onnx:
-        if not minilm_installed(onnx_only=folder not in ("", MINILM)):
-            raise ModelUnavailable(f"search.vector_model names {folder}: {install_hint(MINILM)}")
-        from store.search import onnx_model  # seam: onnxruntime, for an ONNX model
-
-        return (
-            onnx_model.load_minilm(quick=quick)
-            if folder in ("", MINILM)
-            else onnx_model.load_onnx_folder(Path(folder), quick=quick)
-        )
-    weights, tokenizer = bundled_files()
-    name = f"wordllama-{BUNDLED_CONFIG}_{BUNDLED_DIM}"
-    return StaticModel(name, weights, tokenizer, _recorded_digest(weights, tokenizer))
-
-
-def _recorded_digest(*files: Path) -> str | None:
-    """The bundled files' sha256 as the wheel's RECORD lists them (what the installer checked),
-    instead of hashing 18 MB at every start (~45 ms); None when the RECORD does not list both."""
-    root = files[0].parents[1]  # …/site-packages/wordllama/weights/x → …/site-packages
-    site = root.parent
-    wanted = {path.relative_to(site).as_posix(): "" for path in files}
-    for record in site.glob("wordllama-*.dist-info/RECORD"):
-        try:
-            lines = record.read_text("utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            return None
-        for line in lines:
-            name, _, rest = line.partition(",")
-            if name in wanted:
-                wanted[name] = rest.partition(",")[0]
-    if not all(digest.startswith("sha256=") for digest in wanted.values()):
-        return None
-    return "record:" + ";".join(wanted[name] for name in sorted(wanted))
-
-
-def windows(memory: Memory, words: int = WINDOW_WORDS) -> list[str]:
-    """The texts a memory is embedded as: its body in runs of at most `words` words, each
-    prefixed with the title and tags (one window of title and tags alone for an empty body). An
-    imported memory's closing provenance line is left out: it is where the text came from, not
-    what it means (store.files.memory.without_provenance)."""
-    prefix = embedded_prefix(memory.title, memory.tags)
-    body = without_provenance(memory.body).split()
-    runs = [" ".join(body[at : at + words]) for at in range(0, len(body), words)] or [""]
-    return [f"{prefix}\n{run}" if run else prefix for run in runs]
-
 
 _BACKGROUND_KEY: Final = (
     "background:" + hashlib.sha256("\n".join(BACKGROUND).encode("utf-8")).hexdigest()[:16]
 )
 """vectors.bin's entry for the BACKGROUND sentences' vectors: a process that reads the file
 does not embed them again (24 model runs, most of a CLI read's time)."""
-
-_KIND: Final = "vectors"
-"""The seal's kind (store.files.sealed): an HMAC keyed by the per-user secret, so a torn, edited, or
-planted file (one that arrived with a clone) is discarded and rebuilt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,12 +99,8 @@ class VectorIndex:
         could not finish: its searches answer from BM25 and say how far the build has got, and
         `build` (a server's warm-up, `engram index`) does the embedding."""
         self._one_shot = one_shot
-        self._key = key
-        self._notice = notice
-        self._said_unwritable = False
+        self._file = DerivedFile(cache, writable=writable, key=key, notice=notice)
         self._lock = threading.Lock()
-        self._cache = cache
-        self._writable = writable
         self._model: Model | None = None
         self._background: Matrix | None = None
         self._model_folder: str | None = None
@@ -325,7 +109,6 @@ class VectorIndex:
         """Vectors not in the matrix yet, by content hash: read from vectors.bin or embedded by
         the builder, until the sync that completes takes them."""
         self._loaded_file = False
-        self._dirty = False
         self._synced: object = None
         self._generation = 0
         """Bumped when the model changes: a builder of the old model stops and its work is dropped."""
@@ -403,33 +186,15 @@ class VectorIndex:
         """vectors.bin's vectors, if it is sealed for this user and model. A file larger than
         these `memories` could need (FILE_BYTES_BASE plus FILE_BYTES_PER_MEMORY each) is not
         read at all: a clone can ship gigabytes that compress to nothing."""
-        if self._loaded_file or self._cache is None:
+        if self._loaded_file:
             return
         self._loaded_file = True
         limit = FILE_BYTES_BASE + memories * FILE_BYTES_PER_MEMORY
-        try:
-            data = read_regular(self._cache, limit)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            self._dirty = True  # replaced at the next save (a folder in its place stays: said once)
-            log.warning("vectors file %s unreadable (%s); rebuilding", self._cache.name, exc)
-            self._notice("ENGRAM_UNTRUSTED", f".engram/{self._cache.name} not read ({exc}); rebuilt")
-            return
-        try:
-            self._known = _decode(data, model, self._key())
+        known = self._file.load(lambda path, key: vector_rows.decode(read_regular(path, limit), model, key))
+        if known is not None:
+            self._known = known
             if (background := self._known.pop(_BACKGROUND_KEY, None)) is not None:
                 self._background = np.asarray(background, dtype=np.float32)
-        except Untrusted as exc:
-            self._dirty = True
-            if exc.stale:  # an earlier engram's layout: derived data, rebuilt quietly
-                log.info("vectors file %s from an earlier engram; rebuilding", self._cache.name)
-            else:
-                self._notice("ENGRAM_UNTRUSTED", f".engram/{self._cache.name} discarded ({exc}); rebuilt")
-        except ValueError as exc:
-            log.warning("vectors file %s discarded (%s); rebuilding", self._cache.name, exc)
-            self._notice("ENGRAM_UNTRUSTED", f".engram/{self._cache.name} discarded ({exc}); rebuilt")
-            self._dirty = True
 
     def _rows(self, key: Key) -> Matrix:
         assert self._matrix is not None
@@ -525,7 +290,7 @@ class VectorIndex:
             self._matrix = np.zeros((0, model.dim), dtype=np.float32)
         # the file changes when something was embedded or dropped, or it held what is gone now
         if texts or drop or (self._known and any(h not in by_hash for h in self._known)):
-            self._dirty = True
+            self._file.dirty = True
         self._memory_of = memories
         self._known = {}
         self._backlog, self._waiting, self._plan = {}, {}, None
@@ -599,7 +364,7 @@ class VectorIndex:
                     self._known[content_hash] = vectors[at : at + len(parts)]
                     self._backlog.pop(content_hash, None)
                     at += len(parts)
-                self._dirty = True
+                self._file.dirty = True
             if time.monotonic() - self._saved_at >= SAVE_SECONDS:
                 self.save()
                 self._saved_at = time.monotonic()
@@ -653,7 +418,7 @@ class VectorIndex:
             # einsum, not BLAS: no thread pool spinning on a busy machine, same result
             best = np.maximum.reduceat(np.einsum("ij,j->i", matrix, query_vector), self._starts)
             if self._background is None:
-                self._background, self._dirty = model.embed(list(BACKGROUND)), True
+                self._background, self._file.dirty = model.embed(list(BACKGROUND)), True
             unrelated = np.einsum("ij,j->i", self._background, query_vector)
             anchor, spread = round(float(unrelated.mean()), 6), round(float(unrelated.std()), 6)
         if top is None or top >= len(keys):
@@ -670,29 +435,20 @@ class VectorIndex:
     def save(self) -> None:
         """Write `.engram/vectors.bin` (derived data; skipped when unchanged or read-only): the
         matrix's vectors and those the builder has embedded so far."""
-        if self._cache is None or not self._writable or not self._cache.parent.is_dir():
+        if not self._file.may_write():
             return
         if not self._lock.acquire(timeout=2.0):
             return  # still embedding (a server shutting down): the next process finishes the job
         try:
-            if not self._dirty or self._model is None:
+            if not self._file.dirty or self._model is None:
                 return
             by_hash = {**self._known, **{self._hash_of[k]: self._rows(k) for k in self._keys}}
             if self._background is not None:
                 by_hash[_BACKGROUND_KEY] = self._background
-            data = _encode(by_hash, self._model, self._key())
-            self._dirty = False
+            data = vector_rows.encode(by_hash, self._model, self._file.key())
         finally:
             self._lock.release()
-        try:
-            write_atomic(self._cache, data)
-        except OSError as exc:
-            if not self._said_unwritable:  # once: a folder or a read-only .engram stays in the way
-                self._said_unwritable = True
-                log.warning(
-                    "vectors file %s not written (%s): remove what is in its place", self._cache.name, exc
-                )
-            self._dirty = True
+        self._file.write(data)
 
     def neighbours(
         self,
@@ -722,31 +478,10 @@ class VectorIndex:
                     blocks = [self._rows(k) for k in keys]
                     sizes = np.array([len(b) for b in blocks], dtype=np.int64)
                     copied.append((keys, np.concatenate(blocks, dtype=np.float32), sizes))
-        found: dict[tuple[Key, Key], float] = {}
-        for keys, rows, sizes in copied:
-            starts = np.cumsum(sizes) - sizes
-            wanted = min(top, len(keys) - 1)
-            first = 0
-            while first < len(keys):  # memories first..last-1, about _NEIGHBOUR_ROWS windows
-                last = int(np.searchsorted(np.cumsum(sizes[first:]), _NEIGHBOUR_ROWS, side="right")) + first
-                last = max(last, first + 1)
-                low, high = int(starts[first]), int(starts[last - 1] + sizes[last - 1])
-                cosines = np.maximum.reduceat(rows[low:high] @ rows.T, starts, axis=1)
-                best = np.maximum.reduceat(cosines, starts[first:last] - low, axis=0)
-                best[np.arange(last - first), np.arange(first, last)] = -np.inf  # not itself
-                nearest = np.argpartition(-best, wanted - 1, axis=1)[:, :wanted]
-                for n, others in enumerate(nearest.tolist()):
-                    for other in others:
-                        a, b = sorted((keys[first + n], keys[other]))
-                        found[(a, b)] = round(float(best[n, other]), 6)
-                first = last
+        found = vector_rows.closest_pairs(copied, top)
         assert model is not None
         return model.name, [(a, b, cosine) for (a, b), cosine in sorted(found.items())]
 
-
-_NEIGHBOUR_ROWS: Final = 512
-"""Windows compared with all of a group's at once by `neighbours` (512 × 15,000 float32 cosines:
-31 MB)."""
 
 _BUILDING: weakref.WeakSet[VectorIndex] = weakref.WeakSet()
 """Indexes whose build is under way, stopped at exit (a daemon thread inside onnxruntime when
@@ -759,50 +494,4 @@ def _stop_builds() -> None:
         index.stop()
 
 
-def _encode(by_hash: Mapping[str, Rows], model: Model, key: bytes) -> bytes:
-    """Sealed (store.files.sealed): header length, JSON header, float16 rows."""
-    hashes = sorted(by_hash)
-    header = orjson.dumps(
-        {"model": model.fingerprint, "dim": model.dim, "entries": [[h, len(by_hash[h])] for h in hashes]}
-    )
-    rows = [by_hash[h].astype(np.float16).tobytes() for h in hashes]
-    return sealed.seal_binary(key, _KIND, b"".join([len(header).to_bytes(8, "little"), header, *rows]))
-
-
-def _decode(data: bytes, model: Model, key: bytes) -> dict[str, Rows]:
-    """The inverse of `_encode`: Untrusted for a file this user's engram did not seal (stale
-    for an earlier layout), ValueError for one that is torn or from another model."""
-    body = sealed.unseal_binary(key, _KIND, data)  # a view: no copy
-    size = int.from_bytes(body[:8], "little")
-    try:
-        header = orjson.loads(body[8 : 8 + size])
-        if header["model"] != model.fingerprint or header["dim"] != model.dim:
-            raise ValueError("made by another model")
-        entries = [(str(h), int(n)) for h, n in header["entries"]]
-    except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"unreadable header ({exc})") from exc
-    matrix = np.frombuffer(body, dtype=np.float16, offset=8 + size).reshape(-1, model.dim)
-    if sum(n for _, n in entries) != len(matrix) or (len(body) - 8 - size) % (2 * model.dim):
-        raise ValueError("sizes do not add up")
-    out: dict[str, Rows] = {}
-    row = 0
-    for content_hash, count in entries:  # float16 views of the file: widened once, into the matrix
-        out[content_hash] = matrix[row : row + count]
-        row += count
-    return out
-
-
-__all__ = [
-    "Key",
-    "Model",
-    "ModelUnavailable",
-    "Scored",
-    "StaticModel",
-    "VectorIndex",
-    "WINDOW_WORDS",
-    "disabled_by_env",
-    "available",
-    "extra_installed",
-    "load_model",
-    "windows",
-]
+__all__ = ["Key", "Scored", "VectorIndex"]

@@ -24,7 +24,7 @@ import pytest
 
 from engram_mcp.cli.main import main
 from engram_mcp.ops import agent_shell
-from engram_mcp.ops.agent_shell import Observation, Process, ancestors, reasons
+from engram_mcp.ops.agent_shell import Observation, Process, ancestors, detached, reasons
 from store import status as store_status
 from store.store import Store
 from tests.support import terminal
@@ -526,3 +526,81 @@ def test_a_server_a_program_in_the_agents_shell_starts_has_its_writes_listed(
     _save_and_commit([str(host), "-c", f'sh -c "{client}"; :'], ws, "Tag releases on Mondays")
     code, envelope = run_json(capsys, "verify")
     assert code == 1 and envelope["data"]["agent_shell"] == ["tag-releases-on-mondays"], envelope["data"]
+
+
+def _files(*rows: tuple[str, str]) -> tuple[Process, ...]:
+    """(comm, exe) rows nearest first; the last is process 1."""
+    pids = [*range(200, 200 + len(rows) - 1), 1]
+    return tuple(Process(pid, name, exe=exe) for pid, (name, exe) in zip(pids, rows, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("chain", "cut"),
+    [
+        (
+            _files(
+                ("bash", "/usr/bin/bash"),
+                ("flock", "/usr/bin/flock"),
+                ("systemd", "/usr/lib/systemd/systemd"),
+            ),
+            True,
+        ),
+        (
+            _files(("bash", "/usr/bin/bash"), ("sshd", "/usr/bin/bash"), ("init", "/sbin/init")),
+            True,
+        ),  # renamed
+        (_files(("sh", "/usr/bin/dash"), ("script", "/usr/bin/script"), ("flock", "/usr/bin/flock")), True),
+        (
+            _files(("bash", "/usr/bin/bash"), ("tmux: server", "/usr/bin/tmux"), ("systemd", "/sbin/init")),
+            False,
+        ),
+        (
+            _files(
+                ("bash", "/usr/bin/bash"),
+                ("sshd", "/usr/sbin/sshd"),
+                ("sshd", "/usr/sbin/sshd"),
+                ("systemd", "/usr/lib/systemd/systemd"),
+            ),
+            False,
+        ),
+        (
+            _files(
+                ("bash", "/usr/bin/bash"),
+                ("gnome-terminal-", "/usr/libexec/gnome-terminal-server"),
+                ("systemd", "/usr/lib/systemd/systemd"),
+                ("systemd", "/usr/lib/systemd/systemd"),
+            ),
+            False,
+        ),
+        (
+            _files(("bash", "/usr/bin/bash"), ("init", "/init"), ("Relay(9)", "/init"), ("init", "/init")),
+            False,
+        ),  # WSL
+        (
+            _files(
+                ("zsh", "/usr/bin/zsh"),
+                ("code", "/usr/share/code/code"),
+                ("systemd", "/usr/lib/systemd/systemd"),
+            ),
+            False,
+        ),
+    ],
+)
+def test_a_chain_is_judged_by_the_files_its_processes_run(chain: tuple[Process, ...], cut: bool) -> None:
+    assert bool(detached(chain)) is cut, detached(chain)
+
+
+def test_a_server_an_interpreter_under_the_host_starts_has_its_writes_listed(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bash -lc 'python3 client.py'` execs python: no shell stands between the server and the
+    host, but the agent's program does."""
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs Linux's /proc")
+    host = tmp_path / "claude"
+    shutil.copy("/bin/bash", host)
+    client = f"{sys.executable} -c 'import subprocess, sys; subprocess.run(sys.argv[1:])' {{server}}"
+    assert main(["verify", "--accept"]) == 0
+    _save_and_commit([str(host), "-c", f"{client}; :"], ws, "Pin the base image")
+    code, envelope = run_json(capsys, "verify")
+    assert code == 1 and envelope["data"]["agent_shell"] == ["pin-the-base-image"], envelope["data"]

@@ -22,13 +22,14 @@ import numpy as np
 import pytest
 
 from engram_mcp.ops import read_ops
-from store.search import vectors
+from store.search import vector_extra, vectors
 from store.search.vector_build import Pace
 from store.store import Store
 from tests.support.store_helpers import write_memory
 
 pytestmark = pytest.mark.skipif(
-    not vectors.available("wordllama"), reason="the vector libraries (numpy, tokenizers) are not installed"
+    not vector_extra.available("wordllama"),
+    reason="the vector libraries (numpy, tokenizers) are not installed",
 )
 
 MEMORIES = 1000

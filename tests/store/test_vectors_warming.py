@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from store.search import vectors
-from store.search.vectors import extra_installed
+from store.search.vector_extra import extra_installed
 from store.store import Store
 from tests.support.store_helpers import write_memory
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from store.propose.near_duplicates import NEIGHBOURS, meaning_neighbours, near_duplicates
-from store.search.vectors import Model, windows
+from store.search.embedders import Model, windows
 from store.store import Store
 from store.write import proposals
 from tests.support.meaning import with_minilm
@@ -193,9 +193,9 @@ def test_neighbours_compare_every_window_in_blocks_as_one_product_would(
 ) -> None:
     """VectorIndex.neighbours: a pair's cosine is that of their closest windows, the same when
     the rows are taken a few at a time; each memory's nearest are of its own group."""
-    from store.search import vectors
+    from store.search import vector_rows, vectors
 
-    monkeypatch.setattr(vectors, "_NEIGHBOUR_ROWS", 3)
+    monkeypatch.setattr(vector_rows, "_NEIGHBOUR_ROWS", 3)
     long = " ".join(f"word{n} about deploy windows" for n in range(60))  # several windows
     for n, text in enumerate(["Deploys run on weekdays only", "No production releases at weekends"]):
         write_memory(empty_workspace, f"short-{n}", title=text, body=text + ".\n")

@@ -11,7 +11,7 @@ import pytest
 from store.search.vector_extra import minilm_installed
 
 if TYPE_CHECKING:  # numpy: only with the vectors or minilm extra
-    from store.search.vectors import Model
+    from store.search.embedders import Model
 
 with_minilm = [
     pytest.mark.skipif(
