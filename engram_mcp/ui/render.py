@@ -16,7 +16,7 @@ import html
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import nh3
@@ -107,8 +107,14 @@ def hides_text(text: str, rendered: Markup) -> bool:
 
     The words the page adds itself (an autolink's target shown again after it, the `image`
     label) are not counted as shown, or a hidden comment's words put in a URL would pass; the
-    numbers of an ordered list, which the page shows as list marks, are not counted as source."""
+    numbers of an ordered list, which the page shows as list marks, are not counted as source.
+    Any link reference definition counts as hidden whatever its words: its target is shown after
+    each use, so repeated uses would otherwise cover a comment's words in another order."""
     block = untrusted.block(text, BODY_LIMIT)
+    env: dict[str, Any] = {}
+    _MARKDOWN.parse(block, env)
+    if env.get("references"):
+        return True
     added, marks = _page_own_words(block)
     shown = Counter(_words(html.unescape(_TAG.sub(" ", str(rendered))))) - added
     source = Counter(_words(block)) - marks

@@ -94,7 +94,12 @@ def test_a_cursor_allowlist_entry_that_runs_engram_commit_is_a_gate_left_open(
         ('{"/^eng[^]am commit/": true}', True),  # JavaScript's any-character class
         ('{"bash": true, "/\\\\bengram(?!\\\\/)/i": false}', True),
         ('{"python3": true}', True),
-        ('{"npm test": true, "/\\\\bengram(?!\\\\/)/i": false}', False),
+        ('{"npm run": true, "/\\\\bengram(?!\\\\/)/i": false}', True),  # a package's script
+        ('{"pytest": true}', True),  # a conftest.py the agent writes
+        ('{"flock": true}', True),
+        ('{"/^\\\\.\\\\/\\\\S+/": true}', True),  # any script by its path
+        ('{"git status": true, "ls": true, "cat": true}', False),
+        ('{"npm test": true, "/\\\\bengram(?!\\\\/)/i": false}', True),  # package.json's test script
         ('{"git status": true, "ls": true}', False),
     ],
 )
@@ -117,6 +122,10 @@ def test_a_vscode_rule_that_approves_engram_commit_is_a_gate_left_open(
         ".config/Code/User/profiles/4a1f/settings.json",
         ".config/Code - Insiders/User/settings.json",
         ".config/VSCodium/User/settings.json",
+        ".config/Code - OSS/User/settings.json",
+        ".vscode-server/data/Machine/settings.json",
+        ".vscode-server/data/User/settings.json",
+        ".var/app/com.visualstudio.code/config/Code/User/settings.json",
     ],
 )
 def test_every_vscode_settings_file_is_read(
@@ -141,3 +150,16 @@ def test_a_code_workspace_files_settings_are_read(
     assert [f["file"] for f in env["data"]["findings"] if f["code"] == "host.gate_open"] == [
         "./team.code-workspace"
     ]
+
+
+@pytest.mark.parametrize(
+    "where", ["team.code-workspace", ".vscode/team.code-workspace", "../team.code-workspace"]
+)
+def test_code_workspace_files_beside_the_project_are_read(
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    for n in range(25):  # decoys do not hide the one that approves
+        write(ws / f"decoy-{n:02}.code-workspace", '{"folders": [], "settings": {}}\n')
+    write(ws / where, '{"settings": {"chat.tools.terminal.autoApprove": {"sh": true}}}\n')
+    rc, env = run_json(capsys, "doctor")
+    assert rc == 1 and any(f["code"] == "host.gate_open" for f in env["data"]["findings"])

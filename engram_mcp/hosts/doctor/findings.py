@@ -98,16 +98,26 @@ class Where:
         return Path(folder) / ".claude.json" if folder else self.home / ".claude.json"
 
     def vscode_settings(self) -> list[tuple[Path, dict[str, Any]]]:
-        """Every VS Code settings object that applies here, with its file: the workspace's
-        `.vscode/settings.json` and the `settings` of each `*.code-workspace` in it, then each
-        user folder's (VS Code, Insiders, VSCodium) `settings.json` and its profiles'."""
+        """Every VS Code settings object that may apply here, with its file: the workspace's
+        `.vscode/settings.json`, the `settings` of each `*.code-workspace` in it, its `.vscode/`
+        or its parent, then each user folder's `settings.json` and its profiles' (VS Code,
+        Insiders, OSS, VSCodium, their Flatpaks, and a remote's `~/.vscode-server`)."""
         found: list[tuple[Path, Any]] = [(self.workspace / ".vscode" / "settings.json", None)]
-        found += [(w, "settings") for w in sorted(self.workspace.glob("*.code-workspace"))[:20]]
+        for folder in (self.workspace, self.workspace / ".vscode", self.workspace.parent):
+            found += [(w, "settings") for w in sorted(folder.glob("*.code-workspace"))]
         stable = vscode_user_dir(self.home, self.env)
-        for flavour in ("Code", "Code - Insiders", "VSCodium"):
-            user = stable.parent.parent / flavour / "User"
+        users = [
+            stable.parent.parent / flavour / "User"
+            for flavour in ("Code", "Code - Insiders", "Code - OSS", "VSCodium")
+        ]
+        users += [self.home / ".vscode-server" / "data" / part for part in ("Machine", "User")]
+        users += [
+            self.home / ".var" / "app" / "com.visualstudio.code" / "config" / "Code" / "User",
+            self.home / ".var" / "app" / "com.vscodium.codium" / "config" / "VSCodium" / "User",
+        ]
+        for user in users:
             found.append((user / "settings.json", None))
-            found += [(p, None) for p in sorted(user.glob("profiles/*/settings.json"))[:50]]
+            found += [(p, None) for p in sorted(user.glob("profiles/*/settings.json"))]
         settings = []
         for path, member in found:
             data = read_jsonc(path)

@@ -83,16 +83,20 @@ PROBES: Final = (
 )
 """How an agent runs engram's commit in a terminal."""
 CARRIERS: Final = (
-    "bash run.sh",
-    "sh run.sh",
-    "python3 run.py",
-    "node run.js",
-    "env ./run",
-    "xargs -a commands",
-    "script -qc ./run",
+    *(f"{shell} run.sh" for shell in ("bash", "sh", "zsh", "dash", "fish", "ksh", "pwsh", "source", ".")),
+    *(f"{shell} -c x" for shell in ("bash", "sh", "zsh")),
+    *(f"{runner} run.py" for runner in ("python", "python3", "python3.12", "python3.11", "py", "pypy3")),
+    *(f"{runner} -c x" for runner in ("python", "python3", "perl", "ruby", "node")),
+    *(f"{runner} run.x" for runner in ("perl", "ruby", "node", "deno run", "bun", "php", "lua", "awk -f")),
+    *("npm run x", "npm test", "npx x", "yarn x", "pnpm x", "make x", "just x", "pytest", "tox", "nox"),
+    *("uv run x", "poetry run x", "pipx run x", "cargo run", "go run x", "gradle x", "mvn x"),
+    *("env ./run", "xargs -a commands", "script -qc ./run", "flock f ./run", "nohup ./run", "sudo ./run"),
+    *("time ./run", "nice ./run", "timeout 9 ./run", "setsid ./run", "eval x", "find . -exec ./run ;"),
+    *("git x", "ssh localhost x", "docker run x", "tmux new-session x", "screen x", "watch ./run", "./run"),
 )
-"""Commands that run whatever a file the agent wrote says: an approving rule for one of them
-runs engram's writes unasked, whatever rule names engram."""
+"""Commands that run whatever a file the agent can write says (a script, a package's or a
+Makefile's task, a test's conftest, a git alias): an approving rule for one of them runs
+engram's writes unasked, whatever rule names engram."""
 
 
 def vscode_gate(where: Where) -> Iterator[Finding]:
