@@ -3,20 +3,7 @@ user-level host configs live, how console scripts are named and where they are i
 which signals ask engram to stop. Each function reads `sys.platform` when called, so a test can
 fake the platform with monkeypatch.
 
-File-system behaviour (open flags, folder fsync, file modes, locking, `\\` in refs and globs)
-is store/files/fs_platform.py's.
-
-Signals. POSIX: SIGTERM is how a host, a service manager or `kill` asks a process to stop;
-engram finishes what it is doing and exits 143 (SIGINT, Ctrl-C, is KeyboardInterrupt: 130).
-Windows: Python's `signal` module has SIGTERM, and a handler can be installed, but the OS never
-delivers it: stopping another process is TerminateProcess (what `os.kill` and Node's
-`child.kill()` do there), which runs no handler, so a host that stops engram that way gets the
-same result as SIGKILL on POSIX (every write is atomic and journalled: the store is whole).
-The stop a server can see on every platform is its stdin closing (exit 0), which MCP's stdio
-transport names as the client's way to shut a server down. Ctrl+Break in a console is SIGBREAK
-(Windows only), handled like SIGTERM. There is no SIGHUP or SIGPIPE on Windows (a write to a
-closed pipe is an OSError there, BrokenPipeError or EINVAL), and engram installs neither anywhere
-(Python ignores SIGPIPE, so POSIX gets BrokenPipeError too).
+The rest, and why: docs/design.md, `engram_mcp/platform.py`.
 """
 
 from __future__ import annotations

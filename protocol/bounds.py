@@ -1,31 +1,6 @@
 """Resource bounds on what a client can make the server hold: depth, pending work, open questions.
 
-Backpressure (issue 9, SPEC §6). The reader thread reads stdin and answers lifecycle
-messages, `ping`, notifications (`notifications/cancelled`) and responses to our own
-`elicitation/create` inline; every other request is an *operation* that runs on the worker
-pool. Before handing an operation to the pool the reader enters the `Admission` gate, which
-blocks while `MAX_PENDING` operations (queued + running) or `MAX_PENDING_BYTES` of their
-request lines are admitted and unfinished. While it blocks the reader reads nothing, so the
-client's writes fill the stdin pipe and the client blocks: memory stays bounded by the
-gate, not by how fast a client can write. Replies are written by the pool threads; when the
-client does not read its stdout, they block on the pipe, operations stop finishing, and the
-gate stays shut: the same backpressure, in the other direction.
-
-The reader only stops with an operation in hand, so a `ping`, a cancellation or an
-elicitation answer sent while fewer than `MAX_PENDING` operations are admitted is read at
-once; one sent behind a longer run of operations is read as soon as one of them finishes.
-That wait always ends, because no admitted operation waits for anything behind the reader:
-
-* an operation waiting for the human's answer to its `elicitation/create` steps out of the
-  gate (it is the human's work now, not the server's) and gives up its run slot, so queued
-  operations keep running and the reader keeps reading, answers included;
-* at most `MAX_OPEN_QUESTIONS` questions are open at once; a handler asking beyond that gets
-  `unavailable` at once and falls back to the token flow (SPEC §4.3), so waiting operations
-  are bounded too, and the pool always has threads left to run the others.
-
-Depth: a request's `params` may nest `MAX_PARAMS_DEPTH` levels (no MCP request needs more;
-engram's deepest is about six); deeper is `-32602` before anything recurses over it.
-`depth_exceeds` itself is iterative.
+The rest, and why: docs/design.md, `protocol/bounds.py`.
 """
 
 from __future__ import annotations

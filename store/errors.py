@@ -1,41 +1,6 @@
 """Errors raised by store/, each with a stable code the application shows to users.
 
-* StoreError          base; `code` is the stable ENGRAM_* code, the message says how to fix it
-  - InvalidId         ENGRAM_VALIDATION  not a memory id; refused before any path is built
-  - InvalidCandidate  ENGRAM_VALIDATION  a proposed memory engram would not write (a field, an id)
-  - InvalidSelection  ENGRAM_VALIDATION  `approve` names no candidate of the proposal
-  - InvalidNote       ENGRAM_VALIDATION  a working note engram would not write (an invisible character)
-  - InvalidChange     ENGRAM_VALIDATION  a person's retire or restore the memory's state does not allow
-  - Refused           ENGRAM_REFUSED     a note that is empty or reads like an instruction
-  - TokenRefused      ENGRAM_TOKEN_*     a commit refused before anything was written; the code
-                      (ENGRAM_INTEGRITY, ENGRAM_DECLINED too) says which refusal
-  - ReadOnly          ENGRAM_READ_ONLY   a write asked of a read-only store
-  - NotFound          ENGRAM_NOT_FOUND   no memory with that id
-  - CorruptMemory     ENGRAM_CORRUPT     a file's front matter is unreadable; the file is untouched
-    - Conflict        ENGRAM_CONFLICT    a memory file holds git conflict markers; never half-read
-  - ConfigError       ENGRAM_CONFIG      config.json is invalid (the store runs on defaults)
-  - Busy              ENGRAM_BUSY        the workspace lock was not obtained in time; nothing changed
-  - StaleEdit         ENGRAM_BUSY        a person's edit of a file that changed on disk meanwhile
-  - UnsafePath        ENGRAM_UNSAFE_PATH a link (or non-regular file) under `.engram/` leads outside its scope
-  - NoWorkspace       ENGRAM_NO_WORKSPACE a write outside an initialised workspace or a git root; nothing created
-
-* Next (a value): a next step an error or a result names without naming how (no tool, no
-  command): `StoreError.said` holds its text in pieces, a surface words each Next in them.
-
-* Problem (a value, not an exception): a file engram could not use, reported by reads and verify.
-
-* NotRegular (an OSError, not a StoreError): a path that is a FIFO, device, socket, folder or
-  link, met by the file readers (store.files.fsutil); callers turn it into a Problem or an UnsafePath.
-
-* Derived data refused (not StoreErrors: the caller rebuilds, the user sees at most a notice):
-  - Untrusted         a sealed file (store.files.sealed) without a valid tag of this user's engram;
-                      `stale` when an earlier engram wrote it in another layout
-  - CorruptIndex      a saved search index whose arrays do not add up
-  - ModelUnavailable  the vector model cannot be loaded; the message says what to fix
-
-A write's StoreError is raised before anything is written (`changed` False), or, rarely, after
-its journal began changing files (`changed` True: the next write or start completes it); the
-application says which (engram_mcp.ops.outcome.store_failure).
+The rest, and why: docs/design.md, `store/errors.py`.
 """
 
 from __future__ import annotations

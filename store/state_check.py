@@ -1,19 +1,7 @@
 """The state and derived files of one scope, checked the way engram would read them, writing
-nothing (for `engram doctor`, engram_mcp.hosts.doctor.health; issue 22).
+nothing (for `engram doctor`, engram_mcp.hosts.doctor.health).
 
-Each file engram keeps for itself carries a tag keyed by the per-user secret
-(store.files.sealed); one that fails it is discarded when engram next reads it. What that costs
-the person differs, so each problem says which it is:
-
-* `derived`: index.json, search.idx, vectors.bin are rebuilt from the memory files on their own
-  (informational; an untrusted index.json also makes verify list every memory once);
-* `state`: usage.json (fetch counts), pending-approvals.json (waiting proposals), seals.log
-  (what engram recorded of its own writes), journal.json (an interrupted commit) are not
-  rebuilt: what they held is lost;
-* `unsafe`: something that is not a regular file (a link, a folder, a FIFO) stands at a state
-  file's path: reads treat it as absent and writes are refused until it is removed.
-
-Never blocks on a FIFO, never follows a link, never reads more than engram would.
+The rest, and why: docs/design.md, `store/state_check.py`.
 """
 
 from __future__ import annotations

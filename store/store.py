@@ -224,11 +224,10 @@ class Store:
         """Read the indexes in now, so the first request does not wait for them; a large
         store also loads BM25's numpy kernels, which its searches then use (store.search.bm25). The
         vector model and embeddings come last, and searches until they are in answer from BM25
-        alone (backends `bm25`): a server's first search never waits ~200 ms for a model; the
+        alone (backends `bm25`): a server's first search never waits for a model; the
         ones after fuse both signals. The collector is paused meanwhile and what warming made
         is frozen: it (about ten objects per memory) lives as long as the store, and collecting
-        it as it was made, then again at the first search, cost ~100 ms of a 10,000-memory
-        start."""
+        it as it was made, then again at the first search, would slow a large store's start."""
         collecting = gc.isenabled()
         gc.disable()
         self.finder.warming = True

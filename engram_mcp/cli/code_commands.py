@@ -1,4 +1,4 @@
-"""CLI commands of issue 13: `stale [--expired]`, `history ID`, `import SOURCE [PATH]`, `export --json`.
+"""CLI commands: `stale [--expired]`, `history ID`, `import SOURCE [PATH]`, `export --json`.
 
 `register(command, sub)` adds them to the parser of engram_mcp.cli; each returns an Outcome
 like every other command (its `--json` prints the envelope), except `export`, whose output

@@ -91,7 +91,7 @@ def _verify(args: argparse.Namespace, store: Store) -> Outcome:
             "`engram verify --accept` in your own terminal: " + "; ".join(listed) + "."
         )
     unparsed = outcome.data.get("unparsed") or []
-    if unparsed:  # never recorded as gone (issue 22): their last reviewed version stands
+    if unparsed:  # never recorded as gone: their last reviewed version stands
         text += (
             f" Kept the last record of {count(len(unparsed), 'file')} that cannot be used: "
             + ", ".join(unparsed)
@@ -164,7 +164,7 @@ def _load(args: argparse.Namespace, store: Store) -> Outcome:
             "full": args.full or None,
             "explain": args.explain or None,
             "objective": args.objective,
-            "include_stale": args.include_stale or None,  # issue 13
+            "include_stale": args.include_stale or None,
         },
         {
             "query": "QUERY",
@@ -395,8 +395,8 @@ def build_parser() -> CommandParser:
     command("gc", _gc, "remove expired working notes", writing=True)
     memory_commands.add_commands(command)
     host_commands.add_commands(command)  # link, unlink, upgrade, doctor
-    ui_command.add_commands(command)  # ui: the local review page (issue 23)
-    code_commands.register(command, sub)  # stale, history, import, export (issue 13)
+    ui_command.add_commands(command)  # ui: the local review page
+    code_commands.register(command, sub)  # stale, history, import, export
     hook = command("hook", _hook, "host hooks: `engram hook session-start` (Claude Code SessionStart)")
     hook.add_argument("event", choices=["session-start"])
     return parser

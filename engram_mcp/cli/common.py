@@ -73,7 +73,7 @@ GROUPS: Final = (
     ("Session", ("save-session", "note", "promote", "gc", "import", "export")),
     ("For hosts", ("hook",)),
 )
-"""The top-level help's groups, in the order a person meets them (issue 22: a flat list of 28
+"""The top-level help's groups, in the order a person meets them (a flat list of 28
 commands in no order). A command in no group is listed under "Other", never left out."""
 
 

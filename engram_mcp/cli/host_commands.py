@@ -142,7 +142,7 @@ def _doctor(args: argparse.Namespace, store: Store) -> Outcome:
         "steps": [f.data() for f in steps],
     }
     if here:
-        memory_line, data["memory"] = code_commands.health_line(store)  # issue 13: stale, review, expired
+        memory_line, data["memory"] = code_commands.health_line(store)  # stale, review, expired
         lines.append(memory_line)
     if findings:  # the command ran; its verdict (data.ok false) exits 1
         return Outcome(

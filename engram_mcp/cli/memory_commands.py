@@ -171,7 +171,7 @@ def _redacted_line(found: dict[str, list[str]]) -> str:
 
 def _list(args: argparse.Namespace, store: Store) -> Outcome:
     """The memories, one aligned line each, then a `!` line per memory file engram could not
-    use (issue 22: never left out without a word). Exit 0 either way: a listing that could not
+    use (never left out without a word). Exit 0 either way: a listing that could not
     read every file says so and names the files (`verify` and `doctor`, the checks, exit 1)."""
     view = store.view()
     wanted = set(STATUSES) if args.status == "all" else {args.status}

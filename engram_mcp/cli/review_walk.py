@@ -1,26 +1,7 @@
 """`engram pending` at the human's own terminal: every candidate of every waiting proposal shown
-in full, then `Save this? [y/N/q]` (issue 23, Build 5).
+in full, then `Save this? [y/N/q]`.
 
-Running it at your terminal is the approval, as `engram add` is: no token. The token went to
-the agent that proposed; when its chat is gone, this is how the human still decides. Each
-candidate is shown as the preview shows it (engram_mcp.ops.previews: verdict, type, title,
-scope, tags, paths, refs and dates, `always`, the closest memories, the body, and for an
-UPDATE or SUPERSEDE the diff against the memory as it is now, with its `!` marks), under a
-head naming the proposal and its redaction count. `y` approves, `n` (or Enter) declines, `q`
-or the end of input stops and leaves the rest pending; any other answer is asked again.
-
-The answers to one proposal are collected, then decided in one call (store.write.commits.decide,
-where "cli"): its approved candidates written through the commit path (under the write lock,
-every verdict re-checked against the store as it is now, a changed one deferred and said in
-plain words), its declined ones declined, in one journal. Stopping part-way (q, the end of
-input) decides what was answered and leaves the rest pending, under their first numbers; the
-next `engram pending` asks about them. A proposal approved, declined, cancelled or expired
-elsewhere while it was read (engram ui, `engram commit`) is said so, and nothing is decided
-here for it.
-
-Who may walk is decided by the command (engram_mcp.cli.memory_commands): only on a terminal
-(stdin and stdout), and never in an agent's shell (engram_mcp.ops.agent_shell: ENGRAM_AGENT_SHELL,
-as `engram commit` refuses there).
+The rest, and why: docs/design.md, `engram_mcp/cli/review_walk.py`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`engram ui [--no-open] [--port N] [--idle-minutes N]`: the local review page (issue 23).
+"""`engram ui [--no-open] [--port N] [--idle-minutes N]`: the local review page.
 
 Registered like every command, but its web stack (werkzeug, jinja2, markdown-it-py, nh3:
 engram_mcp.ui) is imported only when `engram ui` runs, so no other command's start-up and not

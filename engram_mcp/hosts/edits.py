@@ -1,29 +1,8 @@
 """The file edits every host change goes through: read, atomic write with one backup, diff, and
 the per-file `Result` that `link`, `unlink`, `upgrade` and `doctor` report.
 
-Every host file is read through `read_bytes`: regular files only (a FIFO is never waited on, a
-device such as `/dev/zero` never read), at most `HOST_FILE_LIMIT` bytes (`CLAUDE_STATE_LIMIT`
-for `~/.claude.json`), and every failure to read is a HostError naming the file's problem, never
-a traceback: a cloned repository chooses what its `.mcp.json` is.
-
-The backup of a file's original (made at engram's first change to it) lives under
-`$ENGRAM_HOME/backups/`, named by a hash of the file's absolute path, never beside the file: a
-`.mcp.json.bak` in a repository is committed by `git add -A` (issue 22). `unlink` reads it to
-give back the original bytes, then removes it. Every first change saves that backup (or the
-mark that engram created the file), whatever else lies beside the file. An `X.bak` beside a
-file is what engram wrote before, or the user's own copy: engram never removes one. Inside a
-workspace it is repository content (a clone can plant `.mcp.json.bak`), so it is never read,
-and unlink names it for the user to delete. Beside a file of the user's own folders that has
-neither a backup nor a created mark under `$ENGRAM_HOME` (linked by an engram from before issue
-22, and not changed since), it is read as that file's original, and left where it is.
-
-A host config kept as a symbolic link (dotfiles) is edited through its link (SPEC §8): the
-target's bytes change, atomically in the target's folder with the target's mode, and the link
-stays; its backup is keyed by the link's path (nothing is written into the dotfiles
-repository). A link whose target is missing is refused with a message naming it, rather than
-replaced by a file. In a workspace, a file whose link, or a folder above it, leads outside the
-workspace is refused (`link_outside`): a clone's `.claude -> ~/.claude` must not have engram
-write into, or delete from, the user's own folders."""
+The rest, and why: docs/design.md, `engram_mcp/hosts/edits.py`.
+"""
 
 from __future__ import annotations
 
@@ -184,13 +163,13 @@ def backup_path(path: Path) -> Path:
 
 
 def legacy_backup(path: Path) -> Path:
-    """Where engram kept the backup before issue 22: `X.bak` beside the file."""
+    """Where engram kept the backup before backups moved to $ENGRAM_HOME: `X.bak` beside the file."""
     return path.with_name(path.name + ".bak")
 
 
 def _backups(path: Path, in_workspace: bool) -> list[Path]:
     """The backups that may hold `path`'s original, first found wins: engram's under
-    `$ENGRAM_HOME`, else (outside a workspace, for a file no engram since issue 22 has changed:
+    `$ENGRAM_HOME`, else (outside a workspace, for a file no engram since backups moved has changed:
     no created mark either) an older engram's `.bak` beside it, read only. A `.bak` beside a
     workspace file is the repository's, never one of them."""
     if in_workspace or recorded(path):

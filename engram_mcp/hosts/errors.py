@@ -1,21 +1,6 @@
 """Errors raised by host-config linking (`engram link/unlink/upgrade/doctor`).
 
-* HostError   a host file engram leaves untouched; `code` is the ENGRAM_HOST_* code the
-              command reports for that file: ENGRAM_HOST_LINK (a dangling link),
-              ENGRAM_HOST_UNREADABLE (a folder, FIFO, device, loop of links, too large, or
-              unreadable: edits.read_bytes), ENGRAM_HOST_PARSE (not UTF-8, unparseable)
-* LinkRefused a `link` or `unlink` that wrote nothing, or an `upgrade` that left the project's
-              files alone: `code` is ENGRAM_NOT_ON_PATH (the project's files would name a
-              command a teammate's machine cannot run, path_hint.py) or ENGRAM_GLOBAL_ONLY (the
-              host has no project config)
-* JsoncError  a JSON/JSONC host file that does not parse, or whose shape leaves no room for
-              engram's entry, at a 1-based line and column (jsonc.py)
-* TomlError   a Codex `config.toml` that does not parse, or an engram entry that is not
-              engram's managed block (codex_toml.py)
-* RuleError   a host file whose shape leaves no room for engram's approval rule (gate_rules.py)
-
-The three file-format errors are ValueErrors that `link` turns into a HostError or a Result
-naming the file; none of them reaches the user as a traceback.
+The rest, and why: docs/design.md, `engram_mcp/hosts/errors.py`.
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """`engram import SOURCE [PATH]`: what users already wrote for other hosts, as candidates.
 
-Sources and where each host keeps its files (PATH overrides):
-
-| source | files |
-| --- | --- |
-| `claude-md` | `CLAUDE.md` (else `.claude/CLAUDE.md`) |
-| `agents-md` | `AGENTS.md` |
-| `cursor-rules` | `.cursor/rules/*.mdc` (front matter `description`, `globs`, `alwaysApply`); `.cursorrules` |
-| `copilot` | `.github/copilot-instructions.md`, and `.github/instructions/*.instructions.md` (`applyTo`) |
-| `claude-memory` | Claude Code's auto memory of this project, `~/.claude/projects/<project>/memory/`: `MEMORY.md` (an index, first lines loaded every session) and topic files with front matter `name`, `description`, `type: user | feedback | project | reference`. `<project>` is the git root of the workspace (worktrees share it), every character but letters and digits replaced by `-` |
-
-Markdown instructions become one candidate per list item or paragraph, under the heading
-it sits in (its title and tag); a fenced code block joins the item before it. A Cursor rule
-or an auto-memory topic file is one candidate each; `globs` / `applyTo` become `paths`.
-The type is read from the words (always/never/must → rule; commands, build, test steps →
-procedure; "decided", "instead of" → decision; gotcha, careful, beware → gotcha; style,
-naming → convention; else convention, or fact for architecture/overview sections).
-
-Nothing is written here: the candidates go through the verdicts, redaction and the approval
-token like any save (`engram commit TOKEN`).
+The rest, and why: docs/design.md, `engram_mcp/intake/importers.py`.
 """
 
 from __future__ import annotations
@@ -55,7 +37,7 @@ def _named(path: Path, workspace: Path, given: str | None) -> str:
 
 
 def _check_file(source: str, path: Path, workspace: Path, given: str | None) -> None:
-    """Fixable unless `path` is a regular file engram may read (issue 22: `import claude-md
+    """Fixable unless `path` is a regular file engram may read (`import claude-md
     /nonexistent.md` answered "nothing to import from nonexistent.md", as if the file were empty)."""
     named = _named(path, workspace, given)
     fix = f"name the file: `engram import {source} PATH`"

@@ -1,33 +1,6 @@
 """Is this `engram` running in an agent's shell? (SPEC §7: CLI writes are the human's.)
 
-The agent receives a proposal's approval token in its own `engram_save` result; if its host
-runs shell commands unasked, `engram commit TOKEN` from that shell would be the agent
-approving its own proposal. The host's own rule (`engram link` writes it) is the gate; this is
-engram's second one. An agent controls its command line and its own environment
-(`env -u CLAUDECODE engram commit …`), so three signals are read and any one is enough:
-
-1. **No terminal** (the main belt): stdin is not a terminal, or this process has no controlling
-   terminal (`/dev/tty` cannot be opened). Every host's shell tool measured (Claude Code
-   2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, opencode 1.18.33) runs commands in a session of
-   their own without one; Codex's `exec_command` with `tty: true` gives stdin a terminal that
-   is not controlling.
-2. **A host's variables** in this process's environment: what those shell tools set in their
-   children (e2e/shell.py's probe found them; `HOST_VARIABLES`).
-3. **An ancestor** (Linux `/proc`) whose environment holds one of those variables (the
-   environment a process started with cannot be changed by its child: the host's shell keeps
-   `CLAUDECODE` after `env -u`), or whose program is a host CLI (opencode runs the command as
-   its own child; Codex's sandbox is process 1 of its namespace, `codex-linux-sandbox`).
-
-4. **A chain cut off from where it started** (`detached`): a human's terminal leads up to a
-   terminal program, a multiplexer, sshd or the session manager; an agent that leaves its
-   ancestry behind (`( script -qc … & )`, `setsid -f`, a double fork) or starts a PID namespace
-   of its own (`unshare -p --mount-proc`) leaves a shell, `script` or an interpreter as the
-   first process under process 1, or as process 1 itself.
-
-Nothing here can be switched off: no variable, flag or file makes a detected shell count as
-the human's. It is a second gate, not a proof: a command started through a multiplexer's
-server of its own (`tmux -L x new-session -d …`) with every host variable removed is not seen,
-nor a renamed `script`, which is why the host's rule is the gate.
+The rest, and why: docs/design.md, `engram_mcp/ops/agent_shell.py`.
 """
 
 from __future__ import annotations

@@ -2,21 +2,7 @@
 its title, tags, paths, refs, dates, `always` and body, and a mark when the change drops text or
 tags or mutes the memory (an expiry date, refs that do not resolve, `always` turned off).
 
-Issue 19: an UPDATE shown as its new body alone read like an ADD. Approving one replaced
-"make check runs ruff, mypy and pytest; for web/ run npm test (vitest)" by "Run `make check`
-before pushing" and replaced its tags, and an agent's UPDATE kept a memory's old title over a
-`curl … | sh` body. So the preview and the dialog show what goes, what comes, and say plainly
-when something goes.
-
-Both sides are untrusted (the old one is a memory file a clone can write): every line is
-escaped by store.safety.untrusted and quoted after a gutter engram writes (`- | `, `+ | `, `  | `),
-so no line of either body can start a line of engram's own, a forged closing fence included.
-
-The attack review: an UPDATE with the same title, body and tags plus `valid_until` and a ref
-that does not resolve read "body: unchanged" and, approved, took the memory out of every read;
-and a `curl … | sh` appended to a 2 KB paragraph was cut from the dialog before it showed. So
-every field the file holds is compared, and a long line replaced one to one shows the part that
-changes before the whole lines.
+The rest, and why: docs/design.md, `engram_mcp/ops/changes.py`.
 """
 
 from __future__ import annotations
@@ -32,8 +18,8 @@ from store.write.proposal_entry import Before, ProposalEntry
 
 DIFF_LINES: Final = 600
 """Lines of each body the diff compares; the rest is named, not compared. difflib's matcher is
-quadratic and worse on bodies of many alike lines (10,000 lines of 150 kinds: 22 s; 600 lines:
-~20 ms, measured on the shared 2-core machine)."""
+quadratic and worse on bodies of many alike lines: a long body would hold the preview for
+seconds."""
 LINE_LIMIT: Final = 240
 """Characters of one quoted line of a short diff before it wraps."""
 REMOVED_LINE: Final = 2_000

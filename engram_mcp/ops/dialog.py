@@ -3,7 +3,7 @@ candidate and a scope), and what an accepted answer keeps. The flows that ask it
 engram_mcp.ops.write_ops'.
 
 The message shows each candidate's type and body and, for an UPDATE or SUPERSEDE, a short
-diff against the memory it changes (SPEC §4.3; issue 19: a dialog of titles alone let an
+diff against the memory it changes (SPEC §4.3; a dialog of titles alone let an
 UPDATE under a memory's old title write a `curl … | sh` body). Every quoted line sits behind a
 gutter engram writes (`| `, `- | `, `+ | `), escaped by store.safety.untrusted, so a body cannot
 forge a line of the message. The message is bounded (MESSAGE_LIMIT): a lone candidate has all

@@ -1,19 +1,6 @@
 """`engram hook session-start`: what the Claude Code SessionStart hook injects (SPEC §10).
 
-Prints the session's tiered load (core first, plus what ENGRAM_SESSION_OBJECTIVE routes to), the
-working notes of that objective as cards, and a proof line:
-
-    engram: loaded <n> memories (<tokens> tokens) index <12 hex>
-
-where the index hash is the one `engram status` shows. It never fails the session: on any
-error it prints one line saying what went wrong and exits 0.
-
-The first line says in plain words why it loaded what it loaded (issue 21): a store small
-enough to fit the budget is loaded whole, rules and gotchas first (cards for what does not fit
-as a body); a larger one is routed by what the working tree says — the session objective when
-set, else the branch name and the last commit subjects, and the changed and staged files as
-paths — with the project's rules right after the core tier (store.read.session.session_route).
-`engram load` with no task gives the same answer: it is the store's load with no query.
+The rest, and why: docs/design.md, `engram_mcp/ops/hook.py`.
 """
 
 from __future__ import annotations

@@ -188,7 +188,7 @@ STORE_CHANGED: Final = "the store changed since the proposal"
 def report_outcome(
     report: CommitReport, extra: dict[str, Any] | None = None, words: Words = tool_wording
 ) -> Outcome:
-    """What a commit wrote and what it did not, in plain words (issue 22: "Written: 1; deferred:
+    """What a commit wrote and what it did not, in plain words ("Written: 1; deferred:
     0." on every add, and a duplicate read "deferred: was NOOP duplicate of X, now NOOP duplicate
     of X: already known: nothing to write"). A candidate the store now holds word for word (a
     `save-session --force` wrote it meanwhile) is "already saved as X", not "propose again"; one
@@ -196,7 +196,7 @@ def report_outcome(
     `data` keeps `written` and `deferred` (each deferred row gains `saved_as`: the id that holds
     it, or None) and, when there are any, `declined_candidates` (the numbers this call declined,
     or the dialog's unticked ones) and
-    `pending` (those of the proposal still waiting: a partial approval keeps the rest, issue 23)."""
+    `pending` (those of the proposal still waiting: a partial approval keeps the rest)."""
     deferred = [{**d, "saved_as": _saved_as(d)} for d in report.deferred]
     data: dict[str, Any] = {"written": report.written, "deferred": deferred}
     said = _report_text(report.written, deferred, words)

@@ -142,7 +142,7 @@ def load(store: Store, args: dict[str, Any], words: Words = tool_wording) -> Out
 
 def verify(store: Store) -> Outcome:
     """The review: what changed since engram last recorded each file. A file that is there but
-    does not parse says so, with its problem, and is never reported as gone (issue 22)."""
+    does not parse says so, with its problem, and is never reported as gone."""
     report = review.verify(store)
     problems = report.pop("problems")
     repaired = report.pop("repaired")
@@ -235,7 +235,7 @@ STATUS_BROKEN: Final = 10
 def status(store: Store) -> Outcome:
     """What a person asks first: which workspace (in git or not), the user scope, the counts,
     what cannot be used, pending proposals, the index hash the session hook's proof line names
-    (only when there are files: the hash of nothing told a person nothing, issue 22) and the
+    (only when there are files: the hash of nothing told a person nothing) and the
     vector signal."""
     data = store_status.report(store)
     counts = data["counts"]

@@ -4,7 +4,7 @@ or SUPERSEDE changes, and the code fields' line. The preview (engram_mcp.ops.pre
 the dialog (engram_mcp.ops.dialog) both render this one value, so neither asks the other, or
 the store, for a piece of it.
 
-Code fields (issue 13: refs, valid_until, review_after; SPEC §4.1) are shown only when a
+Code fields (refs, valid_until, review_after; SPEC §4.1) are shown only when a
 candidate has them. References found in the text are proposed with the candidate; the human
 keeps them by approving, or drops or changes them by asking the agent to propose again with
 `refs` (an empty list keeps none).

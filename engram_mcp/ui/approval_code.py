@@ -1,19 +1,6 @@
 """The approval code: what a write of memory on the page needs besides the session cookie.
 
-The cookie proves that a browser opened the launch's URL; it does not prove that a person
-clicked. An agent running as the same user can read what the browser keeps on disk (its history
-held the launch's URL; its cookie store holds the session), and a server on another port of
-127.0.0.1 receives the cookie whenever the browser visits it. So every write that changes
-memory (Save, Retire, Restore) also carries a short code that `engram ui` prints only in the
-terminal it runs in: an agent can no more read that terminal than type into it, which is what
-makes `engram commit` at that terminal the human's (SPEC §7).
-
-The code changes after every use, right or wrong: a code the browser kept in its form data or
-session files is spent already, and a guess gets one try per code (8 characters of 32: about
-one chance in a trillion). Each use is said in the terminal (what it was used for), and after
-MAX_WRONG wrong codes in a row the launch takes no more writes: someone is guessing, and
-restarting `engram ui` makes a new URL, cookie and code. Declining and proposing a merge need
-no code: neither writes memory.
+The rest, and why: docs/design.md, `engram_mcp/ui/approval_code.py`.
 """
 
 from __future__ import annotations

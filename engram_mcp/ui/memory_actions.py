@@ -83,7 +83,7 @@ def restore(page: Page, request: Request, name: str) -> Response:
 
 def _said(name: str) -> str:
     """A page address as the terminal's "code used to …" line names it: only a well-formed one
-    (third attack round: a cookie holder padded a name with spaces until it wrapped into a
+    (a cookie holder padded a name with spaces until it wrapped into a
     forged line of that record)."""
     try:
         address(name)

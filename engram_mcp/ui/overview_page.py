@@ -1,4 +1,4 @@
-"""`/overview`: two pictures where a person would rather look than read (issue 23, Build 4).
+"""`/overview`: two pictures where a person would rather look than read.
 
 - **Memories by type and age**: a bar per type, split by how long ago each memory was last
   updated (this week, this month, this quarter, this year, older).

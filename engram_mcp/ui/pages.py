@@ -1,20 +1,6 @@
 """The page's addresses and their handlers (each takes the Page and the request, returns a Response).
 
-| address | what |
-| --- | --- |
-| `GET /` | the memories: filters, search, marks (engram_mcp.ui.listing) |
-| `GET /memory/<key>` | one memory: body, front matter, refs, history (engram_mcp.ui.memory_view) |
-| `POST /memory/<key>/retire`, `/restore` | what `engram forget ID` / `engram restore ID` do |
-| `GET /pending` | the proposals waiting for approval, every candidate in full |
-| `POST /pending/<ref>` | save or decline the checked candidates of one proposal |
-| `GET /duplicates` | near-duplicate pairs, each with a merge to propose |
-| `POST /duplicates/merge` | propose the merge of one pair (it waits on `/pending`) |
-| `GET /overview` | pictures: memories by type and age, freshness against the cited code |
-| `GET /health` | doctor's and verify's findings, each with its fix |
-
-A write answers with a page saying what happened (no redirect carrying a message a link could
-forge). Store errors become a page with their code and fix, worded for the person (the CLI's
-words: they name commands to run in a terminal).
+The rest, and why: docs/design.md, `engram_mcp/ui/pages.py`.
 """
 
 from __future__ import annotations

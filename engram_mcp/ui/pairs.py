@@ -1,4 +1,4 @@
-"""The near-duplicate pairs of the store, found off the request path (issue 23, Build 4).
+"""The near-duplicate pairs of the store, found off the request path.
 
 The search (store.propose.near_duplicates) takes seconds on 10,000 memories and holds the GIL
 meanwhile, so it runs in a thread of its own, once per view of the store, and no page waits for

@@ -1,5 +1,5 @@
 """`/pending`: every proposal waiting for approval, each candidate in full, and a form per
-proposal to save or decline the checked ones (issue 23, Build 2).
+proposal to save or decline the checked ones.
 
 A candidate is shown as the preview and the dialog show it (engram_mcp.ops.shown, .changes):
 verdict, type, title, the body (rendered safely, or as text), tags, paths, refs, dates,

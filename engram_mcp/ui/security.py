@@ -1,27 +1,8 @@
-"""The page's doors, checked before any handler runs (issue 23): built as if every other site
+"""The page's doors, checked before any handler runs: built as if every other site
 and every other local process were hostile (claude-mem's worker served memory with CORS `*`
 and unauthenticated writes; mcp-memory-service had a missing-auth CVE).
 
-In the order `Guard.check` applies them:
-
-1. **Host** exactly `127.0.0.1:PORT` or `localhost:PORT`, else 421 `ENGRAM_UI_HOST`: a page of
-   another site whose name was rebound to 127.0.0.1 (DNS rebinding) sends its own name.
-2. **Method** GET, HEAD or POST, else 405 `ENGRAM_UI_METHOD` (no OPTIONS answer: no CORS ever).
-3. **The launch's key.** A GET with `?key=` equal to the key `engram ui` printed sets the
-   session cookie (HttpOnly, SameSite=Strict, Path=/, no Domain) and redirects to the same path
-   without the key, once: the key is spent by its first use (the browser's history keeps the
-   URL, readable by any process of the user), and a browser that holds the session may open it
-   again. A wrong or spent key is 403 `ENGRAM_UI_KEY`. Every other request needs that cookie,
-   else 403 `ENGRAM_UI_KEY` with a page saying to open the URL `engram ui` printed.
-4. **Writes** (POST): an `Origin` absent or equal to the page's own, a `Sec-Fetch-Site` absent or
-   `same-origin` (else 403 `ENGRAM_UI_ORIGIN`), and the launch's CSRF token in the form's `csrf`
-   field (else 403 `ENGRAM_UI_CSRF`). A write of memory needs the terminal's approval code
-   besides (engram_mcp.ui.approval_code, checked by its handler).
-
-Every secret is made fresh per launch (`secrets.token_urlsafe(32)`) and compared in constant
-time (`hmac.compare_digest`, on bytes: a non-ASCII value is a wrong one, never a TypeError).
-`HEADERS` go on every response, refusals included: no script may run at all (the page is plain
-HTML forms), nothing may frame it, and nothing is cached or sent on as a referrer.
+The rest, and why: docs/design.md, `engram_mcp/ui/security.py`.
 """
 
 from __future__ import annotations

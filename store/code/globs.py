@@ -1,18 +1,6 @@
-r"""Glob patterns of `paths` and `refs`, matched in time linear in the pattern and the path.
+"""Glob patterns of `paths` and `refs`, matched in time linear in the pattern and the path.
 
-The syntax: `*` matches within one folder name, `?` one character of it, a whole `**` segment
-any number of folders (`a/**/b` includes `a/b`; a trailing `**` at least one name: `web/**`
-is what lies under `web/`), and `**` inside a name anything, folders included (`src/**.py`).
-`\` is a folder separator like `/`, in the pattern and in the path, on every platform (a
-memory written on Windows means the same on Linux: store.files.fs_platform), so `src\**` is
-`src/**`; it escapes nothing. Every other character, `[` included, stands for itself.
-
-A pattern is a clone's text, so matching must cost a bounded amount whatever it holds: a
-regular expression with a run of `*` or `**/` backtracks exponentially (forty stars and a `Z`
-against an ordinary file name hung every read). Here each name is matched on its own by
-`fnmatch`'s translation (atomic groups: no backtracking across stars), and `**` segments by a
-walk over the path's folder names that keeps the set of positions reached, never a choice
-point. Runs of stars and of `**` segments are collapsed first.
+The rest, and why: docs/design.md, `store/code/globs.py`.
 """
 
 from __future__ import annotations

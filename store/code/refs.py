@@ -1,32 +1,6 @@
-r"""Code references (`refs:`): their grammar, the definition check, and extraction from text.
+"""Code references (`refs:`): their grammar, the definition check, and extraction from text.
 
-A memory may cite code in its front matter, `refs: [store/search/bm25.py, store/search/bm25.py#InvertedIndex,
-"tests/**/*.py"]`: a workspace-relative path, a path and a symbol defined in it, or a glob
-(`*`, `?`, `**`). `paths:` keeps its routing meaning; `refs:` is what staleness checks
-(store.code.staleness). A reference is never absolute and never climbs out with `..`: it comes
-from a file that may have arrived through git, so it names nothing outside the workspace.
-
-A memory is shared between teammates on every platform, so a reference means the same on each
-(store.files.fs_platform): `\` is a folder separator (`src\app.py` is `src/app.py`, read so on
-Linux and macOS too), and what Windows would read as a way out is refused everywhere after that:
-`..` and an absolute path in either spelling (`..\..\etc`, `\\server\share`), a drive
-(`C:`), a `:` anywhere else (Windows reads `src/D:x` as a path on drive D:, `a.py:s` as a
-stream of `a.py`), and a name of only dots and spaces (`.. `: Windows drops trailing dots and
-spaces, so it would climb out). `path:LINE` and `path:LINE-LINE`, which agents often write,
-cite the file: the line is kept in the written form and not checked.
-
-The definition check is language-agnostic and simple on purpose: NAME is defined in a file
-when a line starts (after indentation and modifiers such as `export`, `pub`, `async`,
-`static`, `public`) with one of `def class function func fn struct enum trait interface type
-module object impl const let var val` followed by NAME (a Go receiver `func (r *T) NAME` too),
-or when a line starts with `NAME =` or `NAME: T =` (an assignment). `Class.method` checks
-`method`.
-
-Extraction (at proposal time, from title and body): code-looking paths that exist in the
-repository (`git ls-files` where git is there, else a bounded walk of the workspace), a bare
-file name when exactly one tracked file has it, and identifiers (in backticks, CamelCase, or
-with an underscore) that a tracked source file defines — `path#NAME` when exactly one file
-does, or one of several that the text also cites.
+The rest, and why: docs/design.md, `store/code/refs.py`.
 """
 
 from __future__ import annotations
@@ -193,7 +167,7 @@ def tracked_files(workspace: Path) -> list[str] | None:
 
     `ls-files --cached` lists the index and nothing else, and git replaces the index file
     (a new inode) whenever it changes it, so the listing is kept while the index file's
-    stat is the same: a proposal no longer starts a git process (about 3 ms of every commit)."""
+    stat is the same: a proposal no longer starts a git process."""
     where = os.path.abspath(workspace)
     stamp = _index_stamp(workspace)
     held = _LISTED.get(where)

@@ -1,34 +1,6 @@
 """Staleness: each returned memory's `refs` checked against the working tree, on every read.
 
-A reference is broken when its file is gone (`store/search/bm25.py renamed or deleted`), when the
-symbol it names is no longer defined there (`InvertedIndex no longer defined in
-store/search/bm25.py`; the definition check is store.code.refs.defined_names), when no file matches its
-glob, or when it could name something outside the workspace, written so (`..`, absolute) or
-through a symbolic link (`leads outside the workspace`). A memory with a broken reference is
-`stale`, with every reason, each escaped (store.safety.untrusted): a ref is the clone's text. Softer marks, which keep the body in a load:
-
-* `review` — where git is available, a cited file whose commits since the memory's `updated`
-  (or `created`) changed at least half of its lines (and at least REVIEW_MIN_LINES lines);
-  and a memory whose `review_after` date has passed (store.code.validity).
-
-A path is resolved one component at a time, each link's target checked before anything past
-it is looked at: a committed link `r -> /` makes `r/home/me/.aws/credentials` "outside the
-workspace" without a look at that file, so marks reveal nothing about the machine. Glob walks
-list links and never follow them.
-
-Costs: per cited file, an `lstat` per path component and one `stat` per read; the file's
-defined names are read again only when its mtime or size changes, and a memory's parsed refs
-are kept by its content hash, so a warm check costs microseconds. All refs of one read share
-one budget (READ_BUDGET components looked at, files listed and names matched), so a clone's hundred globs
-over a huge tree cannot hang a read; what the budget could not tell is never marked stale. A
-glob's folder is listed once per read whatever the number of globs under it, and again at most
-every GLOB_SECONDS (sooner when the folder or the git index changes). Git is asked once
-per process whether the workspace is a repository, then once per batch of newly cited files
-(`git log --numstat`), again only when HEAD or its reflog changes. Nothing is cached across
-processes and nothing is written: marks clear on the next read after the file comes back.
-
-Only project-scope memories are checked: a user-scope memory travels to every workspace, where
-its paths mean nothing.
+The rest, and why: docs/design.md, `store/code/staleness.py`.
 """
 
 from __future__ import annotations

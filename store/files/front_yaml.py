@@ -1,6 +1,6 @@
 """YAML for front matter, strict (SPEC §2): no implicit timestamps (dates stay strings), no
 aliases (no billion-laughs), no key given twice in one mapping (YAML loaders keep the last value,
-so `always: true` could hide after a page of filler; issue 9). Imported only for a block outside
+so `always: true` could hide after a page of filler). Imported only for a block outside
 the one-line form and for writes: a process that reads its indexes (the session hook, a server's
 warm start), or a store whose files are all in engram's form, never pays for it.
 
@@ -105,7 +105,7 @@ def _load(block: str) -> Any:
 def parse_block(block: str) -> Any:
     """The front-matter block parsed; CorruptMemory saying what is wrong and where: the line
     and one of engram's own categories (`_category`), never the YAML library's message, which
-    quotes the document (a tag's or a key's text would reach the agent unfenced; issue 22)."""
+    quotes the document (a tag's or a key's text would reach the agent unfenced)."""
     try:
         return _load(block)
     except yaml.YAMLError as exc:

@@ -1,44 +1,6 @@
 """What the file system does differently on Linux, macOS and Windows: the one place store/ asks.
 
-`sys.platform` is read when asked, so a test fakes another platform with monkeypatch; the open
-flags are read from `os` once, at import (every open adds them), and `open_flags` computes them
-again from a faked `os`. The application's side (host config folders, console
-scripts, signals) is engram_mcp/platform.py; store/ never imports it. (The name is not
-`platform.py`: two product modules never share a name.)
-
-* **Open flags** (`open_flags`). POSIX opens engram's own files with O_NOFOLLOW (never through a
-  link a clone planted), O_NONBLOCK (a planted FIFO opens at once instead of blocking) and
-  O_CLOEXEC. Windows has none of the three: a FIFO cannot sit in a folder there (named pipes
-  live under `\\\\.\\pipe\\`), Python makes every descriptor non-inheritable itself (PEP 446),
-  and a link is found after the open instead (`opened_through_link`). Windows alone needs
-  O_BINARY: without it `os.open` gives a text-mode descriptor, whose writes turn `\\n` into
-  `\\r\\n` (the sha256 of the bytes written would not be the file's) and whose reads end at a
-  Ctrl-Z byte.
-* **Folder fsync** (`syncs_folders`). POSIX fsyncs a folder after a rename so the new name
-  survives a power cut. Windows cannot open a folder as a file (`os.open` fails, EACCES) and NTFS
-  journals the rename itself: skipped there, never an error. macOS fsyncs the folder as Linux
-  does (its fsync does not flush the drive's own cache; F_FULLFSYNC would, at tens of
-  milliseconds a write, and is not used).
-* **Renames over a file in use** (`replace`). Windows refuses to rename over a file another
-  process has open (PermissionError: a reader between its open and its close, a virus scanner);
-  the rename is tried again for up to `REPLACE_RETRY_SECONDS`. POSIX renames at once.
-* **File modes** (`modes_enforced`). The per-user secret is mode 0600 on POSIX, and a secret of
-  any other mode (or another owner) is replaced. On Windows `chmod` only sets or clears the
-  read-only flag (every file reads as 0666 or 0444) and there are no POSIX owners, so neither is
-  checked there. What protects the secret on Windows is its folder: `$ENGRAM_HOME` defaults to
-  `%USERPROFILE%\\.config\\engram`, and a profile folder's access list admits only its user,
-  SYSTEM and the Administrators (who, like root on POSIX, can read any file anyway). An
-  `$ENGRAM_HOME` set elsewhere (a shared drive) gets that folder's access list.
-* **Locking** (store/files/lock.py). POSIX: a queue of `flock`ed tickets, first come first
-  served, woken by the kernel. Windows has no `flock`: filelock's lock (`msvcrt.locking` of one
-  byte, tried every 50 ms: store/files/polling_lock.py), exclusive and re-entrant but not first come first served; a link or
-  anything but a regular file at the lock's path is refused before filelock opens it (it opens
-  with O_TRUNC and follows links).
-* **Folder separators** (`slashed`). A memory is shared through git between teammates on every
-  platform, so what its `refs:` and `paths:` mean cannot depend on where it was written: `\\` is
-  a folder separator in both, on every platform (`src\\app.py` is `src/app.py`; a file whose name
-  holds a `\\`, legal on POSIX only, cannot be cited). A ref is checked for `..`, an absolute
-  path and a drive after this, so `..\\..\\etc` is refused like `../../etc` (store.code.refs).
+The rest, and why: docs/design.md, `store/files/fs_platform.py`.
 """
 
 from __future__ import annotations

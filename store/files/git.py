@@ -1,26 +1,7 @@
 """One way to ask git something (code references, staleness, churn, history, what a pull
 brought, the session hook's routing).
 
-A repository is untrusted, and so is every folder in it: a clone can hold the plain files of a
-bare repository (`HEAD`, `config`, `objects/`, `refs/`) in a sub-project folder, and git run
-there discovers it and obeys its `config` (`gpg.program`, `core.fsmonitor`, filter and diff
-drivers, `core.worktree`), running any program on every read. So `run_git` never lets git
-discover a repository. It names the one engram's own workspace discovery finds (the nearest
-`.git`, a folder or the file of a worktree or submodule, at or above the folder asked about) as
-`GIT_DIR` with its parent as `GIT_WORK_TREE`, runs git only inside that working tree, and runs
-nothing at all where there is no `.git`. The environment's own `GIT_*` variables (a host started
-from a git hook carries `GIT_DIR`) are dropped, so nothing outside redirects it either.
-
-A second belt, for a `.git/config` that is itself hostile (a repository unpacked from an
-archive): `safe.bareRepository=explicit`, no fsmonitor, no hooks, no signature checks, no
-external diff or text conversion, no pager, no prompt, no transport (a promisor remote's
-`uploadpack` would run on a missing blob), and no command that reads the working tree through
-a filter (store.read.arrivals hashes files itself instead of `git diff`). No option list can cover every key that
-runs a program; naming the repository is the defence, the options only narrow the rest.
-
-Each call also has no optional locks (a read never blocks the human's own git) and a timeout;
-it returns stdout as text, or None when git is missing, times out or fails. Callers treat None
-as "git has nothing to say".
+The rest, and why: docs/design.md, `store/files/git.py`.
 """
 
 from __future__ import annotations

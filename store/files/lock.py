@@ -1,33 +1,6 @@
 """The workspace lock: cross-process, cross-thread, re-entrant in a thread, first come first served.
 
-Issue 9: a lock that polls (`filelock` tries every 50 ms) lets a writer that releases and
-retakes the lock at once win every time, so with 4 writers one starved into ENGRAM_BUSY. This
-lock is a queue of tickets, woken by the kernel, never by polling:
-
-* `<lock>.queue.lock/` (ignored by the `*.lock` line of `.gitignore`) holds one ticket file per
-  waiter. A new waiter takes the next number under a short `flock` of the folder itself, and
-  holds an exclusive `flock` on its ticket from then until it lets go.
-* A waiter blocks (`flock`, shared) on the ticket just below its own. When that one goes, the
-  kernel wakes exactly this waiter, which looks again: no lower ticket left means its turn.
-  A predecessor that gave up (timeout) unlinked its ticket first; one killed with SIGKILL left
-  its file behind, but the kernel dropped its `flock`: the successor removes the file and moves
-  on. So a crash never wedges the queue, and the order is the order of arrival.
-* At its turn a waiter also takes an exclusive `flock` on `<lock>` itself, the file older
-  engram versions lock (filelock uses `flock` too), so mixed versions still exclude each other.
-* The timeout is kept without signals: the blocking `flock` runs in a helper thread and the
-  caller waits on an event. A waiter that times out leaves the queue (its successor moves up)
-  and the helper thread lets go of whatever it obtains later.
-
-Paths are opened with O_NOFOLLOW|O_NONBLOCK and checked with fstat: a FIFO never blocks an
-open, a FIFO or folder at a ticket is a dead ticket (removed, or skipped), and a symbolic link planted as the lock file or the queue folder
-(a cloned repository can carry one) is refused with ENGRAM_UNSAFE_PATH, and the lock file is
-never truncated (filelock opened it with O_TRUNC, through a link too).
-
-The queue is POSIX (Linux, macOS). Windows has no `flock`: there the lock is filelock's
-(`msvcrt.locking` of one byte of `<lock>`, tried every 50 ms), exclusive and re-entrant, but not
-first come first served; a link, folder or anything but a regular file at `<lock>` is refused
-the same way before filelock opens it (it would open it with O_TRUNC, through a link).
-What else differs per platform is in store.files.fs_platform.
+The rest, and why: docs/design.md, `store/files/lock.py`.
 """
 
 from __future__ import annotations

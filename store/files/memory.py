@@ -3,7 +3,7 @@ engram writes in store.front_lines, read without YAML, every other block in stor
 
 Timestamps and dates stay strings (no implicit YAML timestamps), YAML aliases are refused
 (no billion-laughs), a key repeated in one mapping is refused (YAML loaders keep the last value,
-so `always: true` could hide after a page of filler; issue 9), sizes are bounded, and unknown
+so `always: true` could hide after a page of filler), sizes are bounded, and unknown
 keys are kept for round-trips.
 """
 
@@ -361,7 +361,7 @@ def parse_memory(data: bytes, *, file_id: str, scope: str, tier: str, path: str 
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise CorruptMemory("the file is not valid UTF-8") from None
-    # issue 13: never half-read (the plain `in` first: a regex search over every file is slower)
+    # never half-read (the plain `in` first: a regex search over every file is slower)
     if "<<<<<<<" in text and _CONFLICT_START.search(text) and _CONFLICT_END.search(text):
         raise Conflict(CONFLICT_FIX)
     meta, body = split_front_matter(text)

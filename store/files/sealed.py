@@ -1,21 +1,6 @@
 """The one layout of every file engram derives or keeps for itself, sealed with the per-user key.
 
-A repository is untrusted input: a clone may carry any file under `.engram/`. So each derived
-or state file (index, usage, journal, search index, vectors) opens with a tag, an HMAC-SHA256
-keyed by the per-user key (store.safety.user_key keeps it) and bound to the kind of file, over the
-payload's bytes exactly as written (never re-serialised on load):
-
-    {"_tag":"<64 hex>",<the members of a JSON object payload>}     an object: still JSON
-    {"_tag":"<64 hex>"}\\n<any bytes>                                 a binary payload
-
-The first line of a binary file is itself a JSON object, so both kinds read the same way, and
-`_tag` cannot be a memory id, so it never collides with a member of a payload. A file that does
-not check raises `Untrusted` (store.errors); one in a layout an earlier engram sealed binary
-files in, whose tag holds for this user, is `Untrusted(stale=True)`: derived data to rebuild
-quietly (a file that only looks like one is reported like any other).
-
-Hashing works on memoryviews a piece at a time: a 30 MB search index is never copied to be
-checked, and a mapped file's pages are let go as they are hashed.
+The rest, and why: docs/design.md, `store/files/sealed.py`.
 """
 
 from __future__ import annotations

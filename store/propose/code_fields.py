@@ -1,4 +1,4 @@
-"""The proposal fields of issue 13 — `refs`, `valid_until`, `review_after` — from input to file.
+"""The proposal fields beyond the seed ones — `refs`, `valid_until`, `review_after` — from input to file.
 
 One place for what a candidate carries beyond the seed fields, so store.propose.candidates and
 store.proposals call it in a line each (a pending proposal keeps them as `ProposalEntry` fields,

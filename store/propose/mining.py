@@ -1,27 +1,6 @@
 """Explicit knowledge lines in session text → candidate memories (SPEC §7 save-session).
 
-Only sentences that state knowledge outright are taken: decisions, rules ("always/never/must"),
-gotchas, preferences, conventions, procedures and "remember …". Everything else is chat. Steps:
-
-1. The whole text is redacted first (SPEC §4.1): private spans and key blocks can span lines,
-   and a title cut at 80 characters must never keep half a secret.
-2. Blocks a host wraps around text it adds (`<system-reminder>`, `<command-name>`,
-   `<local-command-stdout>`, `<bash-stdout>`, `<environment_context>`, `<INSTRUCTIONS>`,
-   `<state_snapshot>` …: `HOST_TAGS`) are cut out whole, closing tag or not (`without_host_blocks`).
-   Code fences, pasted output and lines the assistant said (`assistant:`, `Claude:` …) are
-   skipped; a human speaker label (`User:`, `me:`, `[10:32]`) and chat noise in front
-   (`ok.`, `thanks!`, `btw`, `also`) are stripped, then lead-ins such as "remember that" or
-   "note:", so the candidate is the statement itself.
-3. A line that asks not to be saved ("don't save that", "off the record") is skipped whole; a
-   short one of its own also drops the candidate just before it.
-4. Each remaining sentence is typed by what it says (the first kind whose cue matches, in the
-   order of `_KINDS`); a question or a request to the agent ("can you …") is not knowledge.
-5. A line that held a secret and is not mined (the secret was most of it) is counted, and so is
-   each line skipped at the human's request: `mine` returns both counts in its note for the
-   preview, so nothing vanishes without a word.
-
-Titles are cut at a word boundary (at most 80 characters, `…` when cut); a candidate carries
-the count of `[REDACTED]` marks in its sentence in `redacted`.
+The rest, and why: docs/design.md, `store/propose/mining.py`.
 """
 
 from __future__ import annotations

@@ -1,29 +1,6 @@
 """Pairs of memories that say nearly the same thing, and the merge a person can propose for one.
 
-A pair is two active durable memories of one scope whose similarity (the proposal verdicts'
-measure, store.propose.verdicts.similarity, the larger of its two directions) reaches the related
-band (`dedup.related`): a proposal of the one would be judged an UPDATE of the other. At the
-duplicate band (`dedup.duplicate`) it would be judged NOOP. Pairs across scopes are left out: a
-merge writes one scope, and a project memory that shadows a user one is meant.
-
-Comparing every pair of 10,000 memories is 50 million comparisons, so pairs are looked for
-only among memories that share words few memories use: each memory's stems used by at most
-`_common(n)` memories, and of those, its `CANDIDATES` memories sharing most of them. A pair
-whose every shared word is common is not found; such pairs are rarely what a person means by
-"the same thing said twice".
-
-Where the vector signal takes part (`meaning_neighbours`), each memory's `NEIGHBOURS`
-nearest of its scope by meaning are compared too, found with the vector matrix rather than word
-by word, and a pair's similarity is the larger of the words' and the meaning's, with the
-verdicts' bands (store.propose.verdicts.MEANING_BANDS, `meaning_similarity`): a pair is listed
-when a proposal of the one would be an UPDATE of the other, and marked a duplicate when it would
-be NOOP (by meaning: only when the one `restates` the other).
-
-The merge is a proposal like any other (its verdict, the diff, the approval): an UPDATE of the
-pair's longer-standing memory (the keeper, updated first) whose body gains each paragraph of the other that holds a word
-the keeper's text lacks, and whose tags, paths and refs are the union of both. The other memory
-is left as it is; once the merge is saved its words are all in the keeper's (`Pair.contained`),
-and the person reads both and retires one: words alone do not tell "never" from "always".
+The rest, and why: docs/design.md, `store/propose/near_duplicates.py`.
 """
 
 from __future__ import annotations

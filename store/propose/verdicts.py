@@ -1,52 +1,6 @@
 """Deterministic verdicts for proposed memories (SPEC §4.1): ADD, UPDATE, SUPERSEDE, NOOP.
 
-Similarity (0–1) is half title overlap (Jaccard of title tokens) and half body overlap. Body
-overlap is 1 when the candidate keeps all of a memory's tag and body tokens (the same text,
-or the text with something added); otherwise it is containment from the smaller side (the
-share of the smaller body's tokens found in the other), or Jaccard when a body has under 5
-tokens, so a restatement with a short body still scores as the memory it restates.
-
-What the candidate adds decides between NOOP and UPDATE, so similarity is not the whole
-verdict:
-- NOOP ("already known") needs similarity in the duplicate band *and* a candidate that adds
-  nothing: every token of its title, tags and body (compared by Snowball stem) is already in
-  the memory. The same text again is NOOP on a store of any size; the text with a clause
-  added, or with a number changed (`port 5432` → `port 5433`), is not.
-- UPDATE (by similarity) needs similarity in the related band (duplicate band included) and
-  the same subject: a candidate that drops one of the memory's identifiers and brings
-  another (`FOO_BAR` → `FOO_BAZ`, `api/tax.py` → `api/vat.py`; see
-  store.search.tokenize.identifiers) is about another thing, so it is an ADD shown next to that
-  memory, never an UPDATE that would overwrite it. A changed number keeps the subject: the
-  same fact with a new value is an UPDATE.
-
-The pool compared with is the 20 best BM25 matches of the candidate's text plus up to 20
-memories that hold every word of it (found by intersecting postings, shortest first), so the
-same text again is seen whatever BM25 ranks above it, and the cost does not grow with the
-store. Same input, same store → same verdicts: the pool and the scores are ordered; among
-equally similar memories the one whose words are most nearly the candidate's comes first,
-then the smaller id, then scope.
-
-Verdicts are scope-true (issue 9): an UPDATE or SUPERSEDE target lives in the candidate's own
-scope, so a project proposal never rewrites a user-scope memory (shared by every workspace),
-nor a user proposal a project memory. A project candidate that names a user memory's id is an
-ADD of a project memory with that id, which shadows the user one in this workspace
-(`Verdict.shadows`); one that merely resembles a user memory is an ADD shown with it among the
-closest memories. NOOP ("already known") may name a memory of the candidate's scope or a user
-memory (user memories load in every workspace), never a project memory for a user candidate:
-writing nothing is safe, and a user memory is wanted elsewhere too.
-
-Meaning. Where the vector signal takes part with a model
-whose bands were measured (`MEANING_BANDS`), the pool also holds the memories nearest the
-candidate by meaning, and each pooled memory's similarity is the larger of the words' measure
-and the cosine of the candidate's text with the memory's best window, put on the same scale
-(`meaning_similarity`: a cosine at the model's related band counts as the default related
-band 0.6, one at its duplicate band as the default duplicate band 0.9, so `dedup.*` still
-tightens or loosens both). UPDATE by meaning keeps the same-subject rule. NOOP by meaning
-needs, besides the duplicate band, a candidate that only rewords the memory (`restates`): as
-many negations ("always" for "never" measured 0.95–0.97), no number or identifier the memory
-lacks, and no more new words than dropped ones plus one (a clause added measured 0.89–0.92).
-Without the signal (not installed, off, still loading or building) or with an unmeasured
-model, verdicts are the words' alone, as before.
+The rest, and why: docs/design.md, `store/propose/verdicts.py`.
 """
 
 from __future__ import annotations

@@ -1,27 +1,6 @@
 """The in-process view of one scope's memory files, refreshed incrementally.
 
-A refresh re-parses only files whose mtime or size changed, so a hand edit is picked up by the
-next read without a restart. Cost stays low on large stores:
-
-* a folder whose mtime did not change is not listed again; engram's own writes and editors
-  that save by renaming change it, so they are seen at once;
-* every file is re-stat'ed on every read while a scope holds at most `SMALL_STORE` files;
-  above that, off the request path, the platform's change notification (watchdog: inotify,
-  FSEvents, ReadDirectoryChangesW) names the files edited in place, and the next read
-  re-stats just those. A background sweep that re-stats every file remains, as a safety net
-  every `WATCHED_SWEEP_SECONDS` while notification works, and as the way edits are found
-  where it does not (then at most every `SWEEP_SECONDS`, and never more than `SWEEP_SHARE` of
-  a core: 100,000 files take about 0.3 s to stat, so about once a minute);
-* `index.json` keeps, per file, its mtime and size, the fields reads need and the hash, so a
-  new process parses only files that changed since the index was written. It is rewritten
-  when the store closes (and, for a small store, on its first refresh), never on the path of
-  a read; engram's own writes append their seals to `seals.log` meanwhile.
-
-`index.json` and `seals.log` (what verify compares the files with, and what a new process
-starts from) are read and written by store.read.index_file. A repository is untrusted input (SPEC
-§2): memory files are opened only when they are regular files (never a FIFO, never through a
-link), and a memory folder that is a link leading outside its scope is not read at all
-(ENGRAM_UNSAFE_PATH).
+The rest, and why: docs/design.md, `store/read/catalog.py`.
 """
 
 from __future__ import annotations
@@ -69,7 +48,7 @@ def sweep_pause(took: float, *, watched: bool) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Broken:
-    """A memory file engram could not use, named by the id its file name gives (issue 22: one
+    """A memory file engram could not use, named by the id its file name gives (one
     story everywhere: `list` marks it, `show` and a load by id answer ENGRAM_CORRUPT with its
     problem, `verify` says it does not parse and `verify --accept` keeps its last record)."""
 
@@ -484,7 +463,7 @@ class Catalog:
     def _listed(self, folder: Path, name: str) -> str:
         """A listed file's name as a problem shows it: a name that is not a plain file name
         (spaces, a sentence, 200 characters of instructions) is described, not quoted, since a
-        problem reaches the agent outside any fence (issue 22)."""
+        problem reaches the agent outside any fence."""
         if _PLAIN_FILE.fullmatch(name):
             return self.scope.display(folder / name)
         return f"{self.scope.display(folder)}/(a file with a name engram does not quote)"

@@ -1,42 +1,6 @@
 """Instruction-like lines in a working note (SPEC §4.4): found on folded text, named as written.
 
-A note is memory that later sessions read, so text addressing the agent or overriding its rules
-is refused. A plain regex is easy to dodge, so the note is read the way a model reads it:
-
-* **Folded.** NFKC (fullwidth and mathematical letters become ASCII), every format character
-  removed (category Cf: zero-width space and joiners, word joiner, soft hyphen, bidi controls,
-  BOM, tag characters), the tatweel and accents removed, letters that pass for Latin ones
-  folded to them (Cyrillic, Greek, Armenian, dotless `ı`, small capitals), curly apostrophes
-  straightened, lower-cased, white space collapsed. Hangul fillers, which render as blank, are
-  read both as a space and as nothing. Non-ASCII words in the patterns are folded the same way
-  when they are compiled, so a Russian or Japanese phrase matches whatever script tricks hide it.
-* **Whole.** The note's lines are joined into one text (blank lines dropped), so a phrase split
-  over a line break or a blank line is seen whole; line-start markers are read line by line.
-
-What is refused, in English and in the phrasing of the other languages below:
-
-* overriding what came before: a verb of ignoring or bypassing (ignore, disregard, forget,
-  override, bypass, circumvent, discard, neglect, set aside, pay no attention to, stop
-  following…) followed by earlier rules ("all previous instructions", "your guidelines", "the
-  rules you were given", "everything above", "the approval step");
-* addressing the agent: "you must / are required to / are now…", "from now on, you…",
-  "if you are an AI…", "to any AI reading this:", "Reminder for the agent:", "your new task is",
-  "act as an unrestricted…", claims that the human already approved, "without asking the human",
-  "don't tell the user about this";
-* turn markers at the start of a line (`Assistant:`, `Claude:`, `AI:`, `Human:`, and
-  `System:`, `Model:`, `Developer:`, `Bot:`, `Agent:` when the rest of the line talks like a
-  turn rather than a label such as `Model: ResNet-50`), `[system]`, chat-template and tool-call
-  markup (`<|im_start|>`, `<human_turn>`, `</instructions>`, `<tool_use>`, `<invoke …>`,
-  `[INST]`, `### Instruction:`, JSON tool calls, `engram_commit {…}`);
-* orders to approve or commit ("approve all pending proposals"), to exfiltrate ("send the API
-  keys to https://…") or to run a destructive or downloaded command ("run `curl … | sh`").
-
-`User:` at the start of a line is not a turn marker here: a note quoting a user ("User: Alice
-reported the bug") is ordinary. Languages: English, French, German, Spanish, Portuguese,
-Italian, Dutch, Polish, Turkish, Indonesian, Vietnamese, Russian, Ukrainian, Chinese, Japanese,
-Korean, Arabic, Hindi; a note in any other language is read only for markup and English. The
-patterns are in store/safety/instruction_patterns.py (English, markup, orders) and
-store/safety/instruction_languages.py (the other languages); this module folds, reads and names the line.
+The rest, and why: docs/design.md, `store/safety/instructions.py`.
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
 """Characters a human cannot see (SPEC §4.1 "every field that is written is shown").
 
-A field that holds them reads one way in the preview and another way to the model that later
-loads the memory: Unicode tag characters (U+E0000–U+E007F) spell text that models decode and
-hosts do not display, bidirectional controls reorder what is shown. engram refuses such a
-field (ENGRAM_VALIDATION, naming the field and the character) rather than stripping it:
-stripping would write something other than what the agent sent, and a hidden payload is worth
-surfacing; the fix is to resend the text without it.
-
-Invisible here means every format character (Unicode category Cf: tags, bidi embeddings,
-overrides, isolates and marks, zero-width space, word joiner, BOM, soft hyphen, …) and the
-Hangul fillers (U+3164, U+115F, U+1160, U+FFA0), which render as blank. The one exception:
-a zero-width joiner or non-joiner (U+200D, U+200C) between two visible characters is kept,
-because emoji sequences and Persian, Arabic and Indic words need it; one standing next to a
-space, at an edge or next to another invisible character is refused. An HTML character reference
-to any of them (`&#x202E;`, `&shy;`) is refused too (`invisible_reference`): markdown renders it
-as the character.
-
-Redaction is blind to all of them (`Matchable`): a joiner kept between two letters would
-otherwise split a token so that no rule sees it. It matches on the text less every invisible
-character, variation selectors and the combining grapheme joiner too (they stand invisibly
-after any letter), and replaces the secret together with whatever was hidden inside it.
+The rest, and why: docs/design.md, `store/safety/invisible.py`.
 """
 
 from __future__ import annotations

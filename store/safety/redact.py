@@ -1,74 +1,6 @@
 """Secrets out of every field before anyone sees a preview (SPEC §4.1).
 
-Text inside `<private>…</private>` is dropped; secret-looking strings become `[REDACTED]`.
-Matching runs on the text less its invisible characters (store/safety/invisible.py `Matchable`), so a
-zero-width joiner, soft hyphen or bidi mark inside a token does not hide it; the replacement
-covers the secret and everything hidden inside it, and invisible characters outside a secret
-stay where they were (the candidate checks still refuse them).
-
-Why a rule table of our own, with kinds following gitleaks (store/safety/redact_rules.py), and not
-detect-secrets (checked: detect-secrets 1.5.0, its last release, May 2024):
-* its import costs about 220 ms (it pulls in `requests`); these rules compile in about 50 ms,
-  once, on the first redaction;
-* it detects lines in files rather than spans in strings, and its regex and keyword plugins
-  catch none of 63 of the 104 kinds in the corpus (tests/store/test_redact_corpus.py):
-  Slack `xapp-`/`xoxe-`, Stripe `whsec_`, Hugging Face, Google API keys and OAuth (`GOCSPX-`,
-  `ya29.`), Anthropic, npm, `Authorization:` values, `.netrc`, `curl -u`, `docker login -p`,
-  `sshpass -p`, URL passwords without a user, PuTTY keys, Azure `SharedAccessKey=`, …;
-* its high-entropy plugins would redact ordinary memory text: on strings (`scan_line`, each
-  plugin's own entropy floor) they flag 252 of 253 `git log` lines holding a full commit hash
-  and 186 of 300 wheel RECORD lines (`sha256=…` in base64); on files they only look inside
-  quotes, so they would still flag a quoted hash. A false redaction destroys a memory body,
-  so nothing here guesses from entropy: a token is known by its shape or by the name of the
-  key it is assigned to. On the 281 memory files under fixtures/ (4,489 lines), and on the
-  corpus' 66 plain developer lines, this module changes nothing.
-
-What is redacted, in this order:
-* private key blocks of every armour kind: PEM (`-----BEGIN … PRIVATE KEY-----`), PGP
-  (`PRIVATE KEY BLOCK`), SSH2 (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`), PuTTY files;
-* webhook URLs that are credentials by themselves (Slack, Discord, Microsoft Teams): the URL;
-* provider tokens by shape (redact_rules.TOKENS: AWS, GitHub, GitLab, Slack, Stripe,
-  OpenAI/Anthropic, Google API and OAuth, Hugging Face, PyPI, npm, SendGrid, JWTs and more);
-* the credentials of a URL (`scheme://user:password@host`, also with no user and with `@` or
-  `/` inside the password; the last `@` before the host ends it; `host:8443/` is a port);
-* Azure connection strings' `AccountKey=`/`SharedAccessKey=`/`SharedAccessSignature=` and a
-  SAS URL's `sig=`;
-* command lines: `curl -u|--user user:PASS`, `docker|podman|… login -p|--password PASS`,
-  `sshpass -p PASS`, `mysql … -pPASS`;
-* assignments to secret-named keys. A key is secret-named when it *ends* in a secret word:
-  `…password`, `…passwd`, `…passphrase`, `…secret(s)`, `…token`, `…api_key`/`apiKey`,
-  `…private_key`, `…access_key`, `…secret_key`, `…signing_key`, `…credential(s)`, in any case
-  and form: `UPPER_CASE`, `snake_case`, `kebab-case`, `dotted.key`, `camelCase`
-  (`clientSecret`, `dbPassword`, `githubToken`), `PascalCase` and run together
-  (`dbpassword`). The short words `pass` and `pwd` count only after a separator (`DB_PASS`,
-  `MYSQL_PWD`), so `bypass`, `compass` and the shell's `PWD` are not keys. A key that only
-  *contains* a secret word (`token_budget`, `tokenBudget`, `max_tokens`, `passwordMinLength`)
-  is not secret-named. The value is redacted when the assignment is
-  - `key=value` with nothing around `=`, anywhere in a line (`db_password=hunter2`), or
-    `UPPER_CASE=value` / `export UPPER_CASE=value` at a line start (`.env` files);
-  - `key = value` / `key: value` / `"key": "value"` where the value is quoted or is the last
-    thing on its line (`aws_secret_access_key = …`, YAML, JSON) and is not a placeholder
-    word such as `required` or `optional`;
-  - `key: value` / `key = value` in the middle of a line (`the staging password: Zq9x… until
-    friday`) when the value looks like a secret rather than a word: it holds a digit or a
-    symbol, or a capital letter after its first. So "password: must be rotated" and
-    "password: click Forgot" stay.
-  Unquoted values that are code are kept (`token=token`, `password = self.password`,
-  `api_key = get_token()`, `password=parts['password']`, `secrets: dict[str, str]`,
-  `password: SecretStr`): on 1.29M lines of installed libraries' code and docs the lines
-  redacted fell from 1,360 to 475; the 885 now kept are code (read by sample; no value among
-  them is a literal with a digit but two `Final[int] = 32`).
-  An `.env` line `UPPER_KEY=value` (`ENCRYPTION_KEY=…`, `MAPBOX_KEY=…`) is redacted when the
-  value looks like a key: 16 token characters or more (letters, digits, `+/=_.-`) with a digit
-  and a letter, not a path (`SORT_KEY=created_at`, `SSH_KEY=~/.ssh/id_ed25519`, a constant
-  `META_KEY = "io.example/clientInfo"` or `EC_KEY = ObjectIdentifier("1.2.840")` stay).
-* HTTP credentials: `Authorization: Basic|Bearer|Token|Digest <value>` (the value: 16
-  characters or more, or fewer with a digit, symbol or inner capital), a bare `Bearer <value>`
-  of 16 or more token characters with a digit, symbol or inner capital; `.netrc` lines
-  (`machine h login u password p`, also `password p` on its own line).
-Never redacted as values: template references (`$VAR`, `${…}`, `<token>`, `{{ … }}`), values
-already `[REDACTED]`, and numbers of at most five digits (`token: 2000` is a limit or a count,
-not a credential; a longer run of digits is redacted, it may be a PIN or a seed).
+The rest, and why: docs/redaction.md.
 """
 
 from __future__ import annotations
@@ -97,7 +29,7 @@ class _Rule(NamedTuple):
     command: re.Pattern[str] | None = None
     """A command that must stand earlier on the match's line (within `_COMMAND_REACH`): the
     rule matches the flag and this is checked after, which keeps the cost linear (a pattern
-    `curl[^\\n]*?-u` took 30 s on a 100 KB line of `curl curl …`)."""
+    `curl[^\\n]*?-u` is quadratic on a long line of `curl curl …`)."""
     kind: str = "secret-named value"
     """What a person is told was redacted (`redaction_kinds`); `_TOKEN` names the token's own kind."""
 
@@ -202,7 +134,7 @@ def _looks_like_key(value: str) -> bool:
 
 @functools.cache
 def _rules() -> tuple[_Rule, ...]:
-    """The rules in the order they run, compiled on the first redaction (about 50 ms), not at
+    """The rules in the order they run, compiled on the first redaction, not at
     import: every CLI command imports this module, few of them redact."""
 
     def rule(
@@ -245,7 +177,7 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         # user:password@ in URLs: the user may be empty, the password may hold '@' and '/';
         # a port followed by a path (`host:8443/users/@alice`) is not a password. User and
-        # password are bounded (256 each): unbounded, a 100 KB run of `a://b:c` took 27 s.
+        # password are bounded (256 each): unbounded, a long run of `a://b:c` is quadratic.
         rule(
             r"(?<=://)[^\s:/@]{0,256}:(?!\d+(?:[/?#\s]|$))\S{1,256}?(?=@[^\s@]*(?:\s|$))",
             kind="password in a URL",

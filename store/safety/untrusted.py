@@ -109,7 +109,7 @@ def plain_name(value: object) -> str | None:
     """`value` quoted for a diagnostic when it is a short plain name (`tags`, `essay`: at most
     40 letters, digits, `_` or `-`), else None. A diagnostic about a broken file reaches the
     agent outside any fence, so it may name a key or a value only when that cannot carry a
-    sentence; anything else is described by what it is ("a key"), never quoted (issue 22)."""
+    sentence; anything else is described by what it is ("a key"), never quoted."""
     if isinstance(value, str) and _PLAIN_NAME.fullmatch(value):
         return repr(value)
     return None

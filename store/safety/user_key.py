@@ -1,23 +1,6 @@
 """The per-user secret that keys the tags on engram's derived and state files (SPEC §2).
 
-A repository is untrusted input: a clone may carry any file under `.engram/`. Every file engram
-derives or keeps for itself (index, seals, search index, usage, pending proposals, journal)
-carries an HMAC keyed by 32 random bytes kept in `$ENGRAM_HOME/secret` (mode 0600, never inside
-a workspace), so a file that arrived any other way than by this user's engram fails its check
-and is discarded.
-
-The secret is created atomically on first need (a hard link of a finished temp file: two
-processes racing both end up with the winner's bytes) and read once per process. A secret file
-that is not a regular 32-byte file of mode 0600 owned by the user is replaced with a fresh one
-(on Windows, which has neither POSIX modes nor owners, a regular 32-byte file: what protects it
-there is said in store.files.fs_platform),
-with a notice: every tag made with the old key then fails, so derived files are rebuilt and
-pending proposals dropped — the safe side. When no new file can be written (a home that
-cannot be written), the process uses a key of its own, says so, and does not claim a
-replacement. A read-only store never creates it: without one it
-uses a key of its own for the process, so it trusts no stored file and writes none.
-
-The tags and the one layout of a sealed file are store.files.sealed's.
+The rest, and why: docs/design.md, `store/safety/user_key.py`.
 """
 
 from __future__ import annotations

@@ -35,15 +35,15 @@ B: Final = 0.75
 SMALL_POSTINGS: Final = 1024
 """Queries touching at most this many postings are scored without numpy (see `_plain`)."""
 UNLOADED_POSTINGS: Final = 65536
-"""…and up to this many while the numpy kernels are not loaded yet (~20 ms in plain Python,
-20,000 postings in 6.5 ms, against 50–100 ms for importing numpy): a 10,000-memory server's
+"""…and up to this many while the numpy kernels are not loaded yet (plain Python
+scores that many faster than numpy can be imported): a 10,000-memory server's
 first search and the session hook never wait for it (the server's warm-up loads it after), and
 longer texts (a verdict's candidate, a 100,000-memory store's queries) load it once."""
 PLAIN_FIRST: Final = 4
 """How many mid-size queries (over SMALL_POSTINGS) a process answers in plain Python before it
 loads the kernels: enough for a first search, or the session hook's route and load, never to
 wait for numpy; a process that goes on asking (a server, a run of proposals, whose verdicts
-each search for similar memories) then pays the import once instead of ~5 ms a query."""
+each search for similar memories) then pays the import once rather than plain Python at every query."""
 _arrays: ModuleType | None = None
 """The numpy kernels (store.search.bm25_arrays), once a query has loaded them."""
 _plain_left = PLAIN_FIRST

@@ -1,26 +1,6 @@
 """Whether a memory answers a query at all: the line below which search says "no match".
 
-Ranking alone cannot say it: BM25 scores every memory that shares a word, and a vector model
-gives every text a cosine. So each hit is judged on two scales:
-
-- **coverage** (BM25): the share of the query's idf mass the memory holds
-  (store.search.bm25.InvertedIndex.coverage). "banana smoothie recipe" against a payments store
-  may share `recipe` with one memory; the query's weight is in its rare words, and that memory
-  holds a fifth of it.
-- **meaning** (vectors): how far the memory's cosine stands above the model's own no-meaning
-  baseline for this query, its mean cosine with sentences of other domains
-  (store.search.vector_build.BACKGROUND). A model whose cosines all sit high (anisotropic
-  embeddings) or a query near everything moves the baseline with it.
-
-Each search decides first whether anything answers: some candidate clears the gate, by its
-words or by its meaning. When nothing does, the search says "no match" and why. When something
-does, the candidates that clear the lower hit lines are returned: a reworded question whose best
-memory clears the gate keeps the related ones below it. The lines, and BM25's share of the fused
-score (store.search.fusion), are chosen by `make calibrate` (eval/calibrate.py) on the tune split
-of the eval sets (answered queries of every kind, short rules and long notes, task
-descriptions, and questions no memory answers) and reported on the test split by `make eval`:
-the best mean recall@5 over the answered kinds among the settings that give at least 0.8 of
-the no-answer queries no match.
+The rest, and why: docs/design.md, `store/search/confidence.py`.
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ class StaticModel:
         self._tokenizer.no_truncation()
         self._counted: dict[int, bool] = {}
         """Token id → whether it counts towards a text's vector, worked out when first seen
-        (the whole vocabulary up front cost ~65 ms of every start)."""
+        (the whole vocabulary up front would slow every start)."""
         if digest is None:  # a model folder of the user's: its bytes say which model it is
             content = hashlib.sha256(weights.read_bytes())
             content.update(tokenizer.read_bytes())
@@ -198,7 +198,7 @@ def load_model(folder: str, *, quick: bool = False) -> Model:
 
 def _recorded_digest(*files: Path) -> str | None:
     """The bundled files' sha256 as the wheel's RECORD lists them (what the installer checked),
-    instead of hashing 18 MB at every start (~45 ms); None when the RECORD does not list both."""
+    instead of hashing 18 MB at every start; None when the RECORD does not list both."""
     root = files[0].parents[1]  # …/site-packages/wordllama/weights/x → …/site-packages
     site = root.parent
     wanted = {path.relative_to(site).as_posix(): "" for path in files}

@@ -1,24 +1,6 @@
 """Z-score fusion of two search signals (SPEC §3.1): a weighted sum of standardised scores.
 
-Both signals are standardised over the same points: every candidate either signal scored, plus
-one anchor, a memory that matches nothing (BM25 score 0; for the vectors, the cosine this model
-gives a text that shares no meaning with the query, which store.search.vectors measures per
-query as its mean cosine with a fixed set of unrelated sentences); z = (score − mean) / std,
-population std; a signal whose scores are all equal contributes z = 0. A candidate that BM25
-did not score gets the BM25 floor, 0 (it shares no query term), so a memory found only by
-meaning can still surface when its vector score is high enough; a candidate the vector signal
-did not score gets that signal's lowest score (or the anchor, when lower).
-
-The vector anchor is the model's own no-meaning level, not a fixed cosine: a model whose cosines
-are all positive (MiniLM, e5: anisotropic embeddings) puts unrelated texts at 0.1–0.3, where an
-anchor at 0 is an outlier that flattens every candidate's z-score, and an anchor at the lowest
-candidate scores the one memory of a store, matched by meaning alone, 0.
-
-The fused score is reported relative to the anchor: how far, in weighted standard deviations, a
-memory stands above one that matches nothing. So every score is ≥ 0, a memory that matches
-something scores above 0 (a store's one memory included), and the order is the weighted sum's.
-Reciprocal-rank fusion (k = 60) was measured to lose recall on conversational memories and is
-not used.
+The rest, and why: docs/design.md, `store/search/fusion.py`.
 """
 
 from __future__ import annotations

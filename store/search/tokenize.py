@@ -154,7 +154,7 @@ _DIGITS: Final = re.compile(r"[0-9]+")
 _CASED: Final = re.compile(r"\w[A-Z]")
 """A capital after the first character: an acronym or identifier written in a case of its own."""
 _STEMMER: Any = None
-"""snowballstemmer's English stemmer, made on first use (importing it costs ~30 ms)."""
+"""snowballstemmer's English stemmer, made on first use (its import is slow)."""
 _STEMMER_LOCK: Final = threading.Lock()
 STEM_CACHE: Final = 1 << 16
 """Distinct words whose stems are remembered (a store's vocabulary is usually far smaller)."""

@@ -1,5 +1,5 @@
 """Whether the optional vector signal can run, told without importing it (store.search.vectors
-imports numpy and tokenizers, ~150 ms: only a store whose signal is on loads it)."""
+imports numpy and tokenizers, which is slow: only a store whose signal is on loads it)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,6 @@
 """Approval tokens and `pending-approvals.json` (SPEC §4.2).
 
-A token is random (192 bits), carries a fingerprint of its workspace, and is shown once; the
-file keeps only its sha256 and the proposal. Each proposal carries an integrity tag: an HMAC
-keyed by the per-user secret (store.safety.user_key), not by the token, over its token hash and the
-whole record (candidates, verdicts, status, expiry, origin, redactions). So editing a proposal
-in the file — flipping `declined` back to `pending`, or swapping a body and recomputing a tag
-with the token — makes its commit fail with ENGRAM_INTEGRITY, even for an agent holding the
-token; engram's own status changes re-tag it. A proposal whose tag does not check (one that
-came with a clone, or was edited) counts for nothing and is dropped at the next write.
-
-Each candidate has a state in the record (issue 23: a partial approval used to burn the rest):
-`pending`, or decided as `written`, `declined` or `deferred` (approved, but the store had changed
-under it, so not written: proposing it afresh is the way), each decision with where it was made
-(WHERE) and when, all of it under the same tag: an edited state fails ENGRAM_INTEGRITY like an
-edited body. The proposal stays `pending`, under the same token, while any candidate is; once
-none is, it is `used` (or `declined`, when every candidate was declined). A partly approved
-proposal expires like any other, TOKEN_TTL_SECONDS after it was made: a decision never extends it.
-
-The file is bounded: at most MAX_PROPOSALS proposals and MAX_BYTES bytes, oldest dropped first;
-`render` reports how many still-open proposals that dropped, so the proposing call can say so.
+The rest, and why: docs/design.md, `store/write/approvals.py`.
 """
 
 from __future__ import annotations
@@ -304,7 +286,7 @@ class Pending:
 
 
 def _declined_where(record: Mapping[str, Any]) -> str:
-    """Where a declined proposal was declined (the dialog's words for one from before issue 23)."""
+    """Where a declined proposal was declined (the dialog's words for one recorded before the review page existed)."""
     decided = record.get("decided")
     wheres = sorted(
         {str(d.get("where")) for d in decided.values() if isinstance(d, dict)}

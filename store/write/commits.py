@@ -1,24 +1,6 @@
 """Commits (SPEC §4.2–4.3): the approved entries of a proposal written, all or nothing.
 
-A commit by token and a dialog's direct application take the same path: under the write lock,
-each entry's verdict is recomputed against the store as it is now; an entry whose verdict or
-shown fields changed is deferred, the rest are rendered, parsed back and written through one
-journal (store.write.transaction).
-
-Partial approvals keep the rest (issue 23). A commit decides only the candidates it names: they
-are recorded as written or deferred (store.write.approvals), the others stay pending under the
-same token, until a later commit approves them, `decline` declines them, or the proposal expires
-(30 minutes after it was made, however much of it was approved since). `approve: "all"` means
-every candidate still pending. The pending file is rewritten in the same journal as the memory
-files, so a kill at any instant leaves both decided or neither.
-
-Three ways in, one path:
-* `commit(token)`: the agent's engram_commit (after the host's prompt) and `engram commit TOKEN`.
-* `decide(ref)`: the human's own surfaces (the `engram pending` walk, engram ui) name a waiting
-  proposal by its ref, without the token, and may approve some candidates and decline others
-  at once. Never offered to the agent: the MCP surface has no way to name a proposal but its
-  token, and none to decline (declining writes nothing, but would hide a proposal from the human).
-* `decline(token or ref)`: candidates declined, nothing written.
+The rest, and why: docs/design.md, `store/write/commits.py`.
 """
 
 from __future__ import annotations

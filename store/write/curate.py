@@ -1,18 +1,7 @@
 """What a person does to memory directly (SPEC §7): retire, restore, delete and replace a memory
 file, and list or cancel pending proposals.
 
-The CLI is the human's terminal, so running one of these is the approval. Each still goes through
-the write path (store.write.transaction.write_lock): the workspace lock (and the user scope's, in the
-writers' order), the file re-read under the lock, one journal, then a seal, so `engram verify`
-stays clean afterwards: engram recorded the change itself, as it does for a commit.
-
-* retire   `status: retired`, the file kept; reads leave it out (its id stays taken)
-* restore  a retired memory `active` again
-* delete   the file removed (recorded as gone, so verify does not report it missing)
-* replace  a whole file from a person's edit, refused unless engram would load it back
-
-Outcomes a caller handles in normal use are values (`Change.changed` is False when the memory
-was already in the state asked for); refusals raise StoreError subclasses naming the fix.
+The rest, and why: docs/design.md, `store/write/curate.py`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A person's edit that could not be written, kept so it is not lost (issue 22: `engram edit`
+"""A person's edit that could not be written, kept so it is not lost (`engram edit`
 threw the whole edit away on a validation error).
 
 An edit engram refuses (it would not load, it is not UTF-8, it holds an invisible character, or

@@ -35,7 +35,7 @@ def verify(store: Store) -> dict[str, Any]:
         store look otherwise for an instant (its file renamed in, its seal not yet appended, or
         the other way round between this look at the files and the read of the seals), so a
         result that is not clean is confirmed under the workspace lock, every folder listed and
-        every file stat'ed again, and that result is the one reported (issue 9: engram's own write must never be
+        every file stat'ed again, and that result is the one reported (engram's own write must never be
         reported as the user's). When the lock is busy or the store is read-only, the lock-free
         result stands."""
     store_status.note_state_files(store)
@@ -64,7 +64,7 @@ def accept(store: Store) -> None:
     Under the workspace lock (and the user scope's, in the writers' order), an interrupted
     commit rolled forward first, and from every folder listed and every file stat'ed again
     after the lock is taken: a commit racing it lands wholly before (and is accepted with
-    the rest) or wholly after (and seals itself), never in between (issue 9: a commit was
+    the rest) or wholly after (and seals itself), never in between (a commit was
     then reported as "added by hand").
 
     Run from an agent's shell (`store.agent_shell`, SPEC §7), what it accepts is recorded as

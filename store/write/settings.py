@@ -3,7 +3,7 @@
 They live in `.engram/config.json`; every other key of that file is kept as it is. Each change
 is a read-modify-write under the workspace lock: the settings it starts from are read from the
 files after the lock is taken (never from a cache filled before), so two concurrent changes
-both land (issue 9: a `rule_variant` computed from config read before the lock lost one).
+both land (a `rule_variant` computed from config read before the lock lost one).
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Every write to the store, all or nothing: the workspace lock, the journal, the seals.
 
-A write holds `write_lock` (the workspace lock, and the user scope's when it writes there; an
-interrupted commit rolled forward first) and hands its files to `apply`. A single write of a
-state file needs no journal: its rename (store.files.fsutil.write_atomic) is atomic and nothing is
-sealed. Anything else first writes `.engram/journal.json` (atomically) listing every file it
-will write or remove, with the new bytes; then applies each through `write_atomic`; then
-records the files as engram's own writes (`seal`: verify's seals); then deletes the journal.
-A crash before the journal exists changes nothing; a crash after it is rolled forward by
-`recover` on the next write or start, which seals what it wrote, so a kill at any instant
-never leaves engram's own write looking like a hand edit.
-
-A repository is untrusted input (SPEC §2), and a clone may carry a journal: entries name
-files relative to their scope (`{"scope": "project", "path": "memory/x.md"}`), the journal
-carries a tag keyed by the per-user secret, and `recover` discards — applying nothing — a
-journal without a valid tag, or one with any entry that is absolute, holds `..`, is not one of
-the files engram writes, or resolves (through links) outside its scope folder.
+The rest, and why: docs/design.md, `store/write/transaction.py`.
 """
 
 from __future__ import annotations

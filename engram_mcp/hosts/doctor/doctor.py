@@ -1,23 +1,6 @@
 """`engram doctor` and `engram upgrade` over every known host file (SPEC §8).
 
-doctor checks each engram entry (present, command resolvable, pinned to this installation, hook
-present), Claude's user and local scopes in `~/.claude.json` included. A workspace entry is
-committed, so it must name the bare `engram-mcp`: one naming a path of this machine is
-`host.not_portable`, and a bare name this shell's PATH does not lead to this installation is
-`host.not_on_path`; both fixes are PATH's (path_hint.py), not a re-link that would pin the path
-again. An entry of ours whose `env` changes what its server runs (`PYTHONPATH`, `LD_PRELOAD`…,
-launch.unsafe_env), or that sets an `envFile` or `cwd`, is `host.env_unsafe`, and one whose
-server arguments are not those link writes (`--workspace=…`, launch.LINK_ARGS) is
-`host.args_unsafe` (exit 1; `engram link <host>` drops them, `upgrade` keeps none), and an entry
-whose command is a relative path or a file in the workspace is not ours (`host.foreign`). A host
-file that cannot be read (a FIFO, a device, a loop of links, too large) is `host.parse_error`.
-It audits the gate
-(audit.py: `host.gate_open`, exit 1); and lists the host-side steps still missing for
-workspace links (steps.py: `host.step_pending`, informational), and the `/engram` command
-beside each linked entry (commands.py: `host.command_missing`, `host.command_stale`,
-informational; the fix is `engram link <host>`). A host whose shell runs `engram
-commit` unasked only by its default (opencode) is reported among the steps as
-`host.shell_ungated` (shell_audit.py, informational).
+The rest, and why: docs/design.md, `engram_mcp/hosts/doctor/doctor.py`.
 """
 
 from __future__ import annotations

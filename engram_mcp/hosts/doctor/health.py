@@ -1,23 +1,7 @@
-"""The store's health for `engram doctor` (issue 22): what engram ignores, discards or cannot
+"""The store's health for `engram doctor`: what engram ignores, discards or cannot
 read, each a Finding (engram_mcp.hosts.doctor.findings) with a stable code and the fix for a person.
 
-| code | what | exit |
-| --- | --- | --- |
-| `config.ignored` | a settings file ignored as a whole (does not parse, a value or key the schema refuses, not a regular file, a link leading out): every setting in it falls back | 1 |
-| `config.setting_ignored` | a setting of a file in use that is ignored (`search.vector_model` in a workspace config) | 1 |
-| `memory.unparsed` | a memory file that does not parse (one finding each) | 1 |
-| `memory.unreadable` | a memory file never read: a link, a FIFO, larger than 1 MiB | 1 |
-| `memory.skipped` | anything else in a memory folder engram leaves out (a name that is no id, a folder that leads out or cannot be listed) | 1 |
-| `state.discarded` | usage.json, pending-approvals.json, seals.log or journal.json that fails its tag or does not parse: what it held is lost | 1 |
-| `state.unusable` | something that is not a regular file at a state file's path: writes are refused | 1 |
-| `home.missing` | `$ENGRAM_HOME` set, and no such folder | 1 |
-| `home.unusable` | `$ENGRAM_HOME` (set or default) is not a folder, or cannot be read | 1 |
-| `derived.rebuilt` | index.json, search.idx or vectors.bin discarded and rebuilt from the memory files | 0 |
-| `workspace.outside_git` | the workspace is in no git repository: its memories cannot be shared or reviewed | 0 |
-
-Read-only throughout: nothing is written, created or repaired while checking (no secret is
-made, no index rebuilt, no journal replayed); every file is read as engram reads it, so a FIFO,
-a link leading out, a huge file or bad UTF-8 is a finding, never a hang or a crash.
+The rest, and why: docs/design.md, `engram_mcp/hosts/doctor/health.py`.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """Codex's `config.toml` (user `~/.codex/config.toml` or project `.codex/config.toml`): engram's
 managed block, added and removed as text.
 
-The block is marked by a comment (Codex rejects unknown keys, so never a marker key):
-
-    # managed by engram: `engram unlink codex` removes this block
-    [mcp_servers.engram]
-    command = "engram-mcp"
-    args = []
-
-    [mcp_servers.engram.tools]
-    engram_commit = { approval_mode = "prompt" }
-    engram_load = { approval_mode = "approve" }
-    ...
-
-In Codex `"approve"` means approved *without asking*, so the commit tool gets `"prompt"` (a human
-approves each call; `codex exec`, which cannot ask, refuses it) and only the read tools of
-`gate.READ_TOOLS` get `"approve"`, so headless runs can search and load.
-
-`link` appends it after a blank line; `unlink` removes exactly those lines, so the file gets
-its original bytes back. Every result is parsed with tomllib before it may be written.
+The rest, and why: docs/design.md, `engram_mcp/hosts/formats/codex_toml.py`.
 """
 
 from __future__ import annotations

@@ -1,31 +1,6 @@
 """`engram doctor`'s gate audit: every host setting that lets `engram_commit` run unasked (SPEC §8).
 
-Each finding is `host.gate_open` with the file, the setting found and the fix; doctor exits 1.
-What is read, per host (each with the host's own matching rules):
-
-Each host's rules are checked for every name its configs run this engram under (`engram`, and
-e.g. `mem` when `"mem"` runs this `engram-mcp`: servers.py). The shell door (an agent running
-`engram commit` unasked) is audited in shell_audit.py.
-
-* Codex — `[mcp_servers.<name>]` in `~/.codex/config.toml` and `.codex/config.toml`: the commit
-  tool's effective mode (its `approval_mode`, else the server's `default_tools_approval_mode`,
-  else Codex's default `auto`) must be `prompt`.
-* Claude Code — `permissions.allow` rules matching `mcp__engram__engram_commit` (`mcp__engram`,
-  `mcp__engram__*` and other `*` patterns included) and `permissions.defaultMode`
-  `bypassPermissions` or `auto`, in `~/.claude/settings.json`, `.claude/settings.json` and
-  `.claude/settings.local.json`; this project's `allowedTools` in `~/.claude.json`.
-  (`--allowedTools` on a command line cannot be seen.)
-* opencode — the `permission` rules of the global and project config, and of each agent
-  (markdown agents in `.opencode/agent[s]/*.md` included, opencode_config.py): the
-  last rule whose pattern matches `engram_engram_commit` decides, as in opencode; `allow`, or no
-  rule at all while engram is linked (opencode's default is allow), opens the gate.
-* Gemini CLI — `trust: true` on the engram server, `tools.allowed` entries covering
-  `mcp_engram_engram_commit`, `mcp.allowed` naming engram, `mcp.autoAllowInHeadless`, in user
-  and project settings; allow rules in `~/.gemini/policies/*.toml` that cover it.
-* Cursor — `mcpAllowlist` in `~/.cursor/permissions.json` / `.cursor/permissions.json`, and the
-  Cursor CLI's `permissions.allow` `Mcp(server:tool)` rules.
-* VS Code — `chat.tools.global.autoApprove` / `chat.tools.autoApprove` in user or workspace
-  settings. Windsurf, Antigravity and Claude Desktop document no auto-approve setting in a file.
+The rest, and why: docs/design.md, `engram_mcp/hosts/gate/audit.py`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
 """The editors' agent terminals (Cursor, VS Code, Windsurf): what engram sees of them and what
 doctor says about them.
 
-Their agents run commands in a real pseudo-terminal under the editor, as the person's own
-integrated terminal is; engram tells the agent's apart only by the marker each sets there
-(engram_mcp.ops.agent_shell.HOST_VARIABLES: `CURSOR_AGENT`, `COPILOT_AGENT` and `AI_AGENT`,
-`WINDSURF_CASCADE_TERMINAL`). A marker can be unset by the agent itself, so an ask rule in the
-editor is the stronger guard, where the editor has one in a file:
-
-* VS Code: `link` writes a never-auto-approve rule for engram (gate_rules.VSCODE_RULE) into the
-  settings.json at the linked scope; VS Code merges both levels, so either file serves.
-* Cursor keeps its auto-run choice in the app; its file (`~/.cursor/permissions.json`) holds an
-  allowlist only, so there is nothing to write. An allowlist entry that runs engram unasked is
-  reported as `host.gate_open`.
-* Windsurf keeps its deny list (`windsurf.cascadeCommandsDenyList`) in its app settings.
-
-Doctor notes (host.shell_unasked) each linked editor without an ask rule, with the marker engram
-relies on and the setting that keeps its agent asking.
+The rest, and why: docs/design.md, `engram_mcp/hosts/gate/editor_shells.py`.
 """
 
 from __future__ import annotations

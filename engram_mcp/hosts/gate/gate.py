@@ -1,22 +1,6 @@
 """Which of engram's tools a host may run unasked, and the names each host gives them (SPEC §4.2, §8).
 
-The human gate is the host's permission prompt on `engram_commit`. `engram link` writes, where
-the host has per-tool rules, "ask" for the commit tool and "allow" for the read tools, so that
-headless runs (`codex exec`, `gemini -p`, `opencode run`) can search and load while a commit
-still needs a human. Nothing engram writes ever auto-approves `engram_commit`.
-
-`READ_TOOLS` is the one list of tools that may run unasked. A tool is on it when it writes
-nothing durable: it reads memory files, derived indexes and settings, and at most rebuilds a
-derived file. Left off, and so left to the host's default (which asks in every host engram
-configures):
-
-* `engram_commit` — writes approved memories: the gate itself.
-* `engram_save`, `engram_save_session`, `engram_note` — with a client that supports the
-  approval dialog (§4.3) they write memory once the human accepts there; a host that answers
-  the dialog on its own must not be told to run them unasked. (Gemini CLI's policy file allows
-  the two proposal tools, shell_rules.py: Gemini 0.61 declares no elicitation, only `roots`, so
-  they return a preview and a token and write nothing durable; headless Gemini offers them.)
-* `engram_set_role`, `engram_set_rule_variant` — change settings that steer every later load.
+The rest, and why: docs/design.md, `engram_mcp/hosts/gate/gate.py`.
 """
 
 from __future__ import annotations

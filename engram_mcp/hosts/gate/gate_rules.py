@@ -1,24 +1,6 @@
 """The per-tool approval rules `engram link` writes beside engram's entry (SPEC §8, gate.py).
 
-* opencode: `"permission": {"engram_engram_commit": "ask"}` — its default agent otherwise runs
-  every tool unasked (`opencode run` committed). The read tools need nothing: opencode allows
-  them by default.
-* opencode's shell: `"permission": {"bash": {"engram commit *": "ask", …}}` (shell_rules.py), at
-  the end of the `bash` object so that no earlier pattern of the user's wins over it.
-* Claude Code's shell: `permissions.ask` rules `Bash(engram commit *)` … in `.claude/settings.json`.
-* VS Code's agent terminal: `"chat.tools.terminal.autoApprove": {VSCODE_RULE: false}` in the
-  settings.json beside its mcp.json. A `false` rule wins over every approving one, so the agent
-  asks before any command that names engram (its writes, and `env -u COPILOT_AGENT engram …`
-  too); only the global auto-approve skips it, which doctor reports.
-* Gemini CLI: nothing in settings.json any more: its policy file (shell_rules.py) allows the read
-  and proposal tools and asks for the rest. `link` takes out the `tools.allowed` entries older
-  links wrote (deprecated in Gemini CLI 0.61, which warns about them on every run), unless the
-  original file had them.
-* Codex gets its per-tool modes inside the managed block (codex_toml.py).
-
-Every edit is a format-preserving JSONC splice; `remove` is the inverse of `add`, given the
-file's original text (its `.bak`), so link → unlink restores the original bytes and keeps what
-the user had written before link.
+The rest, and why: docs/design.md, `engram_mcp/hosts/gate/gate_rules.py`.
 """
 
 from __future__ import annotations

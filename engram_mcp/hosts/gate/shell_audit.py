@@ -1,41 +1,6 @@
 """`engram doctor`'s audit of the shell door to the gate (review H1, SPEC §7, §8).
 
-`engram commit TOKEN` and `engram save-session --force` are the human's own approval at the
-terminal. An agent whose host runs its shell commands unasked can run them itself, and the
-memory is then written with no human (and sealed, so `verify` stays clean). doctor reports the
-host settings that let an agent run them unasked as `host.gate_open` (exit 1), with the file,
-the setting and the fix. A rule that still asks before those commands is not reported.
-
-What is read, per host (each with the host's own matching; `Where` gives the files):
-
-* Claude Code — `permissions.allow` Bash rules in the three settings files and this project's
-  `allowedTools` in `~/.claude.json`: `Bash`, `Bash(*)`, prefix rules `Bash(engram:*)`,
-  wildcard rules `Bash(engram *)` and exact rules matching `engram commit …` or
-  `engram save-session --force`, unless an `ask` or `deny` rule in any of the files covers the
-  command (Claude Code checks deny, then ask, then allow). `defaultMode` `bypassPermissions` and
-  `auto` are reported by audit.py (they open the commit tool too); `acceptEdits` still prompts
-  for shell commands and is not reported.
-* opencode — the `bash` permission of every config and agent (markdown agents included): an
-  explicit `allow` that matches those commands (`"bash": "allow"`, `{"engram *": "allow"}`, or
-  `"*": "allow"` covering the bash tool; the last matching rule wins). opencode runs bash
-  unasked by default, so a linked opencode whose rules do not ask before those commands is
-  `host.shell_ungated` (exit 1), fixed by `engram link opencode`.
-* Codex — the effective sandbox and approval policy: `sandbox_mode` from `.codex/config.toml`
-  (trusted projects only) or `~/.codex/config.toml`, else `workspace-write` for a project with a
-  trust decision (Codex's own default, `derive_sandbox_policy`) and `read-only` otherwise;
-  `approval_policy` likewise, else `on-request`. A writable sandbox with `on-request`,
-  `on-failure` or `never` runs `engram commit` in the workspace unasked unless a prompt rule
-  covers engram: engram's `engram.rules` in `~/.codex/rules/` or, in a trusted project,
-  `.codex/rules/`. Without it, a set policy is `host.gate_open` and a linked project left on
-  Codex's defaults is `host.shell_ungated` (both exit 1); `engram link codex` writes the rule.
-* Gemini CLI — `tools.allowed` entries `run_shell_command` / `ShellTool` with no command or a
-  command prefix that starts those commands (`run_shell_command(engram)`), and user policy
-  rules allowing `run_shell_command` with a matching or absent `commandPrefix`/`commandRegex`,
-  unless engram's policy file is installed and outranks them (its `ask_user` rules have
-  priority 950 in the user tier; `tools.allowed` is 4.3, below them).
-  YOLO cannot be set in a settings file (only `--yolo`/`--approval-mode=yolo` on the command
-  line, which doctor cannot see); `general.defaultApprovalMode: auto_edit` approves edits, not
-  shell commands.
+The rest, and why: docs/design.md, `engram_mcp/hosts/gate/shell_audit.py`.
 """
 
 from __future__ import annotations

@@ -1,35 +1,6 @@
 """The host's own rule that asks before the agent's shell runs engram's write commands (SPEC §7, §8).
 
-`engram commit TOKEN`, `engram save-session --force` and the other CLI writes are the human's
-approval only when the human runs them; the agent receives the token in its own `engram_save`
-result. So `engram link` writes, beside the MCP entry, each host's shell rule:
-
-* Claude Code — `permissions.ask` in `.claude/settings.json` (`~/.claude/settings.json` with
-  `--global`): `Bash(engram commit *)` … for every write command, and `Bash(engram -*)` for a
-  global flag written first (`engram --json commit …`). Claude Code splits compound commands
-  and checks each part; an ask rule wins over every allow rule.
-* opencode — `permission.bash` patterns `"engram commit *": "ask"` …, appended at the end of the
-  `bash` object (opencode's last matching rule wins).
-* Codex — a managed `engram.rules` file in `.codex/rules/` (read in a trusted project, as every
-  layer's `rules/` folder) or `~/.codex/rules/`: `prefix_rule(pattern = ["engram"],
-  decision = "prompt")`. Codex matches argv prefixes literally, so `engram --workspace=DIR
-  commit` could slip past a list of sub-commands: every `engram` command asks (engram's read
-  tools need no shell). With `approval_policy = "never"` (`codex exec`) Codex refuses a prompt
-  rule's command: with Codex 0.171.0 in a trusted project, `engram commit TOKEN` was "Rejected
-  (approval required by policy, but AskForApproval is set to Never)". A wrapper the rule does
-  not start with (`env -u … engram commit`) is not matched: engram's own refusal in an agent's
-  shell is the layer for that.
-* Gemini CLI — a managed policy file `~/.gemini/policies/engram.toml` (Gemini 0.61 loads no
-  workspace policies): `ask_user` for `run_shell_command` with engram's write commands and for
-  `engram_commit`, `allow` for the read tools and the two proposal tools, which write nothing
-  durable (Gemini 0.61 declares no elicitation, so they return a preview and a token). It
-  replaces the deprecated `tools.allowed` entries link used to write. Headless Gemini denies
-  what asks. Checked with Gemini CLI 0.61.0: the file loads without a warning (a bad field is
-  reported as "[USER] Policy file error"), and `gemini -p` answered a scripted
-  `engram commit TOKEN` with "denied by policy".
-
-Every spelling link itself writes is covered: `engram`, and the absolute path of this
-installation's script or `python -m engram_mcp.cli` when that is what the pin is.
+The rest, and why: docs/design.md, `engram_mcp/hosts/gate/shell_rules.py`.
 """
 
 from __future__ import annotations

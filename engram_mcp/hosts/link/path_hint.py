@@ -1,4 +1,4 @@
-"""Whether PATH finds this installation's commands here, and how to put them there (issue 22).
+"""Whether PATH finds this installation's commands here, and how to put them there.
 
 The files `engram link` writes into a workspace are committed, so they name the bare commands
 `engram-mcp` and `engram`, which each teammate's PATH resolves. That is right only when PATH

@@ -1,63 +1,6 @@
 """The `/engram` command `engram link` installs beside the MCP entry (SPEC §7, §8).
 
-One text tells the agent how to handle each `/engram …` request; each host gets it in its own
-custom-command (or prompt-file, workflow, skill) format. Formats and folders, with the source
-each was taken from:
-
-* Claude Code — `.claude/commands/engram.md`, `--global` `~/.claude/commands/engram.md`
-  (`$CLAUDE_CONFIG_DIR/commands/` when set): Markdown with YAML front matter `description`,
-  `argument-hint`, `allowed-tools`, `disable-model-invocation`; `$ARGUMENTS` is what the human
-  typed after the name. `allowed-tools` pre-approves engram's read tools and
-  `engram_save_session` (a proposal) only: a rule there holds for every tool call of the
-  `/engram` turn, whatever the human typed, so it never names a write;
-  `disable-model-invocation: true` keeps the model from running `/engram` itself through its
-  SlashCommand tool, so the approval is always the human's.
-  Source: code.claude.com/docs/en/slash-commands (mirror `thevibeworks/claude-code-docs`,
-  `content/en/docs/claude-code/slash-commands.md`, "Custom slash commands", "Frontmatter").
-* Gemini CLI — `.gemini/commands/engram.toml`, `--global` `~/.gemini/commands/engram.toml`:
-  TOML with `description` and `prompt`; `{{args}}` is replaced by the text after `/engram`.
-  Source: geminicli.com/docs/cli/custom-commands (repo `google-gemini/gemini-cli`,
-  `docs/cli/custom-commands.md`).
-* Codex — custom prompts (`~/.codex/prompts/*.md`, `/prompts:name`) were deprecated on
-  2026-01-14 and removed in codex-cli 0.117.0 (openai/codex#15941; the pinned e2e Codex is
-  0.171.0), so engram installs a skill instead: `.agents/skills/engram/SKILL.md` (Codex scans
-  `.agents/skills` from the cwd up to the project root), `--global` `~/.agents/skills/engram/`,
-  with `agents/openai.yaml` `policy.allow_implicit_invocation: false` so Codex never picks it on
-  its own: the human invokes it as `$engram …` (or from `/skills`). Source: repo `openai/codex`,
-  `codex-rs/core-skills/src/loader.rs` (`AGENTS_DIR_NAME`, `$HOME/.agents/skills`,
-  `agents/openai.yaml` `Policy.allow_implicit_invocation`); developers.openai.com/codex/skills.
-* opencode — `.opencode/commands/engram.md`, `--global` `~/.config/opencode/commands/engram.md`:
-  Markdown with front matter `description`; `$ARGUMENTS` in the body. Source:
-  opencode.ai/docs/commands ("Create command files", "Markdown").
-* Cursor — `.cursor/commands/engram.md`, `--global` `~/.cursor/commands/engram.md`: plain
-  Markdown (Cursor reads no front matter); what the human types after `/engram` is sent with
-  it. Source: cursor.com/docs (Commands: project `.cursor/commands`, global
-  `~/.cursor/commands`); microsoft/apm#1046 (Cursor 1.6+ commands are plain Markdown).
-* VS Code (Copilot) — `.github/prompts/engram.prompt.md`, `--global` the profile's
-  `prompts/engram.prompt.md`: Markdown with front matter `description`, `argument-hint`,
-  `agent`. Source: code.visualstudio.com/docs/copilot/customization/prompt-files.
-* Windsurf — only `--global` (its MCP config is user-level only):
-  `~/.codeium/windsurf/global_workflows/engram.md`, a Markdown workflow with front matter
-  `description`, invoked as `/engram`. Source: docs.windsurf.com/windsurf/cascade/workflows
-  (workspace workflows live in `.windsurf/workflows/`); the global folder name is from a
-  third-party converter's spec (`claude-engineering-plugin` docs/specs/windsurf.md).
-
-Antigravity and Claude Desktop get none: no command folder documented for them.
-
-Why the force path goes through the host's prompt on `engram_commit` in every host, and never
-through a shell line the host runs itself (Claude Code `` !`…` ``, Gemini `!{…}`, opencode
-`` !`…` ``): such a line runs on every invocation, before the model reads the request,
-whatever the human typed after `/engram` (so `/engram search x` would save too). In Claude Code
-2.1.332 it is also checked against the permission rules and fails the command unless allowed
-(it never asks): an allow in `allowed-tools` holds for the model's own calls for the whole
-turn, the ask rule engram writes for `engram save-session` overrides it, and a conditional
-(`case`, `test … &&`) is refused ("can't be checked before it runs", "Parse error"); all
-measured with the real CLI and a scripted model.
-
-Every file carries the line `engram:command` (a comment in the host's syntax, or a front
-matter `description` for files whose hosts read no comments); `doctor` and `unlink` recognise
-a command as engram's by that mark, and anything else at that path is the user's and is left
-alone (`--force` replaces it, keeping a backup under `$ENGRAM_HOME/backups/`, edits.py).
+The rest, and why: docs/design.md, `engram_mcp/hosts/link/slash_commands.py`.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """Host-side steps a workspace link still needs, where they can be seen (SPEC §8).
 
-Each host keeps a project's own config away until the human says yes, and engram never says yes
-on their behalf. `link` prints the step (one line), `doctor` reports it as `host.step_pending`
-(informational: exit 0).
-
-* Claude Code — a project server from `.mcp.json` waits for approval: `enabledMcpjsonServers`
-  naming engram (or `enableAllProjectMcpServers`) in this project's entry of `~/.claude.json`,
-  `~/.claude/settings.json` or `.claude/settings.local.json` (not the committed
-  `.claude/settings.json`); `disabledMcpjsonServers` naming it means the human refused it.
-* Gemini CLI — with folder trust on (`security.folderTrust.enabled`, default on), an untrusted
-  folder's `.gemini/settings.json` is ignored; trust is read from `~/.gemini/trustedFolders.json`
-  with Gemini's rule (the longest matching path wins; TRUST_PARENT trusts the parent folder).
-* Codex — `.codex/config.toml` is read only when `[projects."<path>"] trust_level = "trusted"`
-  in `~/.codex/config.toml` names this project or a folder above it.
+The rest, and why: docs/design.md, `engram_mcp/hosts/link/steps.py`.
 """
 
 from __future__ import annotations

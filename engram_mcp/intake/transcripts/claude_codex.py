@@ -1,33 +1,6 @@
 """Where each host keeps its sessions of a workspace, and what in them the human typed.
 
-Looked up in the hosts' own code (Claude Code 2.1, Codex 0.171, Gemini CLI 0.61, opencode
-1.18.33) and checked against files those versions wrote:
-
-* Claude Code: `$CLAUDE_CONFIG_DIR` or `~/.claude`, `projects/<workspace path, each character
-  not a letter or digit as ->/<session>.jsonl` (a key over 200 characters is cut and given a
-  hash suffix). Lines of `type: "user"`; the model's and the host's are marked: `isMeta`,
-  `isSidechain` (a sub-agent's prompt), `isCompactSummary` / `isVisibleInTranscriptOnly`
-  (`/compact`), `toolUseResult` and `tool_result` items, an `origin` whose kind is not
-  `human`; `agent-*.jsonl` beside the sessions are sub-agents' transcripts.
-* Codex: `$CODEX_HOME` or `~/.codex`, `sessions/YYYY/MM/DD/rollout-*.jsonl`, first a
-  `session_meta` line (`cwd`; `source` names a sub-agent's thread), then `response_item`
-  messages of `role: "user"` (a message holding injected context is Codex's, as Codex itself
-  decides: AGENTS.md, `<environment_context>`, `<user_shell_command>`, the compaction summary
-  …) and `event_msg` `user_message` lines.
-* Gemini CLI: `$GEMINI_CLI_HOME` or `~`, `.gemini/tmp/<id>/`, where `<id>` is the workspace's
-  short name in `.gemini/projects.json` (or, before 0.5x, the sha256 of its path);
-  `chats/session-*.jsonl` (`.json` before), records: a header (`sessionId`, `projectHash` =
-  sha256 of the path, `kind`), messages by `id` (`type: "user"`, `content` parts,
-  `displayContent` when what was typed differs from what was sent), `$set` updates and
-  `$rewindTo`. `logs.json` beside it lists what was typed at the prompt, per `sessionId`: when
-  it has the session, that is the human's text. Sub-agents' chats sit in a sub-folder.
-* opencode: `$XDG_DATA_HOME/opencode` or `~/.local/share/opencode`, SQLite `opencode.db`
-  (`$OPENCODE_DB` renames it): `session` (`directory`, `parent_id` set for a sub-agent's),
-  `message` (`data.role`), `part` (`data.type: "text"`, `synthetic` / `ignored` when opencode
-  wrote it: file contents, shell runs, compaction notes).
-
-This module holds the records, the one test of typed text every host shares (`typed`) and the
-Claude Code and Codex readers; `gemini` and `opencode` hold the other two.
+The rest, and why: docs/design.md, `engram_mcp/intake/transcripts/claude_codex.py`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ CODE_PROPERTIES: Final = {
     "valid_until": _DATE | {"description": "YYYY-MM-DD: left out of reads after it"},
     "review_after": _DATE | {"description": "YYYY-MM-DD: flagged for review from it"},
 }
-"""Issue 13's candidate fields (SPEC §4.1); the preview shows them (engram_mcp.ops.shown)."""
+"""The candidate fields beyond the seed ones (SPEC §4.1); the preview shows them (engram_mcp.ops.shown)."""
 CANDIDATE = obj(
     {
         "type": {"type": "string", "enum": list(DURABLE_TYPES)},
