@@ -19,7 +19,6 @@ from engram_mcp.hosts.gate.audit import audit
 from engram_mcp.hosts.gate.shell_rules import MARK
 from engram_mcp.hosts.link.launch import LINK_ARGS, is_current, resolve, unknown_args
 from engram_mcp.hosts.link.link import (
-    HOOK_SUFFIX,
     UNSAFE_ENV,
     Warn,
     current_entry,
@@ -27,14 +26,12 @@ from engram_mcp.hosts.link.link import (
     entry_unsafe_env,
     entry_unsafe_keys,
     escapes,
-    hook_commands,
-    hook_installed,
     link_file,
-    link_hook,
     portable,
 )
 from engram_mcp.hosts.link.path_hint import fix, off_path
 from engram_mcp.hosts.link.rule_files import link_rules, rule_file
+from engram_mcp.hosts.link.settings_files import HOOK_SUFFIX, hook_commands, hook_installed, link_hook
 from engram_mcp.hosts.link.slash_commands import check_command, command_files, is_ours, link_command
 from engram_mcp.hosts.link.steps import step_for
 from engram_mcp.hosts.targets import TARGETS, HostFile, claude_settings, known_files

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engram_mcp.hosts.edits import Result as Result
-from engram_mcp.hosts.edits import finish, has_original, link_outside, original, planted_backup, read
+from engram_mcp.hosts.edits import finish, link_outside, planted_backup, read
 from engram_mcp.hosts.errors import HostError, JsoncError, LinkRefused, RuleError, TomlError
 from engram_mcp.hosts.formats import codex_toml, jsonc
 from engram_mcp.hosts.gate import gate_rules
@@ -24,16 +24,26 @@ from engram_mcp.hosts.link import rule_files
 from engram_mcp.hosts.link.launch import is_ours, pinned, unsafe_env
 from engram_mcp.hosts.link.path_hint import fix, off_path
 from engram_mcp.hosts.link.rule_files import RuleFile
+from engram_mcp.hosts.link.settings_files import (
+    add_rules,
+    hook_installed,
+    link_claude_ask,
+    link_hook,
+    original_exists,
+    original_text,
+    quote,
+    remove_rules,
+    unlink_claude_ask,
+    unlink_hook,
+    vscode_settings,
+)
 from engram_mcp.hosts.link.slash_commands import CommandFile, command_files, link_command, unlink_command
 from engram_mcp.hosts.link.steps import step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, display_path, home_of, resolve
-from engram_mcp.platform import vscode_user_dir
 from store.files.workspace import is_git_root
 from store.safety import untrusted
 
 NAME: Final = "engram"
-HOOK_MATCHER: Final = "startup|resume|clear|compact"
-HOOK_SUFFIX: Final = "hook session-start"
 
 NOT_ON_PATH: Final = "ENGRAM_NOT_ON_PATH"
 NOT_PORTABLE: Final = "ENGRAM_NOT_PORTABLE"
@@ -165,11 +175,6 @@ def entry_unsafe_keys(entry: Mapping[str, Any]) -> list[str]:
     return [str(key) for key in entry if str(key).lower() in UNSAFE_KEYS]
 
 
-def _original(host: HostFile) -> str | None:
-    """The file as it was before engram first changed it (its backup), or None."""
-    return original(host.path, in_workspace=host.scope == "workspace")
-
-
 def _had_container(host: HostFile, original: str | None) -> bool:
     """Whether the original file already had engram's container, which unlink keeps."""
     try:
@@ -251,7 +256,7 @@ def link_file(
             after = jsonc.new_document(host.container, NAME, entry)
         else:
             after = jsonc.set_member(before, host.container, NAME, entry)
-        after = gate_rules.add(host.target, after, _original(host))
+        after = gate_rules.add(host.target, after, original_text(host))
     except JsoncError as exc:
         return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
     except RuleError as exc:
@@ -284,183 +289,13 @@ def unlink_file(host: HostFile, *, force: bool, dry_run: bool, workspace: Path |
             )
         after: str | None = codex_toml.remove(before)
     else:
-        original = _original(host)
+        original = original_text(host)
         after = gate_rules.remove(host.target, before, original)
         after = jsonc.remove_member(after, host.container, NAME, prune=not _had_container(host, original))
-    created_by_us = not _original_exists(host) and not host.path.is_symlink()
+    created_by_us = not original_exists(host) and not host.path.is_symlink()
     if after is not None and created_by_us and after.strip() in ("", "{}"):
         after = None  # link created this file; unlink takes it away again
     return finish(host, before, after, "removed", dry_run)
-
-
-# --- the Claude SessionStart hook ----------------------------------------------------------
-def hook_command() -> str:
-    command, args = pinned("engram")
-    return " ".join([_quote(command), *args, HOOK_SUFFIX])
-
-
-def _quote(word: str) -> str:
-    return f'"{word}"' if " " in word else word
-
-
-def _is_our_handler(handler: Any) -> bool:
-    command = handler.get("command") if isinstance(handler, dict) else None
-    return isinstance(command, str) and command.endswith(HOOK_SUFFIX) and "engram" in command
-
-
-def _is_our_group(group: Any) -> bool:
-    hooks = group.get("hooks") if isinstance(group, dict) else None
-    return isinstance(hooks, list) and any(_is_our_handler(h) for h in hooks)
-
-
-def hook_commands(settings: Path) -> list[str]:
-    """The commands of engram's SessionStart handlers in a Claude settings file."""
-    try:
-        text = read(settings)
-        groups = jsonc.get(text, ("hooks", "SessionStart")) if text else None
-    except (HostError, JsoncError):
-        return []
-    return [
-        handler["command"]
-        for group in (groups if isinstance(groups, list) else [])
-        if _is_our_group(group)
-        for handler in group["hooks"]
-        if _is_our_handler(handler)
-    ]
-
-
-def hook_installed(settings: Path) -> bool:
-    return bool(hook_commands(settings))
-
-
-def _hook_host(workspace: Path) -> HostFile:
-    return HostFile(
-        "claude", "workspace", claude_settings(workspace), "json", ("hooks",), ".claude/settings.json"
-    )
-
-
-def _hook_groups(text: str | None) -> Any:
-    return jsonc.get(text, ("hooks", "SessionStart")) if text and text.strip() else None
-
-
-def link_hook(workspace: Path, dry_run: bool) -> Result:
-    """Add (or re-pin) engram's SessionStart group; other groups keep their bytes."""
-    host = _hook_host(workspace)
-    group = {
-        "matcher": HOOK_MATCHER,
-        "hooks": [{"type": "command", "command": hook_command(), "timeout": 30}],
-    }
-    try:
-        before = read(host.path)
-        groups = _hook_groups(before)
-    except (HostError, JsoncError) as exc:
-        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
-    label = "SessionStart hook, shell ask rules"
-    try:
-        if isinstance(groups, list) and group in groups:
-            after = before or ""
-        elif before is None or not before.strip():
-            after = jsonc.new_document(("hooks",), "SessionStart", [group])
-        elif not isinstance(groups, list):
-            after = jsonc.set_member(before, ("hooks",), "SessionStart", [group])
-        else:
-            after = before
-            for index in reversed([i for i, g in enumerate(groups) if _is_our_group(g)]):
-                after = jsonc.remove_item(after, ("hooks", "SessionStart"), index)  # a stale pin
-            after = jsonc.append_item(after, ("hooks", "SessionStart"), group)
-        after = gate_rules.add_claude_ask(after, _original(host))  # one write: one backup
-    except JsoncError as exc:
-        return Result("claude", host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
-    except RuleError as exc:
-        return Result("claude", host.shown, "error", f"{exc}; left untouched")
-    return finish(host, before, after, "added" if groups is None else "updated", dry_run, label)
-
-
-def unlink_hook(workspace: Path, dry_run: bool) -> Result:
-    host = _hook_host(workspace)
-    try:
-        before = read(host.path)
-        groups = _hook_groups(before)
-    except (HostError, JsoncError) as exc:
-        return Result("claude", host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
-    label = "SessionStart hook, shell ask rules"
-    if before is None:
-        return Result("claude", host.shown, "absent", label)
-    text = gate_rules.remove_claude_ask(before, _original(host))
-    groups = _hook_groups(text)
-    ours = [i for i, g in enumerate(groups) if _is_our_group(g)] if isinstance(groups, list) else []
-    after: str | None
-    if ours and isinstance(groups, list) and len(ours) == len(groups):
-        text = jsonc.remove_member(text, ("hooks",), "SessionStart")
-    else:
-        for index in reversed(ours):
-            text = jsonc.remove_item(text, ("hooks", "SessionStart"), index)
-    after = text
-    if after.strip() in ("", "{}") and not _original_exists(host) and not host.path.is_symlink():
-        after = None
-    return finish(host, before, after, "removed", dry_run, label)
-
-
-def _settings_host(workspace: Path, global_: bool, env: Mapping[str, str]) -> HostFile:
-    home = Path(env.get("HOME") or Path.home())
-    folder = Path(env["CLAUDE_CONFIG_DIR"]) if global_ and env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
-    path = folder / "settings.json" if global_ else claude_settings(workspace)
-    shown = "~/.claude/settings.json" if global_ else ".claude/settings.json"
-    return HostFile("claude", "global" if global_ else "workspace", path, "json", ("permissions",), shown)
-
-
-def link_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[str, str]) -> Result:
-    """Claude Code's `permissions.ask` rules for engram's CLI writes (shell_rules.py)."""
-    host = _settings_host(workspace, global_, env)
-    return _add_rules(host, gate_rules.add_claude_ask, dry_run, "shell ask rules")
-
-
-def unlink_claude_ask(workspace: Path, global_: bool, dry_run: bool, env: Mapping[str, str]) -> Result:
-    host = _settings_host(workspace, global_, env)
-    return _remove_rules(host, gate_rules.remove_claude_ask, dry_run, "shell ask rules")
-
-
-def vscode_settings(workspace: Path, global_: bool, env: Mapping[str, str]) -> HostFile:
-    """The settings.json beside VS Code's mcp.json at that scope: its agent terminal's rules."""
-    home = home_of(env)
-    path = (
-        vscode_user_dir(home, env) / "settings.json" if global_ else workspace / ".vscode" / "settings.json"
-    )
-    shown = display_path(path, workspace, home)
-    return HostFile("vscode", "global" if global_ else "workspace", path, "jsonc", (), shown)
-
-
-def _add_rules(
-    host: HostFile, add: Callable[[str | None, str | None], str], dry_run: bool, label: str
-) -> Result:
-    """Engram's rules added to `host` by `add(text, original)`; a file it cannot take is left
-    untouched, with the reason."""
-    try:
-        before = read(host.path)
-        after = add(before, _original(host))
-    except (HostError, JsoncError, RuleError) as exc:
-        return Result(host.target, host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
-    return finish(host, before, after, "added", dry_run, label)
-
-
-def _remove_rules(
-    host: HostFile, remove: Callable[[str, str | None], str], dry_run: bool, label: str
-) -> Result:
-    """The inverse of `_add_rules`: a file engram created and left empty is removed."""
-    try:
-        before = read(host.path)
-        if before is None:
-            return Result(host.target, host.shown, "absent", label)
-        after: str | None = remove(before, _original(host))
-    except (HostError, JsoncError) as exc:
-        return Result(host.target, host.shown, "error", f"{getattr(exc, 'message', exc)}; left untouched")
-    if after is not None and after.strip() in ("", "{}") and not _original_exists(host):
-        after = None if not host.path.is_symlink() else after
-    return finish(host, before, after, "removed", dry_run, label)
-
-
-def _original_exists(host: HostFile) -> bool:
-    return has_original(host.path, in_workspace=host.scope == "workspace")
 
 
 def _gemini_still_linked(workspace: Path, global_: bool, env: Mapping[str, str]) -> bool:
@@ -486,7 +321,7 @@ def _read_quietly(path: Path) -> str | None:
 def claude_global_command(always_load: bool) -> str:
     command, args = pinned("engram-mcp")
     extra = [*args, "--always-load"] if always_load else args
-    return " ".join(["claude mcp add --scope user", NAME, "--", _quote(command), *extra])
+    return " ".join(["claude mcp add --scope user", NAME, "--", quote(command), *extra])
 
 
 def link(
@@ -540,7 +375,7 @@ def link(
         results.append(link_claude_ask(workspace, False, dry_run, env))
     if target == "vscode":
         settings = vscode_settings(workspace, global_, env)
-        results.append(_add_rules(settings, gate_rules.add_vscode_ask, dry_run, "agent terminal ask rule"))
+        results.append(add_rules(settings, gate_rules.add_vscode_ask, dry_run, "agent terminal ask rule"))
     if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
         results[0].step = f"{step.message}: {step.fix}"
     if target == "claude" and not no_hook:
@@ -586,7 +421,7 @@ def unlink(
     if target == "vscode":
         settings = vscode_settings(workspace, global_, env)
         results.append(
-            _remove_rules(settings, gate_rules.remove_vscode_ask, dry_run, "agent terminal ask rule")
+            remove_rules(settings, gate_rules.remove_vscode_ask, dry_run, "agent terminal ask rule")
         )
     if resolved.scope == "workspace":
         results += _planted(target, touched, workspace, env)
