@@ -31,9 +31,10 @@ from store.files.workspace import (
     user_dir,
 )
 from store.finder import Finder, SearchEntry, SearchResult
-from store.read.catalog import Catalog, memory_key
+from store.read.catalog import Catalog
 from store.read.load import LoadResult
 from store.read.route import RoutePlan, RoutePool
+from store.read.snapshot import memory_key
 from store.read.usage import Usage
 from store.read.view import View
 from store.safety import untrusted

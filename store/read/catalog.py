@@ -6,7 +6,6 @@ The rest, and why: docs/design.md, `store/read/catalog.py`.
 from __future__ import annotations
 
 import os
-import re
 import stat as stat_mode
 import threading
 import time
@@ -15,17 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from store.errors import Busy, Conflict, CorruptMemory, NotRegular, Problem, ReadOnly, UnsafePath
+from store.errors import Busy, CorruptMemory, NotRegular, Problem, ReadOnly, UnsafePath
 from store.files.fsutil import read_regular
 from store.files.ids import is_valid_id
 from store.files.lock import default_timeout, workspace_lock
 from store.files.memory import MAX_FILE_BYTES, Memory, parse_memory
-from store.files.workspace import ScopeDir, check_scope, unsafe
-from store.read.index_file import SHELL_MARK, IndexFile, Records
+from store.files.workspace import ScopeDir, check_scope
+from store.read.index_file import SHELL_MARK, IndexFile, Records, index_records
+from store.read.folder_scan import NOT_REGULAR, scan
 from store.read.progress import Progress
+from store.read.snapshot import Broken, Snapshot, memory_key
 
-_PLAIN_FILE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}\.md")
-_NOT_REGULAR: Final = "not a regular file (a FIFO, device or folder); skipped, never opened"
 TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))
 SMALL_STORE: Final = 200
 SWEEP_SECONDS: Final = 2.0
@@ -46,50 +45,6 @@ def sweep_pause(took: float, *, watched: bool) -> float:
     return max(WATCHED_SWEEP_SECONDS if watched else SWEEP_SECONDS, took / SWEEP_SHARE)
 
 
-@dataclass(frozen=True, slots=True)
-class Broken:
-    """A memory file engram could not use, named by the id its file name gives (one
-    story everywhere: `list` marks it, `show` and a load by id answer ENGRAM_CORRUPT with its
-    problem, `verify` says it does not parse and `verify --accept` keeps its last record)."""
-
-    scope: str
-    tier: str
-    id: str
-    problem: Problem
-    parsed: bool = True
-    """Its bytes were read and failed to parse (False: never read, such as a link or a FIFO)."""
-
-    @property
-    def key(self) -> str:
-        """The catalog's key of the file, as `memory_key` gives a parsed one's."""
-        return f"{self.tier}/{self.id}"
-
-    @property
-    def verdict(self) -> str:
-        """What is wrong, in two words a person reads before the problem itself."""
-        return "does not parse" if self.parsed else "cannot be read"
-
-    def error(self) -> CorruptMemory:
-        """What a read of this id by name answers (`engram show`, a load by id): not NotFound,
-        but ENGRAM_CORRUPT (ENGRAM_CONFLICT for git's conflict markers) with the problem."""
-        kind = Conflict if self.problem.code == Conflict.code else CorruptMemory
-        return kind(
-            f"{self.problem.file} {self.verdict}: {self.problem.message}. engram leaves the file "
-            "untouched: fix it by hand"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """Every parsed memory of one scope at one instant, plus the files that failed."""
-
-    memories: tuple[Memory, ...]
-    problems: tuple[Problem, ...]
-    version: int
-    broken: tuple[Broken, ...] = ()
-    """The failed files that name a memory id (a subset of `problems`, by id)."""
-
-
 @dataclass(slots=True)
 class _Entry:
     mtime_ns: int
@@ -100,10 +55,6 @@ class _Entry:
     tier: str = "durable"
     parsed: bool = True
     """With `problem`: the bytes were read and failed to parse (False: never read)."""
-
-
-def memory_key(memory: Memory) -> str:
-    return f"{memory.tier}/{memory.id}"
 
 
 def _stem(path: str) -> str:
@@ -301,7 +252,7 @@ class Catalog:
         seen: list[str] = []
         problems: list[tuple[str, Problem]] = []
         known = self._counts[tier]
-        found, unchanged = self._scan(folder, skip=not sweep)
+        found, unchanged = scan(self.scope, folder, self._entries, skip=not sweep)
         listed = len(unchanged)  # known files listed again
         progress = Progress(f"reading {self.scope.display(folder)}", len(found))
         for done, (path, inode, problem) in enumerate(found, 1):
@@ -340,63 +291,6 @@ class Catalog:
                 changed |= self._update(path, tier, stat.st_ino)
         return changed
 
-    def _scan(self, folder: Path, *, skip: bool) -> tuple[list[tuple[str, int, Problem | None]], list[str]]:
-        """(files to look at, or the problem with each; the known files left out). With
-        `skip`, a known file listed with the inode it had is left out: a relisting of 100,000
-        files after one rename then hands on only what changed."""
-        reason = unsafe(self.scope, folder)
-        if reason is not None:  # a link leading outside the scope: nothing in it is read
-            return [(str(folder), 0, Problem("ENGRAM_UNSAFE_PATH", self.scope.display(folder), reason))], []
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            return [], []
-        except OSError as exc:  # not a folder, unreadable, a link loop (ELOOP) on the way to it
-            reason = "is not a folder" if isinstance(exc, NotADirectoryError) else "cannot be read"
-            problem = Problem(
-                "ENGRAM_CORRUPT", self.scope.display(folder), f"{reason}; nothing in it is loaded"
-            )
-            return [(str(folder), 0, problem)], []
-        found: list[tuple[str, int, Problem | None]] = []
-        unchanged: list[str] = []
-        known = self._entries
-        for entry in entries:
-            path = entry.path
-            cached = known.get(path)
-            if cached is not None and not entry.is_symlink():  # checked when first seen
-                if skip and cached.inode == entry.inode():
-                    unchanged.append(path)
-                else:
-                    found.append((path, entry.inode(), None))
-                continue
-            name = entry.name
-            if not name.endswith(".md") or name.startswith("."):
-                continue
-            shown = self._listed(folder, name)
-            if entry.is_symlink():
-                found.append(
-                    (
-                        entry.path,
-                        0,
-                        Problem("ENGRAM_REFUSED", shown, "symbolic links are not followed; skipped"),
-                    )
-                )
-            elif not is_valid_id(name[:-3]):
-                found.append(
-                    (
-                        entry.path,
-                        0,
-                        Problem("ENGRAM_VALIDATION", shown, "file name is not a memory id; skipped"),
-                    )
-                )
-            elif entry.is_file(follow_symlinks=False):
-                found.append((entry.path, entry.inode(), None))
-            else:  # a FIFO, device or folder by a memory's name: never opened, but said
-                found.append(
-                    (entry.path, 0, Problem("ENGRAM_CORRUPT", self._shown(entry.path), _NOT_REGULAR))
-                )
-        return found, unchanged
-
     def _update(self, path: str, tier: str, inode: int) -> bool:
         """Take in one file (run for every file when a process starts: kept lean)."""
         try:
@@ -426,7 +320,7 @@ class Catalog:
                 memory, stored = None, None  # a record of another layout: parsed, and rewritten
         if memory is None:
             if not stat_mode.S_ISREG(stat.st_mode):  # a FIFO renamed over a memory would block a read
-                problem = Problem("ENGRAM_CORRUPT", self._shown(path), _NOT_REGULAR)
+                problem = Problem("ENGRAM_CORRUPT", self._shown(path), NOT_REGULAR)
             elif stat.st_size > MAX_FILE_BYTES:
                 problem = Problem(
                     "ENGRAM_CORRUPT",
@@ -440,7 +334,7 @@ class Catalog:
                 except CorruptMemory as exc:
                     problem, parsed = Problem(exc.code, self._shown(path), exc.message), True
                 except NotRegular:
-                    problem = Problem("ENGRAM_CORRUPT", self._shown(path), _NOT_REGULAR)
+                    problem = Problem("ENGRAM_CORRUPT", self._shown(path), NOT_REGULAR)
                 except OSError as exc:
                     problem = Problem("ENGRAM_CORRUPT", self._shown(path), f"cannot be read ({exc.strerror})")
                 except Exception as exc:  # one hostile file must never hide the rest of the store
@@ -459,14 +353,6 @@ class Catalog:
             self._dirty = True  # index.json no longer describes this file
         self._changes[key] = memory
         return True
-
-    def _listed(self, folder: Path, name: str) -> str:
-        """A listed file's name as a problem shows it: a name that is not a plain file name
-        (spaces, a sentence, 200 characters of instructions) is described, not quoted, since a
-        problem reaches the agent outside any fence."""
-        if _PLAIN_FILE.fullmatch(name):
-            return self.scope.display(folder / name)
-        return f"{self.scope.display(folder)}/(a file with a name engram does not quote)"
 
     def _shown(self, path: str) -> str:
         return self.scope.display(Path(path))
@@ -575,34 +461,9 @@ class Catalog:
         try:
             with workspace_lock(self.scope.lock_path, timeout=None if accept_all else 0.5):
                 stored, _ = self.read_index()
-                records: dict[str, Any] = {}
-                for _, entry in entries:
-                    memory = entry.memory
-                    assert memory is not None and memory.path is not None
-                    key = memory_key(memory)
-                    found = stored.get(key)
-                    previous: dict[str, Any] = found if isinstance(found, dict) else {}
-                    record: dict[str, Any] = {
-                        "mtime_ns": entry.mtime_ns,
-                        "size": entry.size,
-                        "r": memory.record(),
-                    }
-                    if accept_all and agent_shell and previous.get("sealed") != memory.hash:
-                        record["sealed"] = SHELL_MARK + memory.hash
-                    elif accept_all:
-                        record["sealed"] = memory.hash
-                    elif previous.get("sealed"):
-                        record["sealed"] = previous["sealed"]
-                    records[key] = record
-                for key in sorted(broken - records.keys()):  # a file that does not parse is not gone:
-                    found = stored.get(key)  # its last record stays, to compare the repaired file with
-                    if isinstance(found, dict) and found.get("sealed"):
-                        records[key] = {"sealed": found["sealed"]}
-                if not accept_all or agent_shell:
-                    for key, previous in stored.items():  # keep tombstones until accepted
-                        if key not in records and isinstance(previous, dict) and previous.get("sealed"):
-                            gone = SHELL_MARK if accept_all else previous["sealed"]
-                            records[key] = {"sealed": gone, "gone": True}
+                records = index_records(
+                    [e for _, e in entries], stored, broken, accept_all=accept_all, agent_shell=agent_shell
+                )
                 self._file.write(records)
         except (Busy, ReadOnly, OSError):  # ReadOnly: a sandbox's read-only mount
             with self._lock:

@@ -28,6 +28,7 @@ from store.files import sealed as codec  # `sealed` here is a seal's time
 from store.files.fsutil import open_regular, read_regular, write_atomic
 from store.files.workspace import ScopeDir
 from store.plurals import count
+from store.read.snapshot import memory_key
 
 INDEX_VERSION: Final = 6
 INDEX_KIND: Final = "index"
@@ -281,3 +282,41 @@ def _seal_bytes(scope: str, key: str, sealed: str | None) -> bytes:
 
 def _seal_tag(secret_key: bytes, scope: str, key: str, sealed: str | None) -> str:
     return codec.tag(secret_key, SEAL_KIND, _seal_bytes(scope, key, sealed))
+
+
+def index_records(
+    entries: list[Any], stored: Records, broken: set[str], *, accept_all: bool, agent_shell: bool
+) -> dict[str, Any]:
+    """index.json's records for these parsed files (store.read.catalog.Catalog.flush): each keeps
+    its stored seal, or with `accept_all` is sealed as it is now (`SHELL_MARK` first when accepted
+    from an agent's shell); a file that does not parse keeps its last record, to compare the
+    repaired file with; a file gone keeps its seal as a tombstone until it is accepted."""
+    records: dict[str, Any] = {}
+    for entry in entries:
+        memory = entry.memory
+        assert memory is not None and memory.path is not None
+        key = memory_key(memory)
+        found = stored.get(key)
+        previous: dict[str, Any] = found if isinstance(found, dict) else {}
+        record: dict[str, Any] = {
+            "mtime_ns": entry.mtime_ns,
+            "size": entry.size,
+            "r": memory.record(),
+        }
+        if accept_all and agent_shell and previous.get("sealed") != memory.hash:
+            record["sealed"] = SHELL_MARK + memory.hash
+        elif accept_all:
+            record["sealed"] = memory.hash
+        elif previous.get("sealed"):
+            record["sealed"] = previous["sealed"]
+        records[key] = record
+    for key in sorted(broken - records.keys()):  # a file that does not parse is not gone:
+        found = stored.get(key)  # its last record stays, to compare the repaired file with
+        if isinstance(found, dict) and found.get("sealed"):
+            records[key] = {"sealed": found["sealed"]}
+    if not accept_all or agent_shell:
+        for key, previous in stored.items():  # keep tombstones until accepted
+            if key not in records and isinstance(previous, dict) and previous.get("sealed"):
+                gone = SHELL_MARK if accept_all else previous["sealed"]
+                records[key] = {"sealed": gone, "gone": True}
+    return records

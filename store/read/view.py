@@ -7,7 +7,7 @@ from typing import Any
 
 from store.errors import Problem
 from store.files.memory import Memory
-from store.read.catalog import Broken, Snapshot
+from store.read.snapshot import Broken, Snapshot
 
 
 @dataclass(frozen=True, slots=True)

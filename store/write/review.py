@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 from store import status as store_status
 from store.errors import Busy, Problem, ReadOnly, UnsafePath
 from store.files.memory import Memory
-from store.read.catalog import Catalog, Snapshot, memory_key
+from store.read.catalog import Catalog
 from store.read.index_file import SHELL_MARK
+from store.read.snapshot import Snapshot, memory_key
 from store.write import transaction
 
 if TYPE_CHECKING:
