@@ -36,7 +36,7 @@ from store.code.validity import is_date
 from store.errors import StoreError
 from store.files.memory import DURABLE_TYPES, STATUSES
 from store.plurals import count
-from store.read.catalog import Broken
+from store.read.snapshot import Broken
 from store.safety import untrusted
 from store.safety.invisible import describe, first_invisible
 from store.safety.redact import redact, redaction_kinds

@@ -6,6 +6,7 @@ The rest, and why: docs/design.md, `engram_mcp/ops/agent_shell.py`.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -118,6 +119,8 @@ SESSION_PROGRAMS: Final = frozenset(
     | {"konsole", "xfce4-terminal", "mate-terminal", "lxterminal", "qterminal", "tilix", "terminator"}
     | {"guake", "sakura", "terminology", "urxvt", "rxvt", "st", "gnome-terminal", "ptyxis", "kgx"}
     | {"code", "code-insiders", "codium", "cursor", "windsurf", "emacs", "gvim", "nvim-qt", "zed"}
+    | {"urxvtd", "ttyd", "etserver", "plasmashell", "niri", "dropbear", "in.telnetd", "inetd", "xinetd"}
+    | {"xrdp-sesman", "xrdp", "sshd-session", "systemd-logind", "wayfire", "labwc", "river", "weston"}
 )
 """Programs in `TOOL_DIRS` that do start a human's terminal: its session, a multiplexer, a
 terminal program or an editor (a terminal written in Python counts by its script)."""
@@ -150,15 +153,27 @@ def detached(chain: Sequence[Process]) -> str:
 
 
 def _detached_root(process: Process) -> bool:
-    if not process.exe:
+    if not process.exe:  # another user's, or one of ours that made itself undumpable: by name
         return process.name in DETACHED_ROOTS or process.name.startswith("python")
+    program = process.exe.rsplit("/", 1)[-1]
+    if _LOADER.fullmatch(program):  # `ld-linux… /usr/bin/script`: a tool run through the loader
+        return True
+    if process.exe.startswith(_SCRATCH) or process.exe.startswith(str(Path.home()) + "/"):
+        return not _session_program(program)  # a copy of a tool, or an interpreter of the user's
     if not process.exe.startswith(TOOL_DIRS):
         return False
-    program = process.exe.rsplit("/", 1)[-1]
     if program.startswith(("python", "perl")) and len(process.argv) > 1:  # a terminal in Python
         script = process.argv[1]
-        return not (script.startswith(TOOL_DIRS) and script.rsplit("/", 1)[-1] in SESSION_PROGRAMS)
-    return program not in SESSION_PROGRAMS
+        return not (script.startswith(TOOL_DIRS) and _session_program(script.rsplit("/", 1)[-1]))
+    return not _session_program(program)
+
+
+_LOADER: Final = re.compile(r"ld-(?:linux|musl)[\w.-]*\.so[\w.]*|ld\.so")
+_SCRATCH: Final = ("/tmp/", "/var/tmp/", "/dev/shm/", "/run/user/")
+
+
+def _session_program(program: str) -> bool:
+    return program in SESSION_PROGRAMS or program.startswith(("emacs", "ghostty", "kitty", "wezterm"))
 
 
 def _adopts(process: Process) -> bool:
@@ -310,29 +325,21 @@ def _program(process: Process) -> str:
     return process.exe.rsplit("/", 1)[-1] if process.exe else process.name
 
 
-def _interpreter(program: str) -> bool:
-    return program.startswith(("python", "perl", "ruby", "node", "bun", "deno", "php", "lua"))
-
-
 def _shell_below_host(chain: Sequence[Process]) -> str:
-    """A shell or an interpreter between this server and the host that runs it (a program the
-    agent started, speaking to the server over pipes of its own: `bash -lc 'python3 client.py'`
-    execs python), or empty; empty as well when no host is in the chain (a host engram does not
-    know, or an SDK client a person runs: only its parent is judged)."""
+    """Why this server was started by something under its host rather than by the host
+    itself (a shell, the agent's program, a loader or a copy running it over pipes of its own),
+    or empty: empty too when no host is in the chain (a host engram does not know, or an SDK
+    client a person runs: only its parent is judged). Hosts start their servers as their own
+    children."""
     for index, process in enumerate(chain):
         if _host_program(process) or process.name in SERVER_HOSTS:
-            between = [
-                p
-                for p in chain[:index]
-                if p.name in SHELL_PARENTS or _program(p) in SHELL_PARENTS or _interpreter(_program(p))
-            ]
-            if between:
-                shell = between[0]
-                return (
-                    f"a program ({shell.pid}, {untrusted.line(shell.name, 40)}) stands between it and "
-                    f"its host ({untrusted.line(process.name, 40)})"
-                )
-            return ""
+            if index == 0:
+                return ""
+            parent = chain[0]
+            return (
+                f"its parent ({parent.pid}, {untrusted.line(parent.name, 40)}) runs under its host "
+                f"({untrusted.line(process.name, 40)}) rather than being it"
+            )
     return ""
 
 

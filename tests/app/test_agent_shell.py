@@ -604,3 +604,10 @@ def test_a_server_an_interpreter_under_the_host_starts_has_its_writes_listed(
     _save_and_commit([str(host), "-c", f"{client}; :"], ws, "Pin the base image")
     code, envelope = run_json(capsys, "verify")
     assert code == 1 and envelope["data"]["agent_shell"] == ["pin-the-base-image"], envelope["data"]
+
+
+def test_a_server_whose_parent_runs_under_the_host_is_the_agents() -> None:
+    under = [Process(10, "python3", exe="/tmp/x/py"), Process(11, "claude", exe="/usr/bin/node")]
+    assert "under its host" in agent_shell._shell_below_host(under)
+    child = [Process(11, "claude", exe="/usr/bin/node"), Process(12, "bash", exe="/usr/bin/bash")]
+    assert agent_shell._shell_below_host(child) == ""

@@ -7,7 +7,7 @@ import pytest
 
 from store.code import validity
 from store.files.memory import Memory
-from store.read.catalog import Snapshot
+from store.read.snapshot import Snapshot
 
 
 def _memory(memory_id: str, valid_until: str = "") -> Memory:

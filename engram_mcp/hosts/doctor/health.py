@@ -18,7 +18,8 @@ from store.config import CHECKED_NAME, CheckedConfigs, check_files
 from store.errors import MESSAGE_LIMIT, Problem
 from store.files.git import repository
 from store.files.workspace import ScopeDir, engram_home, home_problem, project_dir, user_dir
-from store.read.catalog import Broken, Catalog
+from store.read.catalog import Catalog
+from store.read.snapshot import Broken
 from store.safety import untrusted
 from store.safety.user_key import user_secret
 from store.state_check import StateProblem, check
