@@ -3,8 +3,8 @@
 `engram hook session-start` runs at every session start of a host (Claude Code's SessionStart
 hook), so it answers without importing the rest of the command line: parsing every command's
 arguments and importing what they need would cost it more than the hook itself does. Every other
-command line goes to engram_mcp.cli.commands, where the commands live, imported at that one
-seam.
+command line goes to engram_mcp.cli.run (the commands live in engram_mcp.cli.commands),
+imported at that one seam.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return session_start(workspace)  # never fails the host's session start
         except KeyboardInterrupt:
             return 130
-    from engram_mcp.cli.commands import main as run  # seam: the parser and every command; not the hook
+    from engram_mcp.cli.run import main as run  # seam: the parser and every command; not the hook
 
     return run(args)
 

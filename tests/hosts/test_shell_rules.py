@@ -363,3 +363,22 @@ def test_doctor_says_when_opencode_still_runs_every_other_command_unasked(
     path.write_text(json.dumps(config), "utf-8")
     rc, env = run_json(capsys, "doctor")
     assert rc == 0 and not [s for s in env["data"]["steps"] if s["code"] == "host.shell_open"]
+
+
+def test_every_cli_command_that_writes_is_among_the_commands_the_rules_ask_for() -> None:
+    """The hosts' ask rules and the CLI name the write commands in one list: every command the
+    CLI registers as writing (with its aliases), and the commands that change a host's gate,
+    are in shell_rules.WRITE_COMMANDS. `import` and `ui` write no memory of themselves: import
+    proposes, and the page started from an agent's shell approves nothing."""
+    import argparse
+
+    from engram_mcp.cli.commands import build_parser
+    from engram_mcp.hosts.gate.shell_rules import WRITE_COMMANDS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    writing = {name for name, parser in sub.choices.items() if parser.get_default("writing")}
+    assert writing - {"import", "ui"} <= set(WRITE_COMMANDS)
+    assert {"link", "unlink", "upgrade"} <= set(WRITE_COMMANDS) and {"link", "unlink", "upgrade"} <= set(
+        sub.choices
+    )
+    assert set(WRITE_COMMANDS) <= set(sub.choices)  # no rule for a command that is not there
