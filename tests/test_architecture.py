@@ -348,3 +348,23 @@ def test_function_level_imports_are_few_and_each_is_a_named_seam() -> None:
     }
     assert {where: seam for where, seam in seams.items() if not seam} == {}
     assert len(seams) <= MAX_SEAMS, "\n".join(f"{where} {seam}" for where, seam in sorted(seams.items()))
+
+
+CROSS_CUTTING = {
+    "support": "helpers the suites share, no tests",
+    "process": "the real engram and engram-mcp processes: signals, crashes, concurrency",
+    "browser": "the review page in Chromium",
+    "platform": "what differs between operating systems, across the tree",
+    "regressions": "re-creations of attacks that cross layers",
+}
+"""Test folders that follow a kind of test rather than a source folder, each with its reason."""
+
+
+def test_every_test_folder_mirrors_a_source_folder() -> None:
+    """tests/<name> tests engram_mcp/<name>, or the top-level package <name> (protocol, store,
+    eval), or is one of the declared cross-cutting suites."""
+    tests = ROOT / "tests"
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    sources = {p.name for p in (ROOT / "engram_mcp").iterdir() if (p / "__init__.py").is_file()}
+    sources |= {name for name in ("protocol", "store", "eval", "bench") if (ROOT / name).is_dir()}
+    assert folders - sources - set(CROSS_CUTTING) == set()

@@ -209,7 +209,7 @@ def test_flooding_client_that_does_not_read_keeps_server_memory_bounded(workspac
 def test_the_sdk_client_talks_to_the_real_process(workspace: Path, mode: str) -> None:
     """`mcp.Client` spawns `engram-mcp` as a host does and speaks the era of its mode: lists the
     tools (learning their output schemas), calls one, reads a resource, meets both error planes.
-    Everything else the SDK sees is tested in-process (tests/app/test_sdk_clients.py, test_write_sdk.py)."""
+    Everything else the SDK sees is tested in-process (tests/mcp/test_sdk_clients.py, test_write_sdk.py)."""
 
     async def body() -> None:
         async with process_client(workspace, mode) as session:

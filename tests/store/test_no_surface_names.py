@@ -1,6 +1,6 @@
 """The store knows no MCP (CONTRIBUTING): no text it makes names a tool or a resource. A next
 step it names is a value (store.errors.Next) that each surface words, and every kind it uses
-has words on both surfaces (tests/app/test_hint_wording.py)."""
+has words on both surfaces (tests/ops/test_hint_wording.py)."""
 
 from __future__ import annotations
 
