@@ -22,6 +22,7 @@ from store.errors import Next, NotFound, UnsafePath
 from store.files.fsutil import clean_stale_temps
 from store.files.ids import check_id
 from store.files.memory import Memory
+from store.files.user_key import Secret, user_secret
 from store.files.workspace import (
     ScopeDir,
     check_scope,
@@ -38,7 +39,6 @@ from store.read.snapshot import memory_key
 from store.read.usage import Usage
 from store.read.view import View
 from store.safety import untrusted
-from store.safety.user_key import Secret, user_secret
 
 if TYPE_CHECKING:
     pass

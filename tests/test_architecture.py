@@ -368,3 +368,20 @@ def test_every_test_folder_mirrors_a_source_folder() -> None:
     sources = {p.name for p in (ROOT / "engram_mcp").iterdir() if (p / "__init__.py").is_file()}
     sources |= {name for name in ("protocol", "store", "eval", "bench") if (ROOT / name).is_dir()}
     assert folders - sources - set(CROSS_CUTTING) == set()
+
+
+def _folder(name: str) -> str:
+    return name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+
+
+def test_no_two_store_folders_import_each_other() -> None:
+    """store/'s folders form layers: when one imports another, the other never imports it back
+    (the root's modules, errors and config, are below them all)."""
+    edges = {
+        (_folder(a), _folder(b))
+        for a, targets in import_graph().items()
+        for b in targets
+        if a.startswith("store.") and b.startswith("store.") and _folder(a) != _folder(b)
+    }
+    inner = {(a, b) for a, b in edges if a != "store" and b != "store"}
+    assert sorted((a, b) for a, b in inner if (b, a) in inner and a < b) == []

@@ -20,9 +20,9 @@ from store.files.ids import is_valid_id
 from store.files.lock import default_timeout, workspace_lock
 from store.files.memory import MAX_FILE_BYTES, Memory, parse_memory
 from store.files.workspace import ScopeDir, check_scope
-from store.read.index_file import SHELL_MARK, IndexFile, Records, index_records
+from store.progress import Progress
 from store.read.folder_scan import NOT_REGULAR, scan
-from store.read.progress import Progress
+from store.read.index_file import SHELL_MARK, IndexFile, Records, index_records
 from store.read.snapshot import Broken, Snapshot, memory_key
 
 TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))

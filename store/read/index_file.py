@@ -7,7 +7,7 @@ report hand edits. It is derived data: missing or corrupt, it is rebuilt from th
 engram's own writes append their seals to `seals.log` until the next `index.json` folds them in.
 
 A repository is untrusted input (SPEC §2): `index.json` carries a tag and every `seals.log`
-line its own, both keyed by the per-user secret (store.safety.user_key). An index without a valid tag is
+line its own, both keyed by the per-user secret (store.files.user_key). An index without a valid tag is
 discarded — its records and seals vouch for nothing — and rebuilt, with a notice; a seal line
 without one is ignored. So a pull request that adds a memory plus a seal for it is still
 reported by verify as added by hand. Neither file is ever opened through a link, nor blocks on

@@ -27,7 +27,7 @@ from typing import Final
 from store.errors import CorruptIndex
 from store.files.derived import DerivedFile
 from store.files.memory import Memory
-from store.read.progress import Progress
+from store.progress import Progress
 from store.safety import untrusted
 from store.search import bm25
 from store.search.tokenize import FUNCTION_WORDS, terms, tokenize, word_groups

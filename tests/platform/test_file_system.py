@@ -209,7 +209,7 @@ def test_a_folder_at_a_file_path_is_not_a_regular_file_on_windows_too(
 
 
 def _secret_module() -> Any:
-    return first("store.secret", "store.safety.user_key")
+    return first("store.secret", "store.files.user_key")
 
 
 def test_the_secrets_mode_is_checked_on_posix_and_not_on_windows(

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from store.read.progress import Progress
+from store.progress import Progress
 
 
 def _run(total: int, seconds_per_step: float, caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -18,7 +18,7 @@ import pytest
 from engram_mcp.cli.main import main
 from engram_mcp.ops import read_ops
 from store.errors import UnsafePath
-from store.safety.user_key import user_secret
+from store.files.user_key import user_secret
 from store.store import Store
 from store.write import commits
 

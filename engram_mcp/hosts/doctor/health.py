@@ -17,12 +17,12 @@ from engram_mcp.hosts.targets import display_path, home_of
 from store.config import CHECKED_NAME, CheckedConfigs, check_files
 from store.errors import MESSAGE_LIMIT, Problem
 from store.files.git import repository
+from store.files.user_key import user_secret
 from store.files.workspace import ScopeDir, engram_home, home_problem, project_dir, user_dir
 from store.read.catalog import Catalog
 from store.read.snapshot import Broken
 from store.safety import untrusted
-from store.safety.user_key import user_secret
-from store.state_check import StateProblem, check
+from store.write.state_check import StateProblem, check
 
 INFORMATIONAL: Final = ("derived.rebuilt", "workspace.outside_git", "ui.memory_readable")
 """Codes doctor lists without failing (exit 0; engram_mcp.hosts.doctor.findings.INFORMATIONAL holds

@@ -1,7 +1,7 @@
 """The state and derived files of one scope, checked the way engram would read them, writing
 nothing (for `engram doctor`, engram_mcp.hosts.doctor.health).
 
-The rest, and why: docs/design.md, `store/state_check.py`.
+The rest, and why: docs/design.md, `store/write/state_check.py`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The per-user secret that keys the tags on engram's derived and state files (SPEC §2).
 
-The rest, and why: docs/design.md, `store/safety/user_key.py`.
+The rest, and why: docs/design.md, `store/files/user_key.py`.
 """
 
 from __future__ import annotations
