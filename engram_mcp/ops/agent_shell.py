@@ -130,13 +130,13 @@ INITS: Final = frozenset({"systemd", "init", "launchd", "tini", "docker-init", "
 namespace of its own."""
 
 
-def detached(chain: Sequence[Process]) -> str:
+def detached(chain: Sequence[Process], *, container: bool | None = None) -> str:
     """Why the process chain (nearest first) was cut off from where it started, or empty: a
     command-line tool (`TOOL_DIRS`, not a session program) whose parent is process 1 or a
     session's systemd, which adopt orphans, or such a tool as process 1 itself. Empty as well
     when the chain does not reach process 1 (another user's, or a container entered from
-    outside)."""
-    if not chain or chain[-1].pid != 1:
+    outside), and in a container, where a command under process 1 is how it starts."""
+    if not chain or chain[-1].pid != 1 or (_in_container() if container is None else container):
         return ""
     if _own_namespace(chain[-1]):
         return (
@@ -150,6 +150,19 @@ def detached(chain: Sequence[Process]) -> str:
                 "runs detached from whatever started it"
             )
     return ""
+
+
+def _in_container() -> bool:
+    """Whether this runs in a container (Docker's, Podman's, Kubernetes', LXC): there a
+    container's command is process 1 or its child, so a chain cut off cannot be told from one
+    that began there. Told by files and process 1's cgroup, which a process cannot set."""
+    if Path("/.dockerenv").exists() or Path("/run/.containerenv").exists():
+        return True
+    try:
+        groups = Path("/proc/1/cgroup").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(word in groups for word in ("docker", "containerd", "kubepods", "libpod", "lxc"))
 
 
 def _detached_root(process: Process) -> bool:

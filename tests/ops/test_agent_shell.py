@@ -487,7 +487,10 @@ def _chain(*names: str) -> tuple[Process, ...]:
         (_chain("sh", "script"), True),  # unshare -p --mount-proc: script is process 1
     ],
 )
-def test_a_chain_cut_off_from_where_it_started_is_an_agents(chain: tuple[Process, ...], cut: bool) -> None:
+def test_a_chain_cut_off_from_where_it_started_is_an_agents(
+    chain: tuple[Process, ...], cut: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(agent_shell, "_in_container", lambda: False)  # a machine booted with an init
     seen = Observation(True, True, {"TERM": "xterm"}, chain)
     assert bool(reasons(seen)) is cut, reasons(seen)
 
@@ -509,7 +512,8 @@ def test_a_commit_detached_from_the_agents_shell_is_refused(tmp_path: Path) -> N
             break
         time.sleep(0.05)
     said = out.read_text(errors="replace")
-    assert "detached" in said and "CLAUDECODE" not in said, said  # the host's shell has gone
+    assert "CLAUDECODE" not in said, said  # the host's shell has gone
+    assert ("detached" in said) is not agent_shell._in_container(), said
 
 
 def test_a_server_a_program_in_the_agents_shell_starts_has_its_writes_listed(
@@ -587,7 +591,8 @@ def _files(*rows: tuple[str, str]) -> tuple[Process, ...]:
     ],
 )
 def test_a_chain_is_judged_by_the_files_its_processes_run(chain: tuple[Process, ...], cut: bool) -> None:
-    assert bool(detached(chain)) is cut, detached(chain)
+    assert bool(detached(chain, container=False)) is cut, detached(chain, container=False)
+    assert detached(chain, container=True) == ""  # in a container, a command under process 1 is how it starts
 
 
 def test_a_server_an_interpreter_under_the_host_starts_has_its_writes_listed(
