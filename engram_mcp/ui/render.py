@@ -112,20 +112,20 @@ def hides_text(text: str, rendered: Markup) -> bool:
     each use, so repeated uses would otherwise cover a comment's words in another order."""
     block = untrusted.block(text, BODY_LIMIT)
     env: dict[str, Any] = {}
-    _MARKDOWN.parse(block, env)
+    tokens = _MARKDOWN.parse(block, env)
     if env.get("references"):
         return True
-    added, marks = _page_own_words(block)
+    added, marks = _page_own_words(tokens)
     shown = Counter(_words(html.unescape(_TAG.sub(" ", str(rendered))))) - added
     source = Counter(_words(block)) - marks
     return any(count > shown[word] for word, count in source.items())
 
 
-def _page_own_words(block: str) -> tuple[Counter[str], Counter[str]]:
-    """(words the rendering adds, ordered-list numbers it shows as marks) for `block`."""
+def _page_own_words(tokens: list[Token]) -> tuple[Counter[str], Counter[str]]:
+    """(words the rendering adds, ordered-list numbers it shows as marks) for a parse."""
     added: Counter[str] = Counter()
     marks: Counter[str] = Counter()
-    pending = list(_MARKDOWN.parse(block))
+    pending = list(tokens)
     while pending:
         token = pending.pop()
         pending.extend(token.children or [])

@@ -163,3 +163,17 @@ def test_code_workspace_files_beside_the_project_are_read(
     write(ws / where, '{"settings": {"chat.tools.terminal.autoApprove": {"sh": true}}}\n')
     rc, env = run_json(capsys, "doctor")
     assert rc == 1 and any(f["code"] == "host.gate_open" for f in env["data"]["findings"])
+
+
+def test_the_ask_rule_in_a_code_workspace_counts_as_written(
+    ws: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rule may live in a .code-workspace's settings: VS Code applies it there too."""
+    assert run(capsys, "link", "vscode")[0] == 0
+    (ws / ".vscode" / "settings.json").unlink()
+    write(
+        ws / "team.code-workspace",
+        '{"settings": {"chat.tools.terminal.autoApprove": {"/\\\\bengram(?!\\\\/)/i": false}}}\n',
+    )
+    rc, env = run_json(capsys, "doctor")
+    assert "vscode" not in {s["file"] for s in env["data"]["steps"] if s["code"] == "host.shell_unasked"}

@@ -82,6 +82,7 @@ class Where:
         self.workspace = workspace
         self.env = env
         self.home = home_of(env)
+        self._vscode: list[tuple[Path, dict[str, Any]]] | None = None
 
     def show(self, path: Path) -> str:
         return display_path(path, self.workspace, self.home)
@@ -98,6 +99,11 @@ class Where:
         return Path(folder) / ".claude.json" if folder else self.home / ".claude.json"
 
     def vscode_settings(self) -> list[tuple[Path, dict[str, Any]]]:
+        if self._vscode is None:  # the audits and the editors' notes each ask: read once
+            self._vscode = self._read_vscode_settings()
+        return self._vscode
+
+    def _read_vscode_settings(self) -> list[tuple[Path, dict[str, Any]]]:
         """Every VS Code settings object that may apply here, with its file: the workspace's
         `.vscode/settings.json`, the `settings` of each `*.code-workspace` in it, its `.vscode/`
         or its parent, then each user folder's `settings.json` and its profiles' (VS Code,

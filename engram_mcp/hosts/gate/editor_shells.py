@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from engram_mcp.hosts.doctor.findings import Finding, Where, read_jsonc
-from engram_mcp.hosts.edits import read_quietly
 from engram_mcp.hosts.gate import gate_rules
 
 SHELL_UNASKED: Final = "host.shell_unasked"
@@ -45,7 +44,7 @@ def notes(linked: set[str], where: Where) -> list[Finding]:
     found = []
     for target, (marker, keep_asking) in EDITORS.items():
         if target == "vscode" and any(
-            gate_rules.vscode_ask_installed(read_quietly(path)) for path, _ in where.vscode_settings()
+            gate_rules.vscode_rule_set(settings) for _, settings in where.vscode_settings()
         ):
             continue
         if target in linked:

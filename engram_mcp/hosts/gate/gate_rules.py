@@ -6,6 +6,8 @@ The rest, and why: docs/design.md, `engram_mcp/hosts/gate/gate_rules.py`.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
+from typing import Any
 
 from engram_mcp.hosts.errors import JsoncError, RuleError
 from engram_mcp.hosts.formats import jsonc
@@ -244,5 +246,7 @@ def remove_vscode_ask(text: str, original: str | None) -> str:
     return jsonc.remove_member(text, _AUTO_APPROVE, VSCODE_RULE, prune=_get(original, _AUTO_APPROVE) is None)
 
 
-def vscode_ask_installed(text: str | None) -> bool:
-    return _get(text, (*_AUTO_APPROVE, VSCODE_RULE)) is False
+def vscode_rule_set(settings: Mapping[str, Any]) -> bool:
+    """Whether a VS Code settings object holds engram's never-auto-approve rule."""
+    rules = settings.get(_AUTO_APPROVE[0])
+    return isinstance(rules, dict) and rules.get(VSCODE_RULE) is False
