@@ -110,6 +110,8 @@ class Store:
         self._view_lock = threading.Lock()
         self._view: View | None = None
         self._by_scope: dict[str, tuple[dict[str, Memory], dict[str, Memory]]] = {}
+        self._merged: tuple[dict[str, Memory], dict[str, Memory]] = ({}, {})
+        """Durable memories and live notes by id, both scopes merged, kept as changes come."""
         self._index_hash: tuple[tuple[Any, ...], str] = ((), "")
         self._pool: tuple[tuple[Any, ...], RoutePool] = ((), RoutePool.of(()))
         self.agent_shell = False
@@ -190,7 +192,8 @@ class Store:
                     notes = {m.id: m for m in snapshot.memories if m.tier == "working" and current(m, today)}
                     self._by_scope[catalog.scope.scope] = (durable, notes)
                 user, project = self._by_scope["user"], self._by_scope["project"]
-                merged = ({**user[0], **project[0]}, {**user[1], **project[1]})
+                self._merged = ({**user[0], **project[0]}, {**user[1], **project[1]})
+                merged = self._merged
                 self.finder.lexical.sync([*merged[0].values(), *merged[1].values()])
             else:
                 changes = {
@@ -205,8 +208,15 @@ class Store:
                         target.pop(memory_id, None)
                     else:
                         target[memory_id] = memory
+                merged = self._merged  # the project's memory shadows the user's of the same id
                 user, project = self._by_scope["user"], self._by_scope["project"]
-                merged = ({**user[0], **project[0]}, {**user[1], **project[1]})
+                for _, tier, memory_id in changes:
+                    side = 0 if tier == "durable" else 1
+                    shown = project[side].get(memory_id) or user[side].get(memory_id)
+                    if shown is None:
+                        merged[side].pop(memory_id, None)
+                    else:
+                        merged[side][memory_id] = shown
                 updates: dict[tuple[str, str, str], Memory | None] = {}
                 for _, tier, memory_id in changes:  # only what is visible is searchable
                     side = 0 if tier == "durable" else 1
@@ -218,7 +228,7 @@ class Store:
                         )
                 self.finder.lexical.update(updates)
             problems = tuple(p for s in snapshots for p in s.problems)
-            self._view = View(merged[0], merged[1], problems, snapshots, key)  # fresh dicts, never changed
+            self._view = View(merged[0].copy(), merged[1].copy(), problems, snapshots, key)  # never changed
             return self._view
 
     def warm(self) -> None:

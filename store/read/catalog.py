@@ -19,9 +19,11 @@ from store.files.fsutil import read_regular
 from store.files.ids import is_valid_id
 from store.files.lock import default_timeout, workspace_lock
 from store.files.memory import MAX_FILE_BYTES, Memory, parse_memory
-from store.files.workspace import ScopeDir, check_scope
+from store.files.workspace import ScopeDir, check_scope, unsafe
 from store.progress import Progress
-from store.read.folder_scan import NOT_REGULAR, scan
+from store.read import change_feed
+from store.read.change_feed import Subscription
+from store.read.folder_scan import NOT_REGULAR, look, scan
 from store.read.index_file import SHELL_MARK, IndexFile, Records, index_records
 from store.read.snapshot import Broken, Snapshot, memory_key
 
@@ -90,6 +92,10 @@ class Catalog:
         """(tier, folder): the same Path objects throughout, so `is` can compare them."""
         self._entries: dict[str, _Entry] = {}
         """By path; an entry's folder is its tier's (no second table of 100,000 paths)."""
+        self._memories: dict[str, Memory] = {}
+        """The parsed entries' memories by path, kept as entries change: a snapshot is its copy."""
+        self._failed: dict[str, None] = {}
+        """Paths of the entries with a problem, in the order they failed."""
         self._counts = {tier: 0 for tier, _ in TIERS}
         """Entries per tier: a listing that saw as many of them as there are lost none."""
         self._folders: dict[Path, int] = {}
@@ -113,6 +119,10 @@ class Catalog:
         self._stored = Records()
         self._dirty = False
         self._last_write = 0.0
+        self._feed: Subscription | None = None
+        """Linux: the kernel's change notification, read at each refresh (store.read.change_feed)."""
+        self._fed: set[Path] = set()
+        """Folders the feed follows: a refresh takes their changed names instead of listing them."""
 
     # --- refresh -----------------------------------------------------------------------------
     def refresh(self, *, recent_ok: bool = False, force: bool = False) -> Snapshot:
@@ -135,8 +145,13 @@ class Catalog:
                 entry = self._entries.get(path)
                 if entry is not None:
                     changed |= self._update(path, entry.tier, entry.inode)
+            notified = self._notified()
             for tier, folder in self._tiers:
-                changed |= self._refresh_folder(folder, tier, sweep)
+                if folder in self._fed:
+                    changed |= self._take_names(folder, tier, notified.get(folder, set()))
+                    changed |= self._sweep(tier) if sweep else False
+                else:
+                    changed |= self._refresh_folder(folder, tier, sweep)
             if len(self._entries) > SMALL_STORE:
                 self._start_sweeper()
             if changed or self._snapshot is None:
@@ -196,6 +211,8 @@ class Catalog:
         which is what the sweep already does) or when the system refuses a watch."""
         if not self._watch or self._closed.is_set():
             return False
+        if self._fed and all(folder in self._fed or not folder.is_dir() for _, folder in self._tiers):
+            return True  # the kernel's feed, read at each refresh, sees what changes
         try:
             from store.read import folder_watch  # seam: watchdog and its observer threads
         except ImportError:
@@ -220,6 +237,7 @@ class Catalog:
     def close(self) -> None:
         """Stop the background sweeper and change notification (the store is closing)."""
         self._closed.set()
+        self._feed, self._fed = None, set()
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop()
@@ -229,12 +247,61 @@ class Catalog:
         of the last listing leaves the folder's mtime as it was (verify and accept, under the lock)."""
         with self._lock:
             self._folders.clear()
+            self._fed = set()
 
     def drain_changes(self) -> dict[str, Memory | None]:
         """Memories added or changed (None: removed) since the last call, by key."""
         with self._lock:
             changes, self._changes = self._changes, {}
         return changes
+
+    def _notified(self) -> dict[Path, set[str]]:
+        """The names the feed saw change, by folder; a folder it no longer follows (or every
+        folder, when the kernel's queue overflowed) is listed whole at this refresh."""
+        if self._feed is None or not self._fed:
+            return {}
+        names, lost, overflow = self._feed.take()
+        for folder in self._fed if overflow else lost:
+            self._folders.pop(folder, None)
+        self._fed = set() if overflow else self._fed - lost
+        return names
+
+    def _follow(self, folder: Path) -> None:
+        """Ask the feed to follow a folder about to be listed (a long-lived catalog only): what
+        changes from now on is in the feed, what was there before is in the listing."""
+        if not (self._background and self._watch) or self._closed.is_set() or unsafe(self.scope, folder):
+            return
+        if self._feed is None:
+            self._feed = change_feed.subscribe()
+            if self._feed is None:  # no inotify here: the folder's mtime tells, as before
+                return
+        if self._feed.follow(folder):
+            self._fed.add(folder)
+
+    def _take_names(self, folder: Path, tier: str, names: set[str]) -> bool:
+        """Take in the files of a followed folder whose names the feed gave, each judged as a
+        listing judges it (a link, a name that is no id, a FIFO are refused, never opened)."""
+        if not names:
+            return False
+        changed = False
+        before = self._folder_problems.get(folder, [])
+        problems = [(path, problem) for path, problem in before if os.path.basename(path) not in names]
+        for name in sorted(names):
+            found = look(self.scope, folder, name)
+            path = os.path.join(folder, name)
+            if found is not None:
+                _, inode, problem = found
+                if problem is None:
+                    changed |= self._update(path, tier, inode)
+                    continue
+                problems.append((path, problem))
+            if path in self._entries:  # gone, or replaced by what is refused
+                self._forget(path)
+                changed = True
+        if problems != before:
+            self._folder_problems[folder] = problems
+            changed = True
+        return changed
 
     def _refresh_folder(self, folder: Path, tier: str, sweep: bool) -> bool:
         if not self._readable:
@@ -248,6 +315,8 @@ class Catalog:
         if self._folders.get(folder) == stamp:
             return self._sweep(tier) if sweep else False
         self._folders[folder] = stamp
+        if stamp >= 0:
+            self._follow(folder)
         changed = False
         seen: list[str] = []
         problems: list[tuple[str, Problem]] = []
@@ -344,11 +413,11 @@ class Catalog:
                     parsed = True
         previous = cached.memory if cached is not None else None
         if memory is not None and previous is not None and memory.hash == previous.hash:
-            self._entries[path] = _Entry(mtime_ns, size, inode, previous, problem, tier)
+            self._put(path, _Entry(mtime_ns, size, inode, previous, problem, tier))
             return False  # touched, not changed
         if cached is None:
             self._counts[tier] += 1
-        self._entries[path] = _Entry(mtime_ns, size, inode, memory, problem, tier, parsed)
+        self._put(path, _Entry(mtime_ns, size, inode, memory, problem, tier, parsed))
         if stored is None or memory is None or memory.hash != stored["r"][0]:
             self._dirty = True  # index.json no longer describes this file
         self._changes[key] = memory
@@ -357,17 +426,29 @@ class Catalog:
     def _shown(self, path: str) -> str:
         return self.scope.display(Path(path))
 
+    def _put(self, path: str, entry: _Entry) -> None:
+        self._entries[path] = entry
+        if entry.memory is not None:
+            self._memories[path] = entry.memory
+        else:
+            self._memories.pop(path, None)
+        if entry.problem is not None:
+            self._failed[path] = None
+        else:
+            self._failed.pop(path, None)
+
     def _forget(self, path: str) -> None:
         entry = self._entries.pop(path)
+        self._memories.pop(path, None)
+        self._failed.pop(path, None)
         self._counts[entry.tier] -= 1
         self._dirty = True
         if entry.memory is not None:
             self._changes[memory_key(entry.memory)] = None
 
     def _build(self) -> Snapshot:
-        memories = tuple([e.memory for e in self._entries.values() if e.memory is not None])
         refused = [found for listed in self._folder_problems.values() for found in listed]
-        failed = [(path, e) for path, e in self._entries.items() if e.problem is not None]
+        failed = [(path, self._entries[path]) for path in self._failed]
         problems = [p for _, p in refused] + [e.problem for _, e in failed if e.problem is not None]
         scope = self.scope.scope
         broken = [
@@ -376,7 +457,7 @@ class Catalog:
             if (tier := self._tier_of(path)) and is_valid_id(name := _stem(path))
         ]
         broken += [Broken(scope, e.tier, _stem(path), e.problem, e.parsed) for path, e in failed if e.problem]
-        return Snapshot(memories, tuple(problems), self._version, tuple(broken))
+        return Snapshot(self._memories.copy(), tuple(problems), self._version, tuple(broken))
 
     def _tier_of(self, path: str) -> str:
         """The tier whose folder holds `path` ("" for a folder's own problem)."""

@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 from typing import Final, Protocol
 
 from store.errors import Problem
@@ -53,30 +54,40 @@ def scan(
         name = entry.name
         if not name.endswith(".md") or name.startswith("."):
             continue
-        shown = listed(scope, folder, name)
-        if entry.is_symlink():
-            found.append(
-                (
-                    entry.path,
-                    0,
-                    Problem("ENGRAM_REFUSED", shown, "symbolic links are not followed; skipped"),
-                )
-            )
-        elif not is_valid_id(name[:-3]):
-            found.append(
-                (
-                    entry.path,
-                    0,
-                    Problem("ENGRAM_VALIDATION", shown, "file name is not a memory id; skipped"),
-                )
-            )
-        elif entry.is_file(follow_symlinks=False):
-            found.append((entry.path, entry.inode(), None))
-        else:  # a FIFO, device or folder by a memory's name: never opened, but said
-            found.append(
-                (entry.path, 0, Problem("ENGRAM_CORRUPT", scope.display(Path(entry.path)), NOT_REGULAR))
-            )
+        link = entry.is_symlink()
+        regular = not link and entry.is_file(follow_symlinks=False)
+        found.append(_judged(scope, folder, entry.path, name, link, regular, entry.inode()))
     return found, unchanged
+
+
+def look(scope: ScopeDir, folder: Path, name: str) -> tuple[str, int, Problem | None] | None:
+    """One name a change notification gave, judged as `scan` judges a listed file; None when
+    it is no memory file's name or is gone."""
+    if not name.endswith(".md") or name.startswith(".") or "/" in name:
+        return None
+    path = os.path.join(folder, name)
+    try:
+        stat = os.lstat(path)
+    except OSError:
+        return None
+    link = S_ISLNK(stat.st_mode)
+    return _judged(scope, folder, path, name, link, S_ISREG(stat.st_mode), stat.st_ino)
+
+
+def _judged(
+    scope: ScopeDir, folder: Path, path: str, name: str, link: bool, regular: bool, inode: int
+) -> tuple[str, int, Problem | None]:
+    """(path, inode, None) for a memory file to read, or (path, 0, why it is refused)."""
+    if link:
+        shown = listed(scope, folder, name)
+        return path, 0, Problem("ENGRAM_REFUSED", shown, "symbolic links are not followed; skipped")
+    if not is_valid_id(name[:-3]):
+        shown = listed(scope, folder, name)
+        return path, 0, Problem("ENGRAM_VALIDATION", shown, "file name is not a memory id; skipped")
+    if regular:
+        return path, inode, None
+    # a FIFO, device or folder by a memory's name: never opened, but said
+    return path, 0, Problem("ENGRAM_CORRUPT", scope.display(Path(path)), NOT_REGULAR)
 
 
 def listed(scope: ScopeDir, folder: Path, name: str) -> str:

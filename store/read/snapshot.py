@@ -42,15 +42,34 @@ class Broken:
         )
 
 
-@dataclass(frozen=True, slots=True)
 class Snapshot:
-    """Every parsed memory of one scope at one instant, plus the files that failed."""
+    """Every parsed memory of one scope at one instant, plus the files that failed. Given the
+    catalog's table (a copy, by path), the tuple of memories is made when first asked for: the
+    view after one change takes the change alone and never walks 100,000 memories."""
 
-    memories: tuple[Memory, ...]
-    problems: tuple[Problem, ...]
-    version: int
-    broken: tuple[Broken, ...] = ()
-    """The failed files that name a memory id (a subset of `problems`, by id)."""
+    __slots__ = ("_table", "_memories", "problems", "version", "broken")
+
+    def __init__(
+        self,
+        memories: tuple[Memory, ...] | dict[str, Memory],
+        problems: tuple[Problem, ...],
+        version: int,
+        broken: tuple[Broken, ...] = (),
+    ) -> None:
+        self._table = memories if isinstance(memories, dict) else None
+        self._memories = memories if isinstance(memories, tuple) else None
+        self.problems = problems
+        self.version = version
+        self.broken = broken
+        """The failed files that name a memory id (a subset of `problems`, by id)."""
+
+    @property
+    def memories(self) -> tuple[Memory, ...]:
+        if self._memories is None:
+            assert self._table is not None
+            self._memories = tuple(self._table.values())
+            self._table = None
+        return self._memories
 
 
 def memory_key(memory: Memory) -> str:

@@ -156,8 +156,8 @@ class InvertedIndex:
         for tid in terms:
             docs, tfs = self._postings(tid)
             at = bisect_left(docs, slot)  # postings are in slot order (`add` keeps them so)
-            if at == len(docs) or docs[at] != slot:  # an index saved before it did
-                at = docs.index(slot)
+            if at == len(docs) or docs[at] != slot:
+                raise CorruptIndex("search index postings are out of order")
             docs.pop(at)
             tfs.pop(at)
             self._df[tid] -= 1
@@ -193,12 +193,15 @@ class InvertedIndex:
             return []
         wanted = [(tid, self._df[tid]) for term in query if (tid := self._term_id.get(term)) is not None]
         wanted = [(tid, df) for tid, df in wanted if df]
-        if _plain(sum(df for _, df in wanted)):
-            return self._scores_small(wanted, top)
-        postings = [(_idf(n, df), *self._postings(tid)) for tid, df in wanted]
-        found = load_kernels().scores(
-            postings, self._doc_len, self._total_len / n, len(self._keys), top, K1, B
-        )
+        try:
+            if _plain(sum(df for _, df in wanted)):
+                return self._scores_small(wanted, top)
+            postings = [(_idf(n, df), *self._postings(tid)) for tid, df in wanted]
+            found = load_kernels().scores(
+                postings, self._doc_len, self._total_len / n, len(self._keys), top, K1, B
+            )
+        except IndexError as exc:
+            raise CorruptIndex("search index postings point past its documents") from exc
         keys = self._keys
         return [(keys[slot], value) for slot, value in found]
 
@@ -239,9 +242,12 @@ class InvertedIndex:
                 docs = {slot for tid in group for slot in self._postings(tid)[0]}
                 held = docs if held is None else held & docs
             return {key for key, slot in slots if held is None or slot in held}
-        mask = load_kernels().covering(
-            [[self._postings(tid)[0] for tid in group] for group in tids], len(self._keys)
-        )
+        try:
+            mask = load_kernels().covering(
+                [[self._postings(tid)[0] for tid in group] for group in tids], len(self._keys)
+            )
+        except IndexError as exc:
+            raise CorruptIndex("search index postings point past its documents") from exc
         return {key for key, slot in slots if mask[slot]}
 
     def coverage(self, groups: Iterable[Iterable[str]], among: Iterable[Hashable]) -> dict[Hashable, float]:
@@ -293,7 +299,10 @@ class InvertedIndex:
         else:
             common = load_kernels().common([self._postings(tid)[0] for tid in tids])
         keys = self._keys
-        slots = sorted(common, key=lambda s: (self._doc_len[s], str(keys[s])))
+        try:
+            slots = sorted(common, key=lambda s: (self._doc_len[s], str(keys[s])))
+        except IndexError as exc:
+            raise CorruptIndex("search index postings point past its documents") from exc
         return [keys[s] for s in slots]
 
 
@@ -336,9 +345,10 @@ def build(documents: Iterable[tuple[Hashable, Iterable[str], str]]) -> InvertedI
     return load(b"".join([*parts, tids.tobytes()]))
 
 
-_MAGIC: Final = b"ENGRAM-BM25-4\n"
-"""Format 4: documents hold search terms with stems alongside words and words written in a case
-of their own also as written (store.search.tokenize.terms); format 3 lacked the latter.
+_MAGIC: Final = b"ENGRAM-BM25-5\n"
+"""Format 5: every term's postings are in slot order (so a postings list is checked by its last
+slot); format 4 could hold a reused slot out of order. Documents hold search terms with stems
+alongside words and words written in a case of their own also as written (store.search.tokenize.terms).
 A file of another format is refused by `load`, so the caller rebuilds it from the memories."""
 TAG_KIND: Final = "search.idx"
 
@@ -390,7 +400,9 @@ class _Blob:
     def postings(self, tid: int) -> tuple[array[int], array[int]]:
         lo, hi = self.post_at[tid], self.post_at[tid + 1]
         docs = self._array(self.docs_base, lo, hi)
-        if docs and max(docs) >= self.documents:
+        # in slot order (format 5), so the ends bound it; a slot past the documents in between
+        # meets an IndexError where it is used, which the callers turn into CorruptIndex
+        if docs and not docs[0] <= docs[-1] < self.documents:
             raise CorruptIndex("search index postings point past its documents")
         return docs, self._array(self.tfs_base, lo, hi)
 
@@ -428,7 +440,12 @@ def load(data: Any) -> InvertedIndex:
     """The inverse of `dump` (bytes or a read-only mmap, whose postings pages are then read
     only when a query needs them); ValueError for anything that does not add up."""
     if bytes(data[: len(_MAGIC)]) != _MAGIC:
-        raise ValueError("not an engram search index")
+        earlier = bytes(data[: len(_MAGIC) - 2]) == _MAGIC[:-2]  # stale derived data: rebuilt quietly
+        raise (
+            Untrusted("not an engram search index of this version", stale=True)
+            if earlier
+            else ValueError("not an engram search index")
+        )
     at = len(_MAGIC)
     size = int.from_bytes(bytes(data[at : at + 8]), "little")
     header = orjson.loads(bytes(data[at + 8 : at + 8 + size]))

@@ -5,6 +5,7 @@ injected."""
 from __future__ import annotations
 
 import itertools
+import sys
 import time
 from pathlib import Path
 
@@ -74,10 +75,15 @@ def test_an_in_place_edit_is_found_by_the_sweep_and_taken_in_by_the_next_read(la
     assert "Fact number one" in _titles(scope.refresh())
 
 
-def test_an_in_place_edit_is_notified_and_seen_without_a_sweep(large: Path) -> None:
-    """With change notification (inotify here), the edited file is named to the next read at
-    once; the background sweep waits its long safety-net pause (never reached in this test)."""
+def test_an_in_place_edit_is_notified_and_seen_without_a_sweep(
+    large: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the kernel's feed is missing (macOS, Windows), watchdog's notification names the
+    edited file to a later read; the background sweep waits its long safety-net pause."""
     pytest.importorskip("watchdog")
+    from store.read import change_feed
+
+    monkeypatch.setattr(change_feed, "subscribe", lambda: None)
     scope = Catalog(project_dir(large), persist=False)
     try:
         assert "Fact number 2" in _titles(scope.refresh())
@@ -89,5 +95,42 @@ def test_an_in_place_edit_is_notified_and_seen_without_a_sweep(large: Path) -> N
         while "Fact number two" not in _titles(scope.refresh()) and time.monotonic() < deadline:
             time.sleep(0.01)  # the notification crosses a thread; it takes milliseconds
         assert "Fact number two" in _titles(scope.refresh())
+    finally:
+        scope.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's feed is inotify")
+def test_the_kernels_feed_names_every_change_to_the_very_next_read(
+    large: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linux: a long-lived catalog follows its folders through inotify and drains the queue at
+    each read, so an in-place edit, a rename over a file, a new file, a removal, and a link
+    planted under a memory's name are each seen by the read right after, with no listing, no
+    sweep and no thread; the link is refused as a listing refuses it."""
+    folder = large / ".engram" / "memory"
+    scope = Catalog(project_dir(large), persist=False)
+    try:
+        scope.refresh()
+        assert scope._fed == {folder}
+        listings: list[Path] = []
+        real_scan = catalog.scan
+        monkeypatch.setattr(
+            catalog, "scan", lambda scope_, at, *a, **k: listings.append(at) or real_scan(scope_, at, *a, **k)
+        )
+        _edit_in_place(folder / "fact-2.md", b"Fact number 2", b"Fact number two")
+        assert "Fact number two" in _titles(scope.refresh())
+        replacement = folder / "new.tmp"
+        replacement.write_bytes((folder / "fact-3.md").read_bytes().replace(b"number 3", b"number three"))
+        replacement.rename(folder / "fact-3.md")
+        write_memory(large, "fact-9", title="Fact number 9")
+        (folder / "fact-0.md").unlink()
+        (folder / "fact-7.md").symlink_to(folder / "fact-9.md")
+        snapshot = scope.refresh()
+        titles = {"Fact number 1", "Fact number two", "Fact number three", "Fact number 4", "Fact number 9"}
+        assert _titles(snapshot) == titles
+        assert [p.message for p in snapshot.problems] == ["symbolic links are not followed; skipped"]
+        (folder / "fact-7.md").unlink()
+        assert not scope.refresh().problems
+        assert folder not in listings  # the memory folder was never listed again
     finally:
         scope.close()
