@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import orjson
 
@@ -58,6 +58,18 @@ or else `created` time, for store.code.staleness; `review_after` for store.code.
 `superseded_by` for search (a superseded memory's match counts for its successor)."""
 
 
+class Rows(Protocol):
+    """Where a deferred memory's record is kept (store.read.columns.Columns)."""
+
+    def record(self, row: int) -> list[Any]: ...
+
+    def record_bytes(self, row: int) -> bytes: ...
+
+
+_LAZY: Final = frozenset({"title", *RECORD_FIELDS} - {"type", "status", "valid_until", "superseded_by"})
+"""The fields a deferred memory decodes on first use (the others every whole-store read asks)."""
+
+
 class Memory:
     """One memory: the fields reads need, kept small; front matter and body are read on demand.
 
@@ -66,7 +78,7 @@ class Memory:
     does not hold 100,000 bodies in memory. Equality is identity.
     """
 
-    __slots__ = ("id", "scope", "tier", "hash", "path", *RECORD_FIELDS, "_full")
+    __slots__ = ("id", "scope", "tier", "hash", "path", *RECORD_FIELDS, "_full", "_source", "_row")
 
     def __init__(
         self,
@@ -99,6 +111,8 @@ class Memory:
         self.refs, self.updated, self.review_after = refs, updated, review_after
         self.superseded_by = superseded_by
         self._full = full if path is None else None
+        self._source: Rows | None = None
+        self._row = 0
         if path is not None and full is not None:  # the front matter is in the slots; meta is rare
             TEXTS.hold((path, hash), full[1])
 
@@ -177,7 +191,48 @@ class Memory:
         memory.updated, memory.review_after = intern(str(updated)), intern(str(review_after))
         memory.superseded_by = intern(str(superseded_by))
         memory._full = None
+        memory._source = None
         return memory
+
+    @classmethod
+    def deferred(
+        cls, file_id: str, scope: str, tier: str, path: str, source: Rows, row: int, eager: Sequence[str]
+    ) -> Memory:
+        """A memory of a sealed catalog snapshot (store.read.columns) holding only what every read
+        of the whole store asks (`eager`: hash, type, status, valid_until, superseded_by); the
+        rest of its record is decoded from the snapshot when first asked for (`__getattr__`), so a
+        process that searches 100,000 memories builds the fields of the hits alone."""
+        memory = cls.__new__(cls)
+        memory.id, memory.scope, memory.tier, memory.path = file_id, scope, tier, path
+        memory.hash, memory.type, memory.status, memory.valid_until, memory.superseded_by = eager
+        memory._full = None
+        memory._source, memory._row = source, row
+        return memory
+
+    def __getattr__(self, name: str) -> Any:
+        """A lazy field of a deferred memory: its record decoded once, every slot set."""
+        if name in _LAZY and self._source is not None:
+            self._fill()
+            return getattr(self, name)
+        raise AttributeError(name)
+
+    def _fill(self) -> None:
+        source, self._source = self._source, None
+        assert source is not None
+        try:
+            full = Memory.from_record(
+                self.id, self.scope, self.tier, self.path or "", source.record(self._row)
+            )
+        except (KeyError, TypeError, ValueError, IndexError):  # the snapshot was checked: not expected
+            full = Memory(self.id, self.scope, self.tier, self.hash, type=self.type, title=self.id)
+        for name in _LAZY:
+            setattr(self, name, getattr(full, name))
+
+    def record_json(self) -> bytes:
+        """`record()` as JSON bytes; a deferred memory's are its snapshot's, never decoded."""
+        if self._source is not None:
+            return self._source.record_bytes(self._row)
+        return orjson.dumps(self.record())
 
     def _current(self) -> tuple[dict[str, Any], str] | None:
         """The file's front matter and body while it still holds what was indexed (its content

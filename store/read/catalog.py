@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat as stat_mode
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from store.files.workspace import ScopeDir, check_scope, unsafe
 from store.progress import Progress
 from store.read import change_feed
 from store.read.change_feed import Subscription
+from store.read.columns import Columns
 from store.read.folder_scan import NOT_REGULAR, look, scan
 from store.read.index_file import SHELL_MARK, IndexFile, Records, index_records
 from store.read.snapshot import Broken, Snapshot, memory_key
@@ -57,6 +59,48 @@ class _Entry:
     tier: str = "durable"
     parsed: bool = True
     """With `problem`: the bytes were read and failed to parse (False: never read)."""
+
+
+TRUST_AFTER_NS: Final = 2_000_000_000
+"""How long after a folder's mtime the catalog must have known every file in it for a later
+process to trust that mtime: a change made in the same tick of a coarse clock leaves the mtime
+as it was, so a stamp read within that time of the change vouches for nothing."""
+
+
+def trusted_stamp(stored: object, folder: Path) -> int | None:
+    """The folder's mtime when index.json's stamp for it still holds: the folder has that mtime
+    now, and every change up to then was taken in at least TRUST_AFTER_NS after it."""
+    if not (isinstance(stored, list) and len(stored) == 2 and all(type(v) is int for v in stored)):
+        return None
+    stamp, known = int(stored[0]), int(stored[1])
+    found = _stamp_now(folder)
+    if stamp == -1 and found is None and not os.path.lexists(folder):
+        return -1  # absent then and now (a folder made since has a stamp of its own)
+    if found is None or found[0] != stamp or known - stamp < TRUST_AFTER_NS:
+        return None
+    return stamp
+
+
+def _stamp_now(folder: Path) -> tuple[int, int] | None:
+    """(the folder's mtime, a time read before it), None when it cannot be read."""
+    began = time.time_ns()
+    try:
+        return folder.stat().st_mtime_ns, began
+    except OSError:
+        return None
+
+
+def _edited(known: list[tuple[str, int, int]]) -> list[str]:
+    """The paths whose (mtime, size) differ from what is known of them."""
+    edited = []
+    for path, mtime_ns, size in known:
+        try:
+            stat = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue  # gone: the folder listing notices
+        if (stat.st_mtime_ns, stat.st_size) != (mtime_ns, size):
+            edited.append(path)
+    return edited
 
 
 def _stem(path: str) -> str:
@@ -123,6 +167,10 @@ class Catalog:
         """Linux: the kernel's change notification, read at each refresh (store.read.change_feed)."""
         self._fed: set[Path] = set()
         """Folders the feed follows: a refresh takes their changed names instead of listing them."""
+        self._known: dict[Path, tuple[int, int]] = {}
+        """Per folder, (its mtime, a time by which every change to it was taken in): what
+        index.json records, for the next process to skip the listing (`trusted_stamp`)."""
+        self._stamps_written: dict[str, Any] = {}
 
     # --- refresh -----------------------------------------------------------------------------
     def refresh(self, *, recent_ok: bool = False, force: bool = False) -> Snapshot:
@@ -195,15 +243,10 @@ class Catalog:
     def _stat_all(self) -> list[str]:
         with self._lock:
             known = [(path, e.mtime_ns, e.size) for path, e in self._entries.items()]
-        edited = []
-        for path, mtime_ns, size in known:
-            try:
-                stat = os.stat(path, follow_symlinks=False)
-            except OSError:
-                continue  # gone: the folder listing notices
-            if (stat.st_mtime_ns, stat.st_size) != (mtime_ns, size):
-                edited.append(path)
-        return edited
+        return _edited(known)
+
+    def _stat_all_locked(self) -> list[str]:
+        return _edited([(path, e.mtime_ns, e.size) for path, e in self._entries.items()])
 
     def _watch_folders(self) -> bool:
         """Ask for change notification on every memory folder that exists and is not watched
@@ -260,7 +303,11 @@ class Catalog:
         folder, when the kernel's queue overflowed) is listed whole at this refresh."""
         if self._feed is None or not self._fed:
             return {}
+        stamps = {folder: _stamp_now(folder) for folder in self._fed}  # before the queue is read
         names, lost, overflow = self._feed.take()
+        for folder, stamp in stamps.items():
+            if stamp is not None and not overflow and folder not in lost:
+                self._known[folder] = stamp
         for folder in self._fed if overflow else lost:
             self._folders.pop(folder, None)
         self._fed = set() if overflow else self._fed - lost
@@ -306,6 +353,7 @@ class Catalog:
     def _refresh_folder(self, folder: Path, tier: str, sweep: bool) -> bool:
         if not self._readable:
             return False
+        began = time.time_ns()
         try:
             stamp = folder.stat().st_mtime_ns
         except FileNotFoundError:
@@ -317,6 +365,10 @@ class Catalog:
         self._folders[folder] = stamp
         if stamp >= 0:
             self._follow(folder)
+        if stamp >= -1:
+            self._known[folder] = (stamp, began)
+        else:
+            self._known.pop(folder, None)
         changed = False
         seen: list[str] = []
         problems: list[tuple[str, Problem]] = []
@@ -379,6 +431,19 @@ class Catalog:
         memory: Memory | None = None
         problem: Problem | None = None
         parsed = False
+        row = self._stored.row(key)
+        rows = self._stored.rows
+        fits = (
+            row is not None and rows is not None and (rows.mtime_ns[row], rows.size[row]) == (mtime_ns, size)
+        )
+        if fits and cached is None and rows is not None and row is not None:
+            self._stored.discard(key)
+            memory = Memory.deferred(name, self.scope.scope, tier, path, rows, row, rows.eager_of(row))
+            self._put(path, _Entry(mtime_ns, size, inode, memory, None, tier))
+            if cached is None:
+                self._counts[tier] += 1
+            self._changes[key] = memory
+            return True
         stored = self._stored.pop(key, None)
         if stored is not None and "r" not in stored:
             stored = None  # a seal without a record (a file engram knew, gone or not yet indexed)
@@ -485,6 +550,8 @@ class Catalog:
                     changed |= self._update(str(path), tier, inode)
             for number in touched:
                 folder = self._tiers[number][1]
+                if folder not in self._fed:
+                    self._known.pop(folder, None)  # others may have changed it too: listed next time
                 if folder in self._folders:
                     try:
                         self._folders[folder] = folder.stat().st_mtime_ns
@@ -496,9 +563,56 @@ class Catalog:
 
     # --- index.json ----------------------------------------------------------------------------
     def _seed(self) -> None:
-        """Remember the stored records so unchanged files need no parsing in a new process."""
+        """Remember the stored records so unchanged files need no parsing in a new process;
+        take every row in at once when index.json's stamps say no folder changed since."""
         self._seeded = True
         self._stored, _ = self.read_index()  # each record decoded when its file is refreshed
+        stamps = self._file.stamps
+        rows = self._stored.rows
+        if not stamps or rows is None or not self._readable:
+            return
+        self._stamps_written = stamps
+        trusted = {}
+        for tier, folder in self._tiers:
+            began = time.time_ns()
+            self._follow(folder)  # before the stamp is read: a change from now on is in the feed
+            found = trusted_stamp(stamps.get(tier), folder)
+            if found is None:  # a folder moved (or its stamp was too fresh to trust): listed as before
+                self._fed = set()
+                return
+            trusted[folder] = (found, began)
+        self._take_rows(rows, stat=not self._background)
+        for folder, (stamp, began) in trusted.items():
+            self._folders[folder] = stamp
+            self._known[folder] = (stamp, began)
+
+    def _take_rows(self, rows: Columns, *, stat: bool) -> None:
+        """Every row of index.json as the catalog's entry, its memory deferred (a folder that
+        did not move holds the same files). With `stat` (a one-shot command, which has no
+        sweeper to find an edit made in place later) each file is stat'ed and a changed one read."""
+        scope = self.scope.scope
+        folders = {tier: str(folder) + os.sep for tier, folder in self._tiers}
+        entries, memories, changes = self._entries, self._memories, self._changes
+        deferred, intern = Memory.deferred, sys.intern
+        tiers = {tier: intern(tier) for tier in folders}
+        columns = zip(rows.key, rows.mtime_ns, rows.size, rows.inode, *rows.eager, strict=True)
+        for row, (key, mtime_ns, size, inode, *eager) in enumerate(columns):
+            tier, _, name = key.partition("/")
+            base = folders.get(tier)
+            if base is None or not name:
+                continue
+            tier = tiers[tier]
+            eager[1], eager[2] = intern(eager[1]), intern(eager[2])  # type, status: a few values each
+            path = base + name + ".md"
+            memory = deferred(name, scope, tier, path, rows, row, eager)
+            entries[path] = _Entry(mtime_ns, size, inode, memory, None, tier)
+            memories[path] = memory
+            changes[key] = memory
+        for tier, _ in self._tiers:
+            self._counts[tier] = sum(1 for e in entries.values() if e.tier == tier)
+        self._stored = Records()
+        if stat:
+            self.note_edited(self._stat_all_locked())
 
     def read_index(self) -> tuple[Records, Problem | None]:
         """The stored index records by key (seals.log folded in), and a problem when it was
@@ -520,7 +634,9 @@ class Catalog:
 
         Derived data: a busy lock skips it, except for `accept_all` (`verify --accept`), which
         is the human's record and raises Busy instead of being dropped."""
-        if not self._persist or not (self._dirty or accept_all) or not self.scope.root.is_dir():
+        if not self._persist or not (self._dirty or accept_all or self._stamps_due()):
+            return
+        if not self.scope.root.is_dir():
             return
         try:
             check_scope(self.scope)
@@ -535,6 +651,7 @@ class Catalog:
         try:
             entries = [(p, e) for p, e in sorted(self._entries.items()) if e.memory is not None]
             broken = {b.key for b in self._snapshot.broken} if self._snapshot is not None else set()
+            stamps = self._stamps()
             self._dirty = False
             self._last_write = time.monotonic()
         finally:
@@ -545,12 +662,35 @@ class Catalog:
                 records = index_records(
                     [e for _, e in entries], stored, broken, accept_all=accept_all, agent_shell=agent_shell
                 )
-                self._file.write(records)
+                self._file.write(records, stamps)
+                self._stamps_written = stamps
         except (Busy, ReadOnly, OSError):  # ReadOnly: a sandbox's read-only mount
             with self._lock:
                 self._dirty = True  # derived data: a later flush writes it
             if accept_all:
                 raise
+
+    def _stamps(self) -> dict[str, list[int]]:
+        """What index.json records of the folders (under the lock): each tier's stamp when every
+        folder's is known and no file is refused or failed (those are found by a listing)."""
+        if self._failed or any(self._folder_problems.values()):
+            return {}
+        if any(folder not in self._known for _, folder in self._tiers):
+            return {}
+        return {tier: list(self._known[folder]) for tier, folder in self._tiers}
+
+    def _stamps_due(self) -> bool:
+        """Whether index.json's stamps no longer hold while this catalog's would: then a flush
+        records them, and the next process skips the listing."""
+        if self._stamps_written and all(
+            trusted_stamp(self._stamps_written.get(tier), folder) is not None for tier, folder in self._tiers
+        ):
+            return False
+        with self._lock:
+            stamps = self._stamps()
+        return bool(stamps) and all(
+            known - stamp >= TRUST_AFTER_NS or stamp < 0 for stamp, known in stamps.values()
+        )
 
     def seal(self, keys: set[str] | None = None, *, agent_shell: bool = False) -> None:
         """Record current hashes as reviewed: `keys` (engram's own writes, appended to seals.log

@@ -28,9 +28,10 @@ from store.files import sealed as codec  # `sealed` here is a seal's time
 from store.files.fsutil import open_regular, read_regular, write_atomic
 from store.files.workspace import ScopeDir
 from store.plurals import count
+from store.read.columns import Columns, columns_of
 from store.read.snapshot import memory_key
 
-INDEX_VERSION: Final = 6
+INDEX_VERSION: Final = 7
 INDEX_KIND: Final = "index"
 SEAL_KIND: Final = "seal"
 SHELL_MARK: Final = "agent-shell:"
@@ -50,26 +51,46 @@ def _record(text: str) -> dict[str, Any]:
 
 
 class Records:
-    """The stored records by key. `index.json` holds each as its own JSON text, decoded when
-    first asked for: a 100,000-memory index then costs its text (tens of MB) while a new
-    process starts, not a Python object for every field of every record (hundreds)."""
+    """The stored records by key, each decoded when first asked for: a row of index.json's
+    columns (an int), or an earlier layout's JSON text, so a 100,000-memory index costs its
+    columns while a new process starts, not a Python object for every field of every record."""
 
-    def __init__(self, raw: dict[str, Any] | None = None) -> None:
+    def __init__(self, raw: dict[str, Any] | None = None, rows: Columns | None = None) -> None:
         self._raw: dict[str, Any] = raw if raw is not None else {}
+        self.rows = rows
+        """The columns the int values are rows of (None for an earlier layout)."""
+
+    def _decoded(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return _record(value)
+        if isinstance(value, int) and self.rows is not None:
+            try:
+                return self.rows.stored(value)
+            except (ValueError, IndexError, orjson.JSONDecodeError):
+                return {}
+        return value
 
     def get(self, key: str, default: Any = None) -> Any:
         value = self._raw.get(key)
         if value is None:
             return default
-        if isinstance(value, str):
-            value = self._raw[key] = _record(value)  # decoded once
+        if not isinstance(value, dict):
+            value = self._raw[key] = self._decoded(value)  # decoded once
         return value
+
+    def row(self, key: str) -> int | None:
+        """The row of `key` in the columns, while its record is still undecoded."""
+        value = self._raw.get(key)
+        return value if isinstance(value, int) and self.rows is not None else None
 
     def pop(self, key: str, default: Any = None) -> Any:
         value = self._raw.pop(key, None)
         if value is None:
             return default
-        return _record(value) if isinstance(value, str) else value
+        return self._decoded(value)
+
+    def discard(self, key: str) -> None:
+        self._raw.pop(key, None)
 
     def __setitem__(self, key: str, value: dict[str, Any]) -> None:
         self._raw[key] = value
@@ -100,6 +121,8 @@ class IndexFile:
         self._key = key
         self._notice = notice
         self._seals_path = scope.seals_path
+        self.stamps: dict[str, Any] | None = None
+        """The folder stamps of the index last read, when it was written for this folder."""
 
     def read(self) -> tuple[Records, Problem | None]:
         """The stored index records by key (seals.log folded in), and a problem when it was
@@ -107,6 +130,7 @@ class IndexFile:
         records and seals count for nothing — and the catalog's next flush rebuilds it from the files."""
         path = self.scope.index_path
         memories = Records()
+        self.stamps = None
         problem: Problem | None = None
         shown = self.scope.display(path)
         try:
@@ -118,7 +142,7 @@ class IndexFile:
             else:
                 found = data.get("memories") if isinstance(data, dict) else None
                 if isinstance(found, dict) and data.get("version") == INDEX_VERSION:
-                    memories = Records(found)
+                    memories = self._rows(data, found)
                 elif isinstance(found, dict) and isinstance(data.get("version"), int):
                     # another engram version's records: the files are parsed again, the seals kept
                     old = Records(found)
@@ -132,7 +156,7 @@ class IndexFile:
                 problem = Problem("ENGRAM_CORRUPT", shown, "unreadable; rebuilt from the files")
             else:
                 problem = Problem("ENGRAM_UNSAFE_PATH", shown, _damaged_index(shown))
-        except (OSError, orjson.JSONDecodeError):
+        except (OSError, ValueError):  # orjson.JSONDecodeError, or columns that do not add up
             problem = Problem("ENGRAM_CORRUPT", shown, "unreadable; rebuilt from the files")
         if problem is not None:
             self._notice(problem.code, f"{problem.file}: {problem.message}")
@@ -144,10 +168,29 @@ class IndexFile:
             memories[key] = {**record, "sealed": sealed} if isinstance(record, dict) else {"sealed": sealed}
         return memories, problem
 
-    def write(self, records: Mapping[str, Any]) -> None:
-        """Replace `index.json` with `records` (seals included): `seals.log` is folded in."""
-        texts = {key: orjson.dumps(record).decode() for key, record in records.items()}  # see Records
-        body = orjson.dumps({"version": INDEX_VERSION, "memories": texts})
+    def _rows(self, data: dict[str, Any], found: dict[str, Any]) -> Records:
+        """This layout's records: the columns' rows by key, and the seals of files gone or
+        unparsable (`memories`); the folder stamps the catalog may trust (`stamps`)."""
+        rows = Columns.parse(data.get("rows"))
+        self.stamps = data.get("stamps") if data.get("folder") == str(self.scope.root) else None
+        raw: dict[str, Any] = dict(zip(rows.key, range(len(rows)), strict=True))
+        raw.update((key, value) for key, value in found.items() if isinstance(value, dict))
+        return Records(raw, rows)
+
+    def write(self, records: Mapping[str, Any], stamps: Mapping[str, Any] | None = None) -> None:
+        """Replace `index.json` with `records` (seals included): `seals.log` is folded in.
+        `stamps`: per tier, the folder's mtime and when the catalog last knew every file in it
+        (store.read.catalog.Catalog trusts them to skip a listing)."""
+        columns, rest = columns_of(records)
+        body = orjson.dumps(
+            {
+                "version": INDEX_VERSION,
+                "folder": str(self.scope.root),
+                "stamps": dict(stamps or {}),
+                "rows": columns,
+                "memories": rest,
+            }
+        )
         write_atomic(self.scope.index_path, codec.seal(self._key(), INDEX_KIND, body))
         self._seals_path.unlink(missing_ok=True)  # now folded into index.json
 
@@ -301,7 +344,9 @@ def index_records(
         record: dict[str, Any] = {
             "mtime_ns": entry.mtime_ns,
             "size": entry.size,
-            "r": memory.record(),
+            "inode": entry.inode,
+            "r": memory.record_json(),
+            "eager": (memory.hash, memory.type, memory.status, memory.valid_until, memory.superseded_by),
         }
         if accept_all and agent_shell and previous.get("sealed") != memory.hash:
             record["sealed"] = SHELL_MARK + memory.hash

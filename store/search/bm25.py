@@ -102,6 +102,14 @@ class InvertedIndex:
         """The tag (content hash) the document was indexed with."""
         return self._tags.get(key)
 
+    def adopt_tags(self, tags: dict[Hashable, str]) -> bool:
+        """Take the caller's table of tags when it equals the index's (one comparison, and
+        the strings are then shared, not held twice); False when any differs."""
+        if tags != self._tags:
+            return False
+        self._tags = tags
+        return True
+
     def share_tag(self, key: Hashable, tag: str) -> None:
         """Hold the caller's equal string instead of a copy (saves memory on large stores)."""
         if self._tags.get(key) == tag:
@@ -333,7 +341,7 @@ def build(documents: Iterable[tuple[Hashable, Iterable[str], str]]) -> InvertedI
         held.append(len(ids))
     post, docs_bytes, tfs_bytes, df = load_kernels().layout(slots, tids, tfs, len(term_id))
     header = {
-        "keys": [list(key) if isinstance(key, tuple) else key for key, _, _ in documents],
+        **_key_header([key for key, _, _ in documents]),
         "tags": [tag for _, _, tag in documents],
         "vocab": list(term_id),
         "post": post,
@@ -421,7 +429,7 @@ def dump(index: InvertedIndex) -> bytes:
     posts = [index._postings(tid) for tid in range(len(vocab))]
     terms = [index._terms_of(slot) if k is not None else array("I") for slot, k in enumerate(index._keys)]
     header = {
-        "keys": [list(k) if isinstance(k, tuple) else k for k in index._keys],
+        **_key_header(index._keys),
         "tags": [index._tags.get(k) if k is not None else None for k in index._keys],
         "vocab": vocab,
         "post": [len(docs) for docs, _ in posts],
@@ -434,6 +442,28 @@ def dump(index: InvertedIndex) -> bytes:
     parts += [tfs.tobytes() for _, tfs in posts]
     parts += [t.tobytes() for t in terms]
     return b"".join(parts)
+
+
+def _key_header(keys: list[Hashable | None]) -> dict[str, Any]:
+    """The documents' keys as the header holds them: engram's (scope, tier, id) keys as three
+    columns (read back by one zip, without a tuple built per key in Python), any others as a list."""
+    if keys and all(key is None or (type(key) is tuple and len(key) == 3) for key in keys):
+        rows = [key if key is not None else ("", "", "") for key in keys]
+        return {"key_columns": [list(column) for column in zip(*rows, strict=True)]}
+    return {"keys": [list(key) if isinstance(key, tuple) else key for key in keys]}
+
+
+def _keys_of(header: dict[str, Any]) -> list[Hashable | None]:
+    """The keys `_key_header` wrote (a free slot's is None)."""
+    if "key_columns" not in header:
+        return [tuple(map(sys.intern, k)) if isinstance(k, list) else k for k in header["keys"]]
+    scopes, tiers, ids = header["key_columns"]
+    keys: list[Hashable | None] = list(zip(map(sys.intern, scopes), map(sys.intern, tiers), ids, strict=True))
+    for slot in header["free"]:
+        if not (type(slot) is int and 0 <= slot < len(keys)):
+            raise ValueError("search index free slots do not add up")
+        keys[slot] = None
+    return keys
 
 
 def load(data: Any) -> InvertedIndex:
@@ -450,8 +480,7 @@ def load(data: Any) -> InvertedIndex:
     size = int.from_bytes(bytes(data[at : at + 8]), "little")
     header = orjson.loads(bytes(data[at + 8 : at + 8 + size]))
     at += 8 + size
-    intern = sys.intern
-    keys = [tuple(map(intern, k)) if isinstance(k, list) else k for k in header["keys"]]
+    keys = _keys_of(header)
     vocab = header["vocab"]
     index = InvertedIndex()
     index._keys = keys
@@ -467,10 +496,16 @@ def load(data: Any) -> InvertedIndex:
     index._blob = blob
     index._post_docs = [_PENDING] * len(vocab)
     index._post_tfs = [_PENDING] * len(vocab)
-    index._doc_terms = [_PENDING if k is not None else None for k in keys]
-    index._term_id = dict(zip(vocab, range(len(vocab)), strict=True))
-    index._slot = {k: slot for slot, k in enumerate(keys) if k is not None}
-    index._tags = {k: t for k, t in zip(keys, header["tags"], strict=True) if k is not None}
     index._free = [int(f) for f in header["free"]]
+    if any(not 0 <= slot < len(keys) for slot in index._free):
+        raise ValueError("search index free slots do not add up")
+    index._doc_terms = [_PENDING] * len(keys)
+    for slot in index._free:
+        index._doc_terms[slot] = None
+    index._term_id = dict(zip(vocab, range(len(vocab)), strict=True))
+    index._slot = dict(zip(keys, range(len(keys)), strict=True))
+    index._tags = dict(zip(keys, header["tags"], strict=True))
+    index._slot.pop(None, None)
+    index._tags.pop(None, None)
     index._total_len = sum(index._doc_len)
     return index

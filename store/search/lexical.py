@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -121,15 +121,22 @@ class SearchIndex:
 
     def _sync(self, memories: list[Memory]) -> None:
         index = self._ensure()
-        wanted = {key_of(m): m for m in memories}
+        wanted = {(m.scope, m.tier, m.id): m for m in memories}
+        self._by_key = wanted
+        self._successor, self._heirs = {}, None
+        for held, memory in [(k, m) for k, m in wanted.items() if m.status == "superseded"]:
+            self._note_successor(held, memory)
+        tags: dict[Hashable, str] = {k: m.hash for k, m in wanted.items()}
+        if len(index) == len(wanted) and index.adopt_tags(tags):
+            return  # the saved index holds exactly these memories (a new process, nothing changed)
         for key in [k for k in index.documents() if k not in wanted]:
             index.remove(key)
             self._file.dirty = True
         progress = Progress("indexing memories for search", len(wanted))
         fresh = not len(index)
-        if fresh:  # a fresh store: every memory at once (bm25.build)
+        if fresh:  # a fresh store: every memory at once (bm25.build), in key order whatever the listing's
             documents = []
-            for done, (key, memory) in enumerate(wanted.items(), 1):
+            for done, (key, memory) in enumerate(sorted(wanted.items(), key=lambda item: item[0]), 1):
                 progress.step(done)
                 documents.append((key, document_tokens(memory), memory.hash))
             index = self._index = bm25.build(documents)
@@ -143,10 +150,6 @@ class SearchIndex:
             else:
                 index.share_tag(key, memory.hash)
         progress.finish()
-        self._by_key = wanted
-        self._successor, self._heirs = {}, None
-        for key, memory in wanted.items():
-            self._note_successor(key, memory)
 
     def update(self, changes: dict[Key, Memory | None]) -> None:
         """Apply a few changes without looking at the rest of the store."""

@@ -21,12 +21,12 @@ import pytest
 from engram_mcp.cli.main import main
 from store.errors import Busy
 from store.files.memory import parse_memory
-from store.read.index_file import Records
 from store.store import Store
 from store.write import commits, proposals, review
 from store.write.approvals import MAX_PROPOSALS
 from tests.support.snapshots import memory_state
 from tests.support.store_helpers import hold_elsewhere, let_go
+from tests.support.store_helpers import index_records as _index_records
 from tests.support.writers import STRESS_SCALE, finish, save_sessions, start_writers
 
 PROCESSES = 4
@@ -124,7 +124,7 @@ def test_four_processes_and_the_cli_commit_at_once_without_busy(
     # the index lists exactly them (plus the fixture files)
     store = Store(workspace)
     store.view()
-    index = Records(orjson.loads((workspace / ".engram" / "index.json").read_bytes())["memories"])
+    index = _index_records(workspace / ".engram" / "index.json")
     expected = {f"durable/{i}" for i in fixture_durable | set(written) | cli_ids} | {
         f"working/{i}" for i in fixture_working
     }

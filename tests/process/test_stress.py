@@ -24,11 +24,11 @@ import pytest
 
 from engram_mcp.cli.main import main
 from store.files.memory import parse_memory
-from store.read.index_file import Records
 from store.store import Store
 from store.write import review
 from tests.support.snapshots import memory_state
 from tests.support.store_helpers import hold_elsewhere, let_go
+from tests.support.store_helpers import index_records as _index_records
 from tests.support.wire import ProcessSession, WireSession, result_of, tool_data
 from tests.support.writers import STRESS_SCALE, save_sessions, words
 
@@ -147,7 +147,7 @@ def test_four_servers_and_the_cli_share_one_workspace(
     store = Store(workspace)
     store.view()
     store.close()
-    index = Records(orjson.loads((root / "index.json").read_bytes())["memories"])
+    index = _index_records(root / "index.json")
     expected = {f"durable/{i}" for i in memories} | {f"working/{i}" for i in fixture_working}
     assert set(index.keys()) == expected
     assert not [k for k, v in index.items() if v.get("gone")]

@@ -92,7 +92,7 @@ def test_a_corrupt_index_is_rebuilt_without_error(workspace: Path) -> None:
     assert Store(workspace).search("uv")
     data = orjson.loads(index.read_bytes())
     assert data["version"] == INDEX_VERSION
-    assert "durable/use-uv-for-python" in data["memories"]
+    assert "durable/use-uv-for-python" in data["rows"]["key"]
 
 
 def test_a_corrupt_memory_is_a_problem_and_the_rest_still_load(workspace: Path) -> None:
@@ -146,7 +146,11 @@ def test_an_index_from_the_previous_engram_version_keeps_its_seals(workspace: Pa
     index = workspace / ".engram" / "index.json"
     data = orjson.loads(sealed.unseal(store.key(), INDEX_KIND, index.read_bytes()) or b"")
     data["version"] = 5  # records as objects, in the layout before refs, updated, review_after…
-    records = {key: orjson.loads(text) for key, text in data["memories"].items()}
+    rows = data.pop("rows")
+    records = {
+        key: {"sealed": rows["sealed"][n], "r": orjson.loads(rows["r"][n])}
+        for n, key in enumerate(rows["key"])
+    }
     data["memories"] = {key: {**record, "r": record["r"][:11]} for key, record in records.items()}
     index.write_bytes(sealed.seal(store.key(), INDEX_KIND, orjson.dumps(data)))
     again = Store(workspace)

@@ -9,7 +9,11 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from store.files.memory import render_memory
+from store.read.columns import Columns
+from store.read.index_file import Records
 from tests.support.paths import REPO
 
 HOLDER = textwrap.dedent(
@@ -71,3 +75,12 @@ def let_go(proc: subprocess.Popen[str]) -> int:
         if stream is not None:
             stream.close()
     return code
+
+
+def index_records(path: Path) -> Records:
+    """The records of an index.json as a catalog reads them (its tag not checked)."""
+    data = orjson.loads(path.read_bytes())
+    rows = Columns.parse(data["rows"])
+    raw: dict[str, Any] = dict(zip(rows.key, range(len(rows)), strict=True))
+    raw.update(data["memories"])
+    return Records(raw, rows)

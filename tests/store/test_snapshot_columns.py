@@ -1,0 +1,204 @@
+"""index.json's columns and folder stamps: a new process takes the store in without listing or
+parsing it when no folder moved, a change since is still seen, and every damaged or foreign
+snapshot is refused whole and rebuilt from the files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from store.files import sealed
+from store.read import catalog
+from store.read.index_file import INDEX_KIND, MAX_INDEX_BYTES
+from store.search import bm25
+from store.store import Store
+from tests.support.store_helpers import write_memory
+
+HOUR_AGO = time.time_ns() - 3600 * 10**9
+
+
+def _settled(workspace: Path) -> None:
+    """Every memory file and folder last changed an hour ago, as in a store at rest."""
+    for folder in (workspace / ".engram" / "memory", workspace / ".engram" / "working"):
+        if folder.is_dir():
+            for path in folder.iterdir():
+                os.utime(path, ns=(HOUR_AGO, HOUR_AGO))
+            os.utime(folder, ns=(HOUR_AGO, HOUR_AGO))
+
+
+def _indexed(workspace: Path) -> Store:
+    """A store whose index.json holds trusted stamps (written by a process that listed it)."""
+    _settled(workspace)
+    store = Store(workspace)
+    store.view()
+    store.close()
+    data = orjson.loads((workspace / ".engram" / "index.json").read_bytes())
+    assert data["stamps"]["durable"][0] == HOUR_AGO
+    return store
+
+
+def _no_listing(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    listed: list[Path] = []
+    real = catalog.scan
+
+    def counting(scope, folder, *args, **kwargs):  # type: ignore[no-untyped-def]
+        listed.append(folder)
+        return real(scope, folder, *args, **kwargs)
+
+    monkeypatch.setattr(catalog, "scan", counting)
+    return listed
+
+
+def test_a_store_at_rest_is_taken_in_from_the_columns_without_a_listing_or_a_parse(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _indexed(workspace)
+    listed = _no_listing(monkeypatch)
+    parsed: list[str] = []
+    real_parse = catalog.parse_memory
+    monkeypatch.setattr(
+        catalog, "parse_memory", lambda *a, **k: parsed.append(k["file_id"]) or real_parse(*a, **k)
+    )
+    store = Store(workspace, background=False)
+    memory = store.view().durable["use-uv-for-python"]
+    assert memory._source is not None  # deferred: its record not decoded yet
+    assert store.search("uv")[0].id == "use-uv-for-python"
+    assert memory.title and memory.tags and memory._source is None  # decoded when first asked
+    assert (workspace / ".engram" / "memory") not in listed and parsed == []
+
+
+def test_a_rename_a_new_file_and_a_removal_since_the_snapshot_are_seen_by_the_first_read(
+    workspace: Path,
+) -> None:
+    _indexed(workspace)
+    folder = workspace / ".engram" / "memory"
+    source = (folder / "use-uv-for-python.md").read_text()
+    (folder / "new.tmp").write_text(source.replace("title: Use uv", "title: Prefer uv"))
+    (folder / "new.tmp").rename(folder / "use-uv-for-python.md")
+    write_memory(workspace, "pin-the-node-version", title="Pin the node version", body="Use .nvmrc.\n")
+    removed = sorted(
+        p for p in folder.glob("*.md") if p.stem not in {"use-uv-for-python", "pin-the-node-version"}
+    )[0]
+    removed.unlink()
+    for background in (False, True):
+        view = Store(workspace, background=background).view()
+        assert view.durable["use-uv-for-python"].title.startswith("Prefer uv")
+        assert "pin-the-node-version" in view.durable and removed.stem not in view.durable
+
+
+def test_an_edit_in_place_since_the_snapshot_is_seen_by_a_one_shot_read(workspace: Path) -> None:
+    """The folder's mtime does not move for an edit in place: a command that reads once stats
+    every file (a server's sweeper finds it within its first sweep)."""
+    _indexed(workspace)
+    path = workspace / ".engram" / "memory" / "use-uv-for-python.md"
+    data = path.read_bytes()
+    with path.open("r+b") as handle:
+        handle.write(data.replace(b"title: Use uv", b"title: Use UV"))
+        handle.truncate()
+    assert Store(workspace, background=False).view().durable["use-uv-for-python"].title.startswith("Use UV")
+
+
+def test_a_stamp_taken_right_after_a_change_is_not_trusted(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change in the same tick of a coarse clock leaves a folder's mtime as it was: a stamp read
+    within TRUST_AFTER_NS of the folder's last change vouches for nothing, so the folder is listed."""
+    os.utime(workspace / ".engram" / "memory")  # the folder changed a moment ago
+    store = Store(workspace)
+    store.view()
+    store.close()
+    listed = _no_listing(monkeypatch)
+    Store(workspace).view()
+    assert workspace / ".engram" / "memory" in listed
+
+
+def test_an_index_copied_from_another_project_is_not_trusted_for_this_one(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same user's key, another folder: the stamps are bound to the scope's path."""
+    _indexed(workspace)
+    other = tmp_path / "other"
+    shutil.copytree(workspace, other)
+    write_memory(other, "only-in-the-other", title="Only in the other project")
+    _settled(other)
+    shutil.copy(workspace / ".engram" / "index.json", other / ".engram" / "index.json")
+    listed = _no_listing(monkeypatch)
+    assert "only-in-the-other" in Store(other).view().durable
+    assert other / ".engram" / "memory" in listed
+
+
+def _seal_as(path: Path, key: bytes, kind: str, payload: bytes) -> None:
+    path.write_bytes(
+        sealed.seal(key, kind, payload) if kind == INDEX_KIND else sealed.seal_binary(key, kind, payload)
+    )
+
+
+@pytest.mark.parametrize("damage", ["truncated", "forged", "wrong-key", "cross-kind", "oversized", "uneven"])
+def test_a_damaged_index_is_refused_whole_and_rebuilt(workspace: Path, damage: str) -> None:
+    store = _indexed(workspace)
+    path = workspace / ".engram" / "index.json"
+    raw = path.read_bytes()
+    payload = sealed.unseal(store.key(), INDEX_KIND, raw)
+    assert payload is not None
+    if damage == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif damage == "forged":  # every memory claimed retired, the tag left as it was
+        path.write_bytes(raw.replace(b'"active"', b'"retired"'))
+    elif damage == "wrong-key":
+        _seal_as(path, b"k" * 32, INDEX_KIND, payload)
+    elif damage == "cross-kind":  # a valid tag of this user's engram, for another kind of file
+        _seal_as(path, store.key(), "usage", payload)
+    elif damage == "oversized":
+        with path.open("ab") as handle:
+            handle.truncate(MAX_INDEX_BYTES + 1)  # sparse: nothing is written
+    else:  # sealed by this key, but its columns do not add up
+        data = orjson.loads(payload)
+        data["rows"]["hash"] = data["rows"]["hash"][:-1]
+        _seal_as(path, store.key(), INDEX_KIND, orjson.dumps(data))
+    again = Store(workspace)
+    view = again.view()
+    assert view.durable["use-uv-for-python"].active
+    assert again.search("uv")[0].id == "use-uv-for-python"
+    assert [code for code, _ in again.notices() if code in ("ENGRAM_UNTRUSTED", "ENGRAM_CORRUPT")]
+    again.close()
+    assert sealed.unseal(store.key(), INDEX_KIND, path.read_bytes()) is not None  # rebuilt
+
+
+@pytest.mark.parametrize("damage", ["truncated", "forged", "wrong-key", "cross-kind", "oversized"])
+def test_a_damaged_search_index_is_refused_whole_and_rebuilt(workspace: Path, damage: str) -> None:
+    store = _indexed(workspace)
+    store.search("uv")
+    store.close()
+    path = workspace / ".engram" / "search.idx"
+    raw = path.read_bytes()
+    payload = bytes(sealed.unseal_binary(store.key(), bm25.TAG_KIND, raw))
+    if damage == "truncated":
+        path.write_bytes(raw[: len(raw) - 9])
+    elif damage == "forged":
+        path.write_bytes(raw[:-4] + bytes(4))
+    elif damage == "wrong-key":
+        _seal_as(path, b"k" * 32, bm25.TAG_KIND, payload)
+    elif damage == "cross-kind":
+        _seal_as(path, store.key(), "vectors", payload)
+    else:  # sealed by this key, its sizes claiming more postings than the file holds
+        at = len(b"ENGRAM-BM25-5\n")
+        size = int.from_bytes(payload[at : at + 8], "little")
+        header = orjson.loads(payload[at + 8 : at + 8 + size])
+        header["post"] = [count * 1000 for count in header["post"]]
+        head = orjson.dumps(header)
+        _seal_as(
+            path,
+            store.key(),
+            bm25.TAG_KIND,
+            payload[:at] + len(head).to_bytes(8, "little") + head + payload[at + 8 + size :],
+        )
+    again = Store(workspace)
+    assert again.search("uv")[0].id == "use-uv-for-python"
+    assert [m for _, m in again.notices() if "search.idx" in m]
+    again.close()
+    bm25.load_tagged(path, store.key())  # rebuilt, and its tag holds
