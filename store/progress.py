@@ -5,13 +5,33 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Final
 
 log = logging.getLogger("engram.progress")
 
 _CHECK_EVERY: Final = 256
 """Steps between two looks at the clock."""
+
+
+_build_began: float | None = None
+"""When the build under way began (`one_build`): each step's progress counts from it."""
+
+
+@contextmanager
+def one_build(clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
+    """Steps taken inside count as one build: a store whose listing and search index each take
+    under a second, but a second and more together, still says how it goes."""
+    global _build_began
+    outer = _build_began is not None
+    if not outer:
+        _build_began = clock()
+    try:
+        yield
+    finally:
+        if not outer:
+            _build_began = None
 
 
 class Progress:
@@ -26,7 +46,7 @@ class Progress:
     ) -> None:
         self.what, self.total, self._every, self._clock = what, total, every, clock
         self._began = clock()
-        self._next = self._began + after
+        self._next = (self._began if _build_began is None else min(self._began, _build_began)) + after
         self._said = False
 
     def step(self, done: int) -> None:

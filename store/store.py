@@ -32,6 +32,7 @@ from store.files.workspace import (
     user_dir,
 )
 from store.finder import Finder, SearchEntry, SearchResult
+from store.progress import one_build
 from store.read.catalog import Catalog
 from store.read.load import LoadResult
 from store.read.route import RoutePlan, RoutePool
@@ -175,7 +176,7 @@ class Store:
     def view(self, *, recent_ok: bool = False, sweep: bool = False) -> View:
         """What reads see now; rebuilt only when a catalog changed (or the day did).
         `sweep`: re-stat every known file whatever the store's size (the write path)."""
-        with self._view_lock:
+        with self._view_lock, one_build():
             snapshots = tuple(c.refresh(recent_ok=recent_ok, force=sweep) for c in self._catalogs)
             today = self._today().isoformat()
             key = (*(s.version for s in snapshots), today)

@@ -463,7 +463,7 @@ class Catalog:
                 )
             else:
                 try:
-                    data = read_regular(Path(path), MAX_FILE_BYTES)
+                    data = read_regular(path, MAX_FILE_BYTES)
                     memory = parse_memory(data, file_id=name, scope=self.scope.scope, tier=tier, path=path)
                 except CorruptMemory as exc:
                     problem, parsed = Problem(exc.code, self._shown(path), exc.message), True

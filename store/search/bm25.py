@@ -319,6 +319,14 @@ BULK_DOCUMENTS: Final = 2000
 of an append per posting: ~2.3 million of them at 10,000 memories)."""
 
 
+class _Vocabulary(dict[str, int]):
+    """Term → id, a new term numbered as it is first met (a lookup of a known term stays in C)."""
+
+    def __missing__(self, term: str) -> int:
+        number = self[term] = len(self)
+        return number
+
+
 def build(documents: Iterable[tuple[Hashable, Iterable[str], str]]) -> InvertedIndex:
     """A new index of these (key, tokens, tag) documents, keys distinct: the index `add` one
     at a time would give, posting for posting, made in one pass (a fresh store's first search)."""
@@ -328,12 +336,13 @@ def build(documents: Iterable[tuple[Hashable, Iterable[str], str]]) -> InvertedI
         for key, tokens, tag in documents:
             index.add(key, tokens, tag)
         return index
-    term_id: dict[str, int] = {}
+    term_id = _Vocabulary()
     slots, tids, tfs, doc_len = array("I"), array("I"), array("I"), array("I")
     held: list[int] = []
+    number = term_id.__getitem__
     for slot, (_, tokens, _) in enumerate(documents):
         counts = Counter(tokens)
-        ids = [term_id.setdefault(term, len(term_id)) for term in counts]  # ids in first-seen order
+        ids = list(map(number, counts))  # ids in first-seen order
         tids.extend(ids)
         tfs.extend(counts.values())
         slots.extend(itertools.repeat(slot, len(ids)))

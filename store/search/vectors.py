@@ -103,6 +103,8 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._model: Model | None = None
         self._background: Matrix | None = None
+        self._last_query: tuple[str, str, Any] = ("", "", None)
+        """(model fingerprint, query, its embedding) of the last search."""
         self._model_folder: str | None = None
         self._failure: str | None = None
         self._known: dict[str, Rows] = {}
@@ -412,7 +414,7 @@ class VectorIndex:
             keys, matrix, row_of = self._keys, self._matrix, self._row_of
             if matrix is None or not keys or not len(matrix):
                 return Scored(model.name, {})
-            query_vector = model.embed([query])[0]
+            query_vector = self._query_vector(model, query)
             if not query_vector.any():
                 return Scored(model.name, {})  # no known token: meaning says nothing
             # einsum, not BLAS: no thread pool spinning on a busy machine, same result
@@ -431,6 +433,14 @@ class VectorIndex:
             if key not in found and (at := row_of.get(key)) is not None:
                 found[key] = round(float(best[at]), 6)
         return Scored(model.name, found, anchor, spread=spread)
+
+    def _query_vector(self, model: Model, query: str) -> Matrix:
+        """The query's embedding, kept for the next call: a search that widens its look (its
+        filters left too few of the best) asks again for the same query."""
+        if self._last_query[:2] != (model.fingerprint, query):
+            self._last_query = (model.fingerprint, query, model.embed([query])[0])
+        vector: Matrix = self._last_query[2]
+        return vector
 
     def save(self) -> None:
         """Write `.engram/vectors.bin` (derived data; skipped when unchanged or read-only): the

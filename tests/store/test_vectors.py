@@ -212,7 +212,7 @@ def test_vectors_bin_is_refreshed_incrementally_by_content_hash(
     write_memory(empty_workspace, "invoice-rounding", title="Invoice rounding", body="Round down, always.\n")
     (empty_workspace / ".engram" / "memory" / "release-checklist.md").unlink()
     result = fresh.find("rounding")
-    assert embedded == ["Invoice rounding\nRound down, always.", "rounding"]
+    assert embedded == ["Invoice rounding\nRound down, always."]  # the query's embedding is kept
     assert "release-checklist" not in [e.id for e in result.entries]
     fresh.close()
     header = cache.read_bytes().split(b"\n", 1)[1]  # after the sealed file's one-line tag
@@ -574,3 +574,26 @@ def test_the_tokens_that_count_are_worked_out_as_the_whole_vocabulary_would_give
     skipped = special | {i for t, i in tokenizer.get_vocab().items() if not any(c.isalnum() for c in t)}
     assert 100 < len(skipped) < 5000
     assert [i for i in range(len(model._table)) if model._counts(i) == (i in skipped)] == []
+
+
+def test_a_query_is_embedded_once_however_often_it_is_scored(
+    empty_workspace: Path, vectors_on: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search whose filters leave too few of the best looks again at every hit, scoring the
+    query twice: its embedding is made once."""
+    embedded: list[str] = []
+    original = StaticModel.embed
+
+    def counting(self: StaticModel, texts: list[str], **options: Any) -> Any:
+        embedded.extend(t for t in texts if t not in BACKGROUND)
+        return original(self, texts, **options)
+
+    _paraphrase_store(empty_workspace)
+    store = Store(empty_workspace)
+    store.find("rounding")
+    monkeypatch.setattr(StaticModel, "embed", counting)
+    store.find("rounding", limit=3, types=["gotcha"])
+    store.find("rounding", limit=1)
+    assert embedded == []
+    store.find("refunds")
+    assert embedded == ["refunds"]
