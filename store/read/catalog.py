@@ -611,6 +611,7 @@ class Catalog:
         for tier, _ in self._tiers:
             self._counts[tier] = sum(1 for e in entries.values() if e.tier == tier)
         self._stored = Records()
+        rows.keep_records_only()
         if stat:
             self.note_edited(self._stat_all_locked())
 
