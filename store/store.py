@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from store import loading
 from store.code import staleness
-from store.code.validity import current
+from store.code.validity import current, in_force
 from store.config import CHECKED_NAME, CheckedConfigs, Config, load_config
 from store.errors import Next, NotFound, UnsafePath
 from store.files.fsutil import clean_stale_temps
@@ -187,10 +187,7 @@ class Store:
                 del drained  # rebuilt from the snapshots: the changes (100,000 at a start) go first
                 self._by_scope = {}
                 for catalog, snapshot in zip(self._catalogs, snapshots, strict=True):
-                    durable = {
-                        m.id: m for m in snapshot.memories if m.tier == "durable" and current(m, today)
-                    }
-                    notes = {m.id: m for m in snapshot.memories if m.tier == "working" and current(m, today)}
+                    durable, notes = in_force(snapshot.memories, today)
                     self._by_scope[catalog.scope.scope] = (durable, notes)
                 user, project = self._by_scope["user"], self._by_scope["project"]
                 self._merged = ({**user[0], **project[0]}, {**user[1], **project[1]})

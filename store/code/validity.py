@@ -43,6 +43,20 @@ def current(memory: Memory, today: str) -> bool:
     return not memory.valid_until or memory.valid_until[:10] >= today
 
 
+def in_force(memories: Iterable[Memory], today: str) -> tuple[dict[str, Memory], dict[str, Memory]]:
+    """(durable memories, notes) by id that are `current` today: its test written out, as it
+    runs for every memory of a store when a process starts."""
+    durable: dict[str, Memory] = {}
+    notes: dict[str, Memory] = {}
+    for m in memories:
+        if m.tier == "durable":
+            if not m.valid_until or m.valid_until[:10] >= today:
+                durable[m.id] = m
+        elif m.valid_until[:10] >= today:
+            notes[m.id] = m
+    return durable, notes
+
+
 def expired(memories: Iterable[Memory], today: str) -> list[Memory]:
     """The durable memories whose valid_until has passed, by id."""
     return sorted(

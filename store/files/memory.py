@@ -66,8 +66,14 @@ class Rows(Protocol):
     def record_bytes(self, row: int) -> bytes: ...
 
 
-_LAZY: Final = frozenset({"title", *RECORD_FIELDS} - {"type", "status", "valid_until", "superseded_by"})
-"""The fields a deferred memory decodes on first use (the others every whole-store read asks)."""
+LAZY_FIELDS: Final = tuple(
+    f for f in RECORD_FIELDS if f not in ("type", "status", "valid_until", "superseded_by")
+)
+"""The fields a deferred memory decodes on first use, in the order index.json's record text
+holds them (the others, and the hash, every whole-store read asks: they have columns)."""
+_LAZY: Final = frozenset(LAZY_FIELDS)
+_TUPLES: Final = frozenset({"tags", "paths", "roles", "refs"})
+_INTERNED: Final = frozenset({"objective", "updated", "review_after"})
 
 
 class Memory:
@@ -219,20 +225,31 @@ class Memory:
     def _fill(self) -> None:
         source, self._source = self._source, None
         assert source is not None
+        intern = sys.intern
         try:
-            full = Memory.from_record(
-                self.id, self.scope, self.tier, self.path or "", source.record(self._row)
-            )
-        except (KeyError, TypeError, ValueError, IndexError):  # the snapshot was checked: not expected
-            full = Memory(self.id, self.scope, self.tier, self.hash, type=self.type, title=self.id)
-        for name in _LAZY:
-            setattr(self, name, getattr(full, name))
+            values = source.record(self._row)
+            if len(values) != len(LAZY_FIELDS):
+                raise ValueError("a record of another layout")
+            for name, value in zip(LAZY_FIELDS, values, strict=True):
+                if name in _TUPLES:
+                    value = tuple([intern(str(v)) for v in value])  # files and dates repeat across memories
+                elif name in _INTERNED:
+                    value = intern(str(value))
+                setattr(self, name, value)
+        except (TypeError, ValueError):  # the snapshot was checked: not expected
+            fallback = Memory(self.id, self.scope, self.tier, self.hash, type=self.type, title=self.id)
+            for name in LAZY_FIELDS:
+                setattr(self, name, getattr(fallback, name))
+
+    def lazy_record(self) -> list[Any]:
+        """The `LAZY_FIELDS` as a JSON-able list (index.json's record text)."""
+        return [list(v) if isinstance(v, tuple) else v for v in (getattr(self, f) for f in LAZY_FIELDS)]
 
     def record_json(self) -> bytes:
-        """`record()` as JSON bytes; a deferred memory's are its snapshot's, never decoded."""
+        """`lazy_record()` as JSON bytes; a deferred memory's are its snapshot's, never decoded."""
         if self._source is not None:
             return self._source.record_bytes(self._row)
-        return orjson.dumps(self.record())
+        return orjson.dumps(self.lazy_record())
 
     def _current(self) -> tuple[dict[str, Any], str] | None:
         """The file's front matter and body while it still holds what was indexed (its content

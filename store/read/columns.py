@@ -14,6 +14,8 @@ from typing import Any, Final
 
 import orjson
 
+from store.files.memory import LAZY_FIELDS, RECORD_FIELDS
+
 EAGER: Final = ("hash", "type", "status", "valid_until", "superseded_by")
 """A row's fields a deferred memory holds from the start (Memory.deferred's order)."""
 _INTEGERS: Final = ("mtime_ns", "size", "inode")
@@ -62,12 +64,15 @@ class Columns:
                 raise ValueError(f"column {name} holds the wrong kind of value")
         if len(lengths) != 1:
             raise ValueError("columns of different lengths")
+        if len(set(found["key"])) != len(found["key"]):
+            raise ValueError("a key in two rows")
         return cls(found)
 
     def eager_of(self, row: int) -> tuple[str, ...]:
         return tuple(column[row] for column in self.eager)
 
     def record(self, row: int) -> list[Any]:
+        """The row's `LAZY_FIELDS` values."""
         value = orjson.loads(self.r[row])
         if not isinstance(value, list):
             raise ValueError("a record that is not a list")
@@ -77,12 +82,16 @@ class Columns:
         return self.r[row].encode()
 
     def stored(self, row: int) -> dict[str, Any]:
-        """The row as index.json's earlier layout held a record (what verify and a flush read)."""
+        """The row as index.json's earlier layout held a record (what verify and a flush read):
+        `r` is Memory.record()'s whole list, the columns' fields put back in their places."""
+        hash_, type_, status, valid_until, superseded_by = (column[row] for column in self.eager)
+        lazy = dict(zip(LAZY_FIELDS, self.record(row), strict=True))
+        fields = {"type": type_, "status": status, "valid_until": valid_until, "superseded_by": superseded_by}
         record: dict[str, Any] = {
             "mtime_ns": self.mtime_ns[row],
             "size": self.size[row],
             "inode": self.inode[row],
-            "r": self.record(row),
+            "r": [hash_, *(fields[f] if f in fields else lazy[f] for f in RECORD_FIELDS)],
         }
         if self.sealed[row]:
             record["sealed"] = self.sealed[row]
@@ -91,8 +100,8 @@ class Columns:
 
 def columns_of(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     """(the columns of every record that describes a file, the rest by key: seals of files
-    gone or unparsable). A record's `r` is its JSON text (bytes) or the list itself, and
-    `eager` its EAGER fields (else read from the list)."""
+    gone or unparsable). A record's `r` is its LAZY_FIELDS' JSON text (bytes, with its
+    EAGER fields in `eager`) or Memory.record()'s whole list."""
     columns: dict[str, list[Any]] = {name: [] for name in FIELDS}
     rest: dict[str, Any] = {}
     for key, record in records.items():
@@ -100,8 +109,11 @@ def columns_of(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, list
         if r is None:
             rest[key] = dict(record)
             continue
-        text = r.decode() if isinstance(r, bytes) else orjson.dumps(r).decode()
-        eager = record.get("eager") or _eager_of_list(r if isinstance(r, list) else orjson.loads(r))
+        if isinstance(r, bytes):
+            text, eager = r.decode(), record["eager"]
+        else:  # Memory.record()'s whole list
+            eager = _eager_of_list(r)
+            text = orjson.dumps([r[1 + RECORD_FIELDS.index(f)] for f in LAZY_FIELDS]).decode()
         columns["key"].append(key)
         columns["mtime_ns"].append(int(record["mtime_ns"]))
         columns["size"].append(int(record["size"]))

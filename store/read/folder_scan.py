@@ -19,7 +19,8 @@ NOT_REGULAR: Final = "not a regular file (a FIFO, device or folder); skipped, ne
 
 
 class Listed(Protocol):
-    inode: int
+    @property
+    def inode(self) -> int: ...
 
 
 def scan(

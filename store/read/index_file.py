@@ -31,7 +31,7 @@ from store.plurals import count
 from store.read.columns import Columns, columns_of
 from store.read.snapshot import memory_key
 
-INDEX_VERSION: Final = 7
+INDEX_VERSION: Final = 8
 INDEX_KIND: Final = "index"
 SEAL_KIND: Final = "seal"
 SHELL_MARK: Final = "agent-shell:"
@@ -56,9 +56,20 @@ class Records:
     columns while a new process starts, not a Python object for every field of every record."""
 
     def __init__(self, raw: dict[str, Any] | None = None, rows: Columns | None = None) -> None:
-        self._raw: dict[str, Any] = raw if raw is not None else {}
+        self._given: dict[str, Any] = raw if raw is not None else {}
+        self._table: dict[str, Any] | None = None if rows is not None else self._given
         self.rows = rows
         """The columns the int values are rows of (None for an earlier layout)."""
+
+    @property
+    def _raw(self) -> dict[str, Any]:
+        """By key: each row's number, then what `raw` gave (made when first asked: a catalog
+        that takes every row in at once never asks)."""
+        if self._table is None:
+            assert self.rows is not None
+            self._table = dict(zip(self.rows.key, range(len(self.rows)), strict=True))
+            self._table.update(self._given)
+        return self._table
 
     def _decoded(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -173,9 +184,7 @@ class IndexFile:
         unparsable (`memories`); the folder stamps the catalog may trust (`stamps`)."""
         rows = Columns.parse(data.get("rows"))
         self.stamps = data.get("stamps") if data.get("folder") == str(self.scope.root) else None
-        raw: dict[str, Any] = dict(zip(rows.key, range(len(rows)), strict=True))
-        raw.update((key, value) for key, value in found.items() if isinstance(value, dict))
-        return Records(raw, rows)
+        return Records({key: value for key, value in found.items() if isinstance(value, dict)}, rows)
 
     def write(self, records: Mapping[str, Any], stamps: Mapping[str, Any] | None = None) -> None:
         """Replace `index.json` with `records` (seals included): `seals.log` is folded in.

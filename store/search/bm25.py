@@ -208,8 +208,8 @@ class InvertedIndex:
             found = load_kernels().scores(
                 postings, self._doc_len, self._total_len / n, len(self._keys), top, K1, B
             )
-        except IndexError as exc:
-            raise CorruptIndex("search index postings point past its documents") from exc
+        except (IndexError, ZeroDivisionError) as exc:  # a slot past the documents, or lengths of 0
+            raise CorruptIndex("search index postings do not add up") from exc
         keys = self._keys
         return [(keys[slot], value) for slot, value in found]
 
@@ -506,7 +506,7 @@ def load(data: Any) -> InvertedIndex:
     index._post_docs = [_PENDING] * len(vocab)
     index._post_tfs = [_PENDING] * len(vocab)
     index._free = [int(f) for f in header["free"]]
-    if any(not 0 <= slot < len(keys) for slot in index._free):
+    if any(not 0 <= slot < len(keys) for slot in index._free) or len(set(index._free)) != len(index._free):
         raise ValueError("search index free slots do not add up")
     index._doc_terms = [_PENDING] * len(keys)
     for slot in index._free:

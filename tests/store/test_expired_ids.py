@@ -35,3 +35,19 @@ def test_the_answer_is_kept_per_view_and_day(monkeypatch: pytest.MonkeyPatch) ->
     new = (Snapshot((_memory("gone", "2026-01-01"), _memory("later", "2026-03-01")), (), 2),)
     assert validity.expired_ids(new, "2026-06-01") == {"gone", "later"} and len(looked) == 3
     assert validity.expired_ids(iter(new), "2026-06-01") == {"gone", "later"} and len(looked) == 4
+
+
+def test_in_force_keeps_exactly_what_current_keeps() -> None:
+    """The store's start filters every memory with `in_force`, `current` written out: the two agree."""
+    from store.code.validity import current, in_force
+    from store.files.memory import Memory
+
+    memories = [
+        Memory(f"{tier}-{n}", "project", tier, "h", type="fact", title="t", valid_until=until)
+        for n, until in enumerate(
+            ["", "2026-03-01", "2026-03-02T10:00:00Z", "2026-02-28", "2026-03-01T23:59:59Z"]
+        )
+        for tier in ("durable", "working")
+    ]
+    durable, notes = in_force(memories, "2026-03-01")
+    assert sorted([*durable, *notes]) == sorted(m.id for m in memories if current(m, "2026-03-01"))

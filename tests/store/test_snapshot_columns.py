@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -13,13 +14,20 @@ import orjson
 import pytest
 
 from store.files import sealed
-from store.read import catalog
+from store.read import catalog, stamps
 from store.read.index_file import INDEX_KIND, MAX_INDEX_BYTES
 from store.search import bm25
 from store.store import Store
 from tests.support.store_helpers import write_memory
 
 HOUR_AGO = time.time_ns() - 3600 * 10**9
+
+
+@pytest.fixture(autouse=True)
+def trusted_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stamp is worth keeping as soon as it is taken (a folder's ctime, which `_settled` cannot
+    set back, is otherwise trusted only 2 s after it moved)."""
+    monkeypatch.setattr(stamps, "TRUST_AFTER_NS", 0)
 
 
 def _settled(workspace: Path) -> None:
@@ -108,6 +116,7 @@ def test_a_stamp_taken_right_after_a_change_is_not_trusted(
 ) -> None:
     """A change in the same tick of a coarse clock leaves a folder's mtime as it was: a stamp read
     within TRUST_AFTER_NS of the folder's last change vouches for nothing, so the folder is listed."""
+    monkeypatch.setattr(stamps, "TRUST_AFTER_NS", 2_000_000_000)
     os.utime(workspace / ".engram" / "memory")  # the folder changed a moment ago
     store = Store(workspace)
     store.view()
@@ -202,3 +211,71 @@ def test_a_damaged_search_index_is_refused_whole_and_rebuilt(workspace: Path, da
     assert [m for _, m in again.notices() if "search.idx" in m]
     again.close()
     bm25.load_tagged(path, store.key())  # rebuilt, and its tag holds
+
+
+def test_a_removal_hidden_by_setting_the_folders_mtime_back_is_still_seen(workspace: Path) -> None:
+    """`touch -d` or os.utime can put a folder's mtime back, never its ctime: the next process
+    lists the folder, so a removed memory is gone and a planted one is seen (and verify says so)."""
+    _indexed(workspace)
+    folder = workspace / ".engram" / "memory"
+    (folder / "use-uv-for-python.md").unlink()
+    write_memory(workspace, "planted-by-hand", title="Planted by hand")
+    os.utime(folder, ns=(HOUR_AGO, HOUR_AGO))
+    view = Store(workspace, background=False).view()
+    assert "use-uv-for-python" not in view.durable and "planted-by-hand" in view.durable
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's feed is inotify")
+def test_a_memory_folder_swapped_under_a_followed_path_is_listed_again(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The feed follows a folder, not a path: when `.engram` is a link a checkout retargets (or a
+    parent is renamed), the folder now at the path is listed, by the server and by the next
+    process, and verify sees what it holds."""
+    real = workspace / ".engram"
+    (workspace / "store-a").mkdir()
+    real.rename(workspace / "store-a" / "engram")
+    shutil.copytree(workspace / "store-a" / "engram", workspace / "store-b" / "engram")
+    (tmp_path / "scratch").mkdir()
+    write_memory(tmp_path / "scratch", "only-in-b", title="Only in b")
+    shutil.copy(
+        tmp_path / "scratch" / ".engram" / "memory" / "only-in-b.md",
+        workspace / "store-b" / "engram" / "memory",
+    )
+    real.symlink_to(Path("store-a") / "engram")
+    _settled(workspace)
+    server = Store(workspace)
+    assert "only-in-b" not in server.view().durable
+    real.unlink()
+    real.symlink_to(Path("store-b") / "engram")
+    assert "only-in-b" in server.view().durable
+    server.close()
+    assert "only-in-b" in Store(workspace, background=False).view().durable
+
+
+@pytest.mark.parametrize(
+    "damage", ["a number among the keys", "a key in two rows", "a null type", "stamps as a list"]
+)
+def test_columns_sealed_with_this_key_but_not_as_engram_writes_them_are_never_half_used(
+    workspace: Path, damage: str
+) -> None:
+    """Only engram holds the key, but a file it did not write that way is listed, never trusted:
+    no crash, and no memory shown with another's fields."""
+    store = _indexed(workspace)
+    path = workspace / ".engram" / "index.json"
+    data = orjson.loads(sealed.unseal(store.key(), INDEX_KIND, path.read_bytes()) or b"")
+    rows = data["rows"]
+    uv = rows["key"].index("durable/use-uv-for-python")
+    other = 1 if uv != 1 else 2
+    if damage == "a number among the keys":
+        rows["key"][other] = 7
+    elif damage == "a key in two rows":
+        rows["key"][other] = rows["key"][uv]
+    elif damage == "a null type":
+        rows["type"][uv] = None
+    else:
+        data["stamps"] = list(data["stamps"].values())
+    _seal_as(path, store.key(), INDEX_KIND, orjson.dumps(data))
+    view = Store(workspace, background=False).view()
+    assert view.durable["use-uv-for-python"].title.startswith("Use uv")
+    assert {p.stem for p in (workspace / ".engram" / "memory").glob("*.md")} <= set(view.durable)

@@ -13,7 +13,8 @@ import pytest
 
 from store.files.workspace import project_dir
 from store.read import catalog
-from store.read.catalog import SWEEP_SECONDS, SWEEP_SHARE, WATCHED_SWEEP_SECONDS, Catalog, sweep_pause
+from store.read.catalog import Catalog
+from store.read.sweeper import SWEEP_SECONDS, SWEEP_SHARE, WATCHED_SWEEP_SECONDS, sweep_pause
 from tests.support.store_helpers import write_memory
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from store.files.workspace import project_dir
-from store.read import catalog
-from store.read.catalog import WATCH_AFTER, WATCHED_SWEEP_SECONDS, Catalog
+from store.read import catalog, sweeper
+from store.read.catalog import Catalog
+from store.read.sweeper import WATCH_AFTER, WATCHED_SWEEP_SECONDS
 from tests.support.store_helpers import write_memory
 
 
@@ -63,4 +64,4 @@ def test_without_notification_the_sweeper_starts_its_pauses_at_once(
     scope.refresh()
     pauses: list[float] = []
     scope.sweep_forever(wait=lambda seconds: pauses.append(seconds) or True)
-    assert pauses == [catalog.SWEEP_SECONDS]
+    assert pauses == [sweeper.SWEEP_SECONDS]
