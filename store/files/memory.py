@@ -217,14 +217,15 @@ class Memory:
 
     def __getattr__(self, name: str) -> Any:
         """A lazy field of a deferred memory: its record decoded once, every slot set."""
-        if name in _LAZY and self._source is not None:
-            self._fill()
-            return getattr(self, name)
-        raise AttributeError(name)
+        if name not in _LAZY:
+            raise AttributeError(name)
+        source = self._source
+        if source is not None:
+            self._fill(source)
+        # filled here or by another thread meanwhile (which clears the source last)
+        return object.__getattribute__(self, name)
 
-    def _fill(self) -> None:
-        source, self._source = self._source, None
-        assert source is not None
+    def _fill(self, source: Rows) -> None:
         intern = sys.intern
         try:
             values = source.record(self._row)
@@ -240,6 +241,7 @@ class Memory:
             fallback = Memory(self.id, self.scope, self.tier, self.hash, type=self.type, title=self.id)
             for name in LAZY_FIELDS:
                 setattr(self, name, getattr(fallback, name))
+        self._source = None
 
     def lazy_record(self) -> list[Any]:
         """The `LAZY_FIELDS` as a JSON-able list (index.json's record text)."""

@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from store.files import sealed
+from store.files.memory import Memory
 from store.read import catalog, stamps
 from store.read.index_file import INDEX_KIND, MAX_INDEX_BYTES
 from store.search import bm25
@@ -279,3 +280,17 @@ def test_columns_sealed_with_this_key_but_not_as_engram_writes_them_are_never_ha
     view = Store(workspace, background=False).view()
     assert view.durable["use-uv-for-python"].title.startswith("Use uv")
     assert {p.stem for p in (workspace / ".engram" / "memory").glob("*.md")} <= set(view.durable)
+
+
+def test_a_deferred_memory_filled_by_another_thread_meanwhile_still_answers(workspace: Path) -> None:
+    """Two threads may ask a deferred memory for a field at once: the one that finds the record
+    decoded by the other (its source cleared) reads the field, never an AttributeError."""
+    _indexed(workspace)
+    memory = Store(workspace, background=False).view().durable["use-uv-for-python"]
+    source = memory._source
+    assert source is not None
+    memory._fill(source)  # the other thread's work, done while this one was on its way in
+    assert memory._source is None
+    assert Memory.__getattr__(memory, "title").startswith("Use uv")
+    with pytest.raises(AttributeError):
+        Memory.__getattr__(memory, "no_such_field")

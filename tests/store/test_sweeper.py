@@ -135,3 +135,30 @@ def test_the_kernels_feed_names_every_change_to_the_very_next_read(
         assert folder not in listings  # the memory folder was never listed again
     finally:
         scope.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's feed is inotify")
+def test_an_overflowed_queue_or_a_lost_folder_is_listed_whole(
+    large: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the kernel's queue overflowed some change may be missing from it: the next read lists
+    every followed folder (and follows it again); a folder no longer followed is listed too."""
+    folder = large / ".engram" / "memory"
+    scope = Catalog(project_dir(large), persist=False)
+    try:
+        scope.refresh()
+        assert scope._feed is not None and folder in scope._fed
+        listings: list[Path] = []
+        real_scan = catalog.scan
+        monkeypatch.setattr(
+            catalog, "scan", lambda scope_, at, *a, **k: listings.append(at) or real_scan(scope_, at, *a, **k)
+        )
+        write_memory(large, "fact-8", title="Fact number 8")
+        scope._feed.overflow = True
+        assert "Fact number 8" in _titles(scope.refresh())
+        assert listings == [folder] and folder in scope._fed
+        scope._feed.received(next(iter(scope._feed._folders)), "", lost=True)
+        scope.refresh()
+        assert listings == [folder, folder]
+    finally:
+        scope.close()
