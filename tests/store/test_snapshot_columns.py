@@ -19,7 +19,7 @@ from store.read import catalog, stamps
 from store.read.index_file import INDEX_KIND, MAX_INDEX_BYTES
 from store.search import bm25
 from store.store import Store
-from tests.support.store_helpers import write_memory
+from tests.support.store_helpers import count_listings, write_memory
 
 HOUR_AGO = time.time_ns() - 3600 * 10**9
 
@@ -51,23 +51,11 @@ def _indexed(workspace: Path) -> Store:
     return store
 
 
-def _no_listing(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    listed: list[Path] = []
-    real = catalog.scan
-
-    def counting(scope, folder, *args, **kwargs):  # type: ignore[no-untyped-def]
-        listed.append(folder)
-        return real(scope, folder, *args, **kwargs)
-
-    monkeypatch.setattr(catalog, "scan", counting)
-    return listed
-
-
 def test_a_store_at_rest_is_taken_in_from_the_columns_without_a_listing_or_a_parse(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _indexed(workspace)
-    listed = _no_listing(monkeypatch)
+    listed = count_listings(monkeypatch)
     parsed: list[str] = []
     real_parse = catalog.parse_memory
     monkeypatch.setattr(
@@ -122,7 +110,7 @@ def test_a_stamp_taken_right_after_a_change_is_not_trusted(
     store = Store(workspace)
     store.view()
     store.close()
-    listed = _no_listing(monkeypatch)
+    listed = count_listings(monkeypatch)
     Store(workspace).view()
     assert workspace / ".engram" / "memory" in listed
 
@@ -137,7 +125,7 @@ def test_an_index_copied_from_another_project_is_not_trusted_for_this_one(
     write_memory(other, "only-in-the-other", title="Only in the other project")
     _settled(other)
     shutil.copy(workspace / ".engram" / "index.json", other / ".engram" / "index.json")
-    listed = _no_listing(monkeypatch)
+    listed = count_listings(monkeypatch)
     assert "only-in-the-other" in Store(other).view().durable
     assert other / ".engram" / "memory" in listed
 

@@ -15,7 +15,7 @@ from store.files.workspace import project_dir
 from store.read import catalog
 from store.read.catalog import Catalog
 from store.read.sweeper import SWEEP_SECONDS, SWEEP_SHARE, WATCHED_SWEEP_SECONDS, sweep_pause
-from tests.support.store_helpers import write_memory
+from tests.support.store_helpers import count_listings, write_memory
 
 
 @pytest.fixture
@@ -113,11 +113,7 @@ def test_the_kernels_feed_names_every_change_to_the_very_next_read(
     try:
         scope.refresh()
         assert scope._fed == {folder}
-        listings: list[Path] = []
-        real_scan = catalog.scan
-        monkeypatch.setattr(
-            catalog, "scan", lambda scope_, at, *a, **k: listings.append(at) or real_scan(scope_, at, *a, **k)
-        )
+        listings = count_listings(monkeypatch)
         _edit_in_place(folder / "fact-2.md", b"Fact number 2", b"Fact number two")
         assert "Fact number two" in _titles(scope.refresh())
         replacement = folder / "new.tmp"
@@ -148,11 +144,7 @@ def test_an_overflowed_queue_or_a_lost_folder_is_listed_whole(
     try:
         scope.refresh()
         assert scope._feed is not None and folder in scope._fed
-        listings: list[Path] = []
-        real_scan = catalog.scan
-        monkeypatch.setattr(
-            catalog, "scan", lambda scope_, at, *a, **k: listings.append(at) or real_scan(scope_, at, *a, **k)
-        )
+        listings = count_listings(monkeypatch)
         write_memory(large, "fact-8", title="Fact number 8")
         scope._feed.overflow = True
         assert "Fact number 8" in _titles(scope.refresh())

@@ -84,3 +84,18 @@ def index_records(path: Path) -> Records:
     raw: dict[str, Any] = dict(zip(rows.key, range(len(rows)), strict=True))
     raw.update(data["memories"])
     return Records(raw, rows)
+
+
+def count_listings(monkeypatch: Any) -> list[Path]:
+    """The folders catalogs list from now on (store.read.catalog's `scan`), in order."""
+    from store.read import catalog
+
+    listed: list[Path] = []
+    real = catalog.scan
+
+    def counting(scope: Any, folder: Path, *args: Any, **kwargs: Any) -> Any:
+        listed.append(folder)
+        return real(scope, folder, *args, **kwargs)
+
+    monkeypatch.setattr(catalog, "scan", counting)
+    return listed
