@@ -249,8 +249,9 @@ class Memory:
 
     def record_json(self) -> bytes:
         """`lazy_record()` as JSON bytes; a deferred memory's are its snapshot's, never decoded."""
-        if self._source is not None:
-            return self._source.record_bytes(self._row)
+        source = self._source  # once: another thread's `_fill` may clear it meanwhile
+        if source is not None:
+            return source.record_bytes(self._row)
         return orjson.dumps(self.lazy_record())
 
     def _current(self) -> tuple[dict[str, Any], str] | None:

@@ -291,11 +291,11 @@ class Catalog(IndexSide, Sweeping):
                 self._forget(path)
                 return True
             return False
-        mtime_ns, size = stat.st_mtime_ns, stat.st_size
+        # the same name, times and size but another inode is another file (a link retargeted, a
+        # file renamed over within one tick): what was read of the old one never stands for it
+        mtime_ns, size, inode = stat.st_mtime_ns, stat.st_size, stat.st_ino
         cached = self._entries.get(path)
-        if cached is not None and cached.mtime_ns == mtime_ns and cached.size == size:
-            if cached.inode != inode:
-                self._entries[path] = cached._replace(inode=inode)
+        if cached is not None and (cached.mtime_ns, cached.size, cached.inode) == (mtime_ns, size, inode):
             return False
         name = path[path.rfind(os.sep) + 1 : -3]  # the folder's listing joined it with os.sep
         key = f"{tier}/{name}"
@@ -305,7 +305,9 @@ class Catalog(IndexSide, Sweeping):
         row = self._stored.row(key)
         rows = self._stored.rows
         fits = (
-            row is not None and rows is not None and (rows.mtime_ns[row], rows.size[row]) == (mtime_ns, size)
+            row is not None
+            and rows is not None
+            and (rows.mtime_ns[row], rows.size[row], rows.inode[row]) == (mtime_ns, size, inode)
         )
         if fits and cached is None and rows is not None and row is not None:
             self._stored.discard(key)
@@ -318,7 +320,11 @@ class Catalog(IndexSide, Sweeping):
         stored = self._stored.pop(key, None)
         if stored is not None and "r" not in stored:
             stored = None  # a seal without a record (a file engram knew, gone or not yet indexed)
-        if stored is not None and stored.get("mtime_ns") == mtime_ns and stored.get("size") == size:
+        if stored is not None and (stored.get("mtime_ns"), stored.get("size"), stored.get("inode")) == (
+            mtime_ns,
+            size,
+            inode,
+        ):
             try:
                 memory = Memory.from_record(name, self.scope.scope, tier, path, stored["r"])
             except (KeyError, TypeError, ValueError, IndexError):

@@ -282,3 +282,35 @@ def test_a_deferred_memory_filled_by_another_thread_meanwhile_still_answers(work
     assert Memory.__getattr__(memory, "title").startswith("Use uv")
     with pytest.raises(AttributeError):
         Memory.__getattr__(memory, "no_such_field")
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_retargeted_memory_link_shows_the_new_files_never_the_old_records(
+    workspace: Path, background: bool
+) -> None:
+    """`.engram/memory` a link a pull retargets to a folder whose file has the same name, size
+    and mtime (git writes both in one clock tick): that file is another inode, so it is read, and
+    verify reports it instead of vouching for it with the old file's record."""
+    from store.write import review
+
+    engram = workspace / ".engram"
+    for side, title in (("a", "Title AAAA"), ("b", "Title BBBB")):
+        (engram / f"mem-{side}").mkdir()
+        text = (engram / "memory" / "use-uv-for-python.md").read_text()
+        (engram / f"mem-{side}" / "use-uv-for-python.md").write_text(
+            text.replace("title: Use uv", f"title: {title}", 1)
+        )
+        os.utime(engram / f"mem-{side}" / "use-uv-for-python.md", ns=(HOUR_AGO, HOUR_AGO))
+    shutil.rmtree(engram / "memory")
+    (engram / "memory").symlink_to("mem-a")
+    store = Store(workspace, background=False)
+    review.accept(store)
+    store.close()
+    assert review.verify(Store(workspace, background=False))["ok"]
+    (engram / "memory").unlink()
+    (engram / "memory").symlink_to("mem-b")
+    again = Store(workspace, background=background)
+    assert again.view().durable["use-uv-for-python"].title.startswith("Title BBBB")
+    report = review.verify(again)
+    assert "use-uv-for-python" in str(report["mismatched"])
+    again.close()
