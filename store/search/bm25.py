@@ -118,12 +118,13 @@ class InvertedIndex:
     def documents(self) -> list[Hashable]:
         return list(self._slot)
 
-    def add(self, key: Hashable, tokens: Iterable[str], tag: str = "") -> None:
-        """Index a document (replacing any document under the same key)."""
+    def add(self, key: Hashable, tokens: Iterable[str] | dict[str, int], tag: str = "") -> None:
+        """Index a document (replacing any document under the same key): its tokens, or how
+        often each occurs (a dict in the tokens' first-seen order, as Counter gives)."""
         if key in self._slot:
             self.remove(key)
         self._tags[key] = tag
-        counts = Counter(tokens)
+        counts = tokens if isinstance(tokens, dict) else Counter(tokens)
         slot = self._free.pop() if self._free else len(self._keys)
         if slot == len(self._keys):
             self._keys.append(key)
@@ -327,7 +328,7 @@ class _Vocabulary(dict[str, int]):
         return number
 
 
-def build(documents: Iterable[tuple[Hashable, Iterable[str], str]]) -> InvertedIndex:
+def build(documents: Iterable[tuple[Hashable, Iterable[str] | dict[str, int], str]]) -> InvertedIndex:
     """A new index of these (key, tokens, tag) documents, keys distinct: the index `add` one
     at a time would give, posting for posting, made in one pass (a fresh store's first search)."""
     documents = list(documents)
@@ -341,7 +342,7 @@ def build(documents: Iterable[tuple[Hashable, Iterable[str], str]]) -> InvertedI
     held: list[int] = []
     number = term_id.__getitem__
     for slot, (_, tokens, _) in enumerate(documents):
-        counts = Counter(tokens)
+        counts = tokens if isinstance(tokens, dict) else Counter(tokens)
         ids = list(map(number, counts))  # ids in first-seen order
         tids.extend(ids)
         tfs.extend(counts.values())

@@ -21,6 +21,16 @@ import threading
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+
+try:  # Counter's own C loop, without Counter's Python-level update around it
+    from collections import _count_elements as _count  # type: ignore[attr-defined]
+except ImportError:  # another Python: the same tally in Python
+
+    def _count(mapping: dict[str, int], iterable: Iterable[str]) -> None:
+        for item in iterable:
+            mapping[item] = mapping.get(item, 0) + 1
+
+
 from pathlib import Path
 from typing import Final
 
@@ -59,6 +69,19 @@ def document_tokens(memory: Memory) -> list[str]:
     return title * TITLE_WEIGHT + tags * TAG_WEIGHT + terms(memory.body)
 
 
+def document_counts(memory: Memory) -> dict[str, int]:
+    """`Counter(document_tokens(memory))`, keys in the same order, without the repeated list
+    (a fresh store counts the terms of every memory)."""
+    counts: dict[str, int] = {}
+    get = counts.get
+    for term in terms(memory.title):
+        counts[term] = get(term, 0) + TITLE_WEIGHT
+    for term in terms(" ".join(memory.tags)):
+        counts[term] = get(term, 0) + TAG_WEIGHT
+    _count(counts, terms(memory.body))
+    return counts
+
+
 MAX_SUCCESSION: Final = 8
 """The most `superseded_by` links search follows from a superseded memory to the one in force."""
 
@@ -93,7 +116,7 @@ class SearchIndex:
         log.warning("search index %s is corrupt; rebuilding from the memories", self._file.path)
         index = self._index = bm25.InvertedIndex()
         for key, memory in self._by_key.items():
-            index.add(key, document_tokens(memory), tag=memory.hash)
+            index.add(key, document_counts(memory), tag=memory.hash)
         self._file.dirty = True
         return index
 
@@ -138,14 +161,14 @@ class SearchIndex:
             documents = []
             for done, (key, memory) in enumerate(sorted(wanted.items(), key=lambda item: item[0]), 1):
                 progress.step(done)
-                documents.append((key, document_tokens(memory), memory.hash))
+                documents.append((key, document_counts(memory), memory.hash))
             index = self._index = bm25.build(documents)
             self._file.dirty = bool(documents)
         for done, (key, memory) in enumerate(wanted.items(), 1):
             if not fresh:
                 progress.step(done)
             if index.tag(key) != memory.hash:
-                index.add(key, document_tokens(memory), tag=memory.hash)
+                index.add(key, document_counts(memory), tag=memory.hash)
                 self._file.dirty = True
             else:
                 index.share_tag(key, memory.hash)
@@ -170,7 +193,7 @@ class SearchIndex:
                 self._by_key.pop(key, None)
             else:
                 if index.tag(key) != memory.hash:
-                    index.add(key, document_tokens(memory), tag=memory.hash)
+                    index.add(key, document_counts(memory), tag=memory.hash)
                 self._by_key[key] = memory
                 self._note_successor(key, memory)
             self._file.dirty = True

@@ -290,3 +290,15 @@ def test_a_superseded_memorys_match_finds_the_memory_that_replaced_it(
     assert with_old[0] in ("lock-with-pip-tools", "use-uv-for-locking")
     assert {"lock-with-pip-tools", "use-uv-for-locking", "pip-mirror"} <= set(with_old)
     assert [e.id for e in store.search("uv sync")] == ["use-uv-for-locking"]
+
+
+def test_a_memorys_counts_are_its_tokens_counted_in_the_same_order(workspace: Path) -> None:
+    """The index is built from `document_counts`, one-at-a-time adds were from the token list:
+    the same counts with keys in the same first-seen order, so both lay terms out alike."""
+    from collections import Counter
+
+    from store.search.lexical import document_counts, document_tokens
+
+    for memory in Store(workspace).view().durable.values():
+        counted = Counter(document_tokens(memory))
+        assert list(document_counts(memory).items()) == list(counted.items())
