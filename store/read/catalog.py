@@ -19,15 +19,15 @@ from store.files.ids import is_valid_id
 from store.files.memory import MAX_FILE_BYTES, Memory, parse_memory
 from store.files.workspace import ScopeDir, unsafe
 from store.progress import Progress
-from store.read import change_feed, stamps
 from store.read.catalog_index import IndexSide
-from store.read.change_feed import Subscription
-from store.read.entry import Entry
-from store.read.folder_scan import NOT_REGULAR, look, scan
+from store.read.freshness import change_feed, stamps
+from store.read.freshness.change_feed import Subscription
+from store.read.freshness.entry import Entry
+from store.read.freshness.folder_scan import NOT_REGULAR, look, scan
+from store.read.freshness.stamps import Stamp
+from store.read.freshness.sweeper import Sweeping
 from store.read.index_file import IndexFile, Records
 from store.read.snapshot import Broken, Snapshot, memory_key
-from store.read.stamps import Stamp
-from store.read.sweeper import Sweeping
 
 TIERS: Final = (("durable", "memory_dir"), ("working", "working_dir"))
 SMALL_STORE: Final = 200
@@ -94,12 +94,12 @@ class Catalog(IndexSide, Sweeping):
         self._dirty = False
         self._last_write = 0.0
         self._feed: Subscription | None = None
-        """Linux: the kernel's change notification, read at each refresh (store.read.change_feed)."""
+        """Linux: the kernel's change notification, read at each refresh (store.read.freshness.change_feed)."""
         self._fed: set[Path] = set()
         """Folders the feed follows: a refresh takes their changed names instead of listing them."""
         self._known: dict[Path, Stamp] = {}
         """Per folder, its stamp when every file in it was taken in: what index.json records,
-        for the next process to skip the listing (store.read.stamps)."""
+        for the next process to skip the listing (store.read.freshness.stamps)."""
         self._followed: dict[Path, tuple[int, int]] = {}
         """Which folder (inode, device) the feed follows at each path: a folder swapped in
         under the path, a parent renamed or a link retargeted is listed again."""

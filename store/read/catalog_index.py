@@ -15,12 +15,12 @@ from store.errors import Busy, Problem, ReadOnly, UnsafePath
 from store.files.lock import default_timeout, workspace_lock
 from store.files.memory import Memory
 from store.files.workspace import ScopeDir, check_scope
-from store.read import stamps
 from store.read.columns import Columns
-from store.read.entry import Entry
+from store.read.freshness import stamps
+from store.read.freshness.entry import Entry
+from store.read.freshness.stamps import Stamp
 from store.read.index_file import SHELL_MARK, IndexFile, Records, index_records
 from store.read.snapshot import Snapshot, memory_key
-from store.read.stamps import Stamp
 
 
 class IndexSide:

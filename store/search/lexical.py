@@ -39,7 +39,7 @@ from store.files.derived import DerivedFile
 from store.files.memory import Memory
 from store.progress import Progress
 from store.safety import untrusted
-from store.search import bm25
+from store.search import bm25, bm25_build
 from store.search.tokenize import FUNCTION_WORDS, terms, tokenize, word_groups
 
 log = logging.getLogger("engram.store")
@@ -157,12 +157,14 @@ class SearchIndex:
             self._file.dirty = True
         progress = Progress("indexing memories for search", len(wanted))
         fresh = not len(index)
-        if fresh:  # a fresh store: every memory at once (bm25.build), in key order whatever the listing's
+        if (
+            fresh
+        ):  # a fresh store: every memory at once (bm25_build.build), in key order whatever the listing's
             documents = []
             for done, (key, memory) in enumerate(sorted(wanted.items(), key=lambda item: item[0]), 1):
                 progress.step(done)
                 documents.append((key, document_counts(memory), memory.hash))
-            index = self._index = bm25.build(documents)
+            index = self._index = bm25_build.build(documents)
             self._file.dirty = bool(documents)
         for done, (key, memory) in enumerate(wanted.items(), 1):
             if not fresh:

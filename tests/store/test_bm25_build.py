@@ -1,4 +1,4 @@
-"""`bm25.build` (a fresh store's index in one pass) gives the index `add` gives one document at a
+"""`bm25_build.build` (a fresh store's index in one pass) gives the index `add` gives one document at a
 time: the same bytes when dumped, so the same scores, whatever path a store took."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from store.search import bm25
+from store.search import bm25, bm25_build
 
 
 def _documents(count: int, seed: int) -> list[tuple[tuple[str, str, str], list[str], str]]:
@@ -19,13 +19,13 @@ def _documents(count: int, seed: int) -> list[tuple[tuple[str, str, str], list[s
     ]
 
 
-@pytest.mark.parametrize("count", [0, 5, bm25.BULK_DOCUMENTS, bm25.BULK_DOCUMENTS + 777])
+@pytest.mark.parametrize("count", [0, 5, bm25_build.BULK_DOCUMENTS, bm25_build.BULK_DOCUMENTS + 777])
 def test_a_built_index_is_the_one_added_document_by_document(count: int) -> None:
     documents = _documents(count, seed=count)
     added = bm25.InvertedIndex()
     for key, tokens, tag in documents:
         added.add(key, tokens, tag)
-    built = bm25.build(documents)
+    built = bm25_build.build(documents)
     assert bm25.dump(built) == bm25.dump(added)
     for query in (["migration", "retry"], ["w1", "w2", "cache"], ["absent"]):
         assert sorted(built.scores(query)) == sorted(added.scores(query))

@@ -15,7 +15,8 @@ import pytest
 
 from store.files import sealed
 from store.files.memory import Memory
-from store.read import catalog, stamps
+from store.read import catalog
+from store.read.freshness import stamps
 from store.read.index_file import INDEX_KIND, MAX_INDEX_BYTES
 from store.search import bm25
 from store.store import Store

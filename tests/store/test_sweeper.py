@@ -14,7 +14,7 @@ import pytest
 from store.files.workspace import project_dir
 from store.read import catalog
 from store.read.catalog import Catalog
-from store.read.sweeper import SWEEP_SECONDS, SWEEP_SHARE, WATCHED_SWEEP_SECONDS, sweep_pause
+from store.read.freshness.sweeper import SWEEP_SECONDS, SWEEP_SHARE, WATCHED_SWEEP_SECONDS, sweep_pause
 from tests.support.store_helpers import count_listings, write_memory
 
 
@@ -82,7 +82,7 @@ def test_an_in_place_edit_is_notified_and_seen_without_a_sweep(
     """Where the kernel's feed is missing (macOS, Windows), watchdog's notification names the
     edited file to a later read; the background sweep waits its long safety-net pause."""
     pytest.importorskip("watchdog")
-    from store.read import change_feed
+    from store.read.freshness import change_feed
 
     monkeypatch.setattr(change_feed, "subscribe", lambda: None)
     scope = Catalog(project_dir(large), persist=False)

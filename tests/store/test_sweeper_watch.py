@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from store.files.workspace import project_dir
-from store.read import catalog, sweeper
+from store.read import catalog
 from store.read.catalog import Catalog
-from store.read.sweeper import WATCH_AFTER, WATCHED_SWEEP_SECONDS
+from store.read.freshness import sweeper
+from store.read.freshness.sweeper import WATCH_AFTER, WATCHED_SWEEP_SECONDS
 from tests.support.store_helpers import write_memory
 
 

@@ -6,7 +6,7 @@ request's own thread: a read right after a rename sees it, and no folder of 100,
 listed again to find one. Where inotify is missing (macOS, Windows, a container without it) or
 refuses a watch (the user's watch limit), `open_feed` gives None and the catalog lists the
 folder when its mtime moves, as before. The names events carry come from the kernel but name
-files a clone put there: the catalog checks each as a listing would (store.read.folder_scan.look).
+files a clone put there: the catalog checks each as a listing would (store.read.freshness.folder_scan.look).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from store.read.entry import Entry
+    from store.read.freshness.entry import Entry
 
 SWEEP_SECONDS: Final = 2.0
 """The shortest pause between two background sweeps of a large store."""
@@ -106,7 +106,7 @@ class Sweeping:
         if self._fed and all(folder in self._fed or not folder.is_dir() for _, folder in self._tiers):
             return True  # the kernel's feed, read at each refresh, sees what changes
         try:
-            from store.read import folder_watch  # seam: watchdog and its observer threads
+            from store.read.freshness import folder_watch  # seam: watchdog and its observer threads
         except ImportError:
             return False
         if not folder_watch.NATIVE:
