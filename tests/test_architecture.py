@@ -385,3 +385,15 @@ def test_no_two_store_folders_import_each_other() -> None:
     }
     inner = {(a, b) for a, b in edges if a != "store" and b != "store"}
     assert sorted((a, b) for a, b in inner if (b, a) in inner and a < b) == []
+
+
+def test_the_wheel_lists_every_package() -> None:
+    """pyproject.toml names the packages a wheel holds: a folder of modules missing from the
+    list works in the editable checkout and is absent from `pip install .`."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"])
+    folders = {
+        ".".join(p.parent.relative_to(ROOT).parts) for package in PACKAGES for p in (ROOT / package).rglob("*.py")
+    }
+    assert folders - listed == set()
