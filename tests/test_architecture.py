@@ -392,8 +392,12 @@ def test_the_wheel_lists_every_package() -> None:
     list works in the editable checkout and is absent from `pip install .`."""
     import tomllib
 
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"])
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"]
+    )
     folders = {
-        ".".join(p.parent.relative_to(ROOT).parts) for package in PACKAGES for p in (ROOT / package).rglob("*.py")
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for package in PACKAGES
+        for p in (ROOT / package).rglob("*.py")
     }
     assert folders - listed == set()
