@@ -18,9 +18,11 @@ from engram_mcp.ops.outcome import Outcome, failure
 from engram_mcp.ops.previews import token_outcome
 from engram_mcp.ops.reports import stale_report
 from engram_mcp.ops.wording import cli_wording
+from store.code import staleness
 from store.code.history import history
 from store.code.staleness import Mark, describe
 from store.plurals import count
+from store.propose import followed_refs
 from store.safety import untrusted
 from store.store import Store
 from store.write import proposals
@@ -37,14 +39,33 @@ def _stale(args: argparse.Namespace, store: Store) -> Outcome:
             for r in report["expired"]
         ]
         return Outcome(True, "\n".join(lines), {"expired": report["expired"]})
+    if args.propose:
+        return _propose_moves(store)
     lines = [f"{count(len(report['stale']), 'stale memory')}, {len(report['review'])} to review:"]
     for row in [*report["stale"], *report["review"]]:
         lines.append(f"- {row['id']}: {row['title']} — {describe_rows(row['marks'])}")
+    if any(staleness.FOLLOWABLE in m["reason"] for r in report["review"] for m in r["marks"]):
+        lines.append(
+            "Files git saw renamed: `engram stale --propose` proposes each ref's new path for you to approve."
+        )
     if report["stale"]:
         lines.append(
             "Fix a stale memory with `engram edit ID` (its refs or its text), or restore the code it cites."
         )
     return Outcome(True, "\n".join(lines), {"stale": report["stale"], "review": report["review"]})
+
+
+def _propose_moves(store: Store) -> Outcome:
+    """A proposal updating every memory whose cited file git saw renamed to its new path."""
+    found = followed_refs.candidates(store.view().durable.values(), staleness.checker(store.workspace))
+    if not found:
+        return Outcome(
+            True, "No ref to follow: git recorded no rename of a file a memory cites.", {"candidates": []}
+        )
+    entries, redactions = proposals.draft(store, found)
+    preview = proposals.store_proposal(store, entries, redactions, "stale")
+    head = f"Refs to follow git's renames: {count(len(entries), 'candidate')}. Nothing is written until you commit.\n"
+    return token_outcome(preview, prefix=head, hint=cli_wording)
 
 
 def describe_rows(rows: list[dict[str, str]]) -> str:
@@ -141,6 +162,11 @@ def register(command: Callable[..., argparse.ArgumentParser], sub: Any) -> None:
     """Add the commands to engram's parser (`command` adds `--json`; `sub` is the subparsers)."""
     stale = command("stale", _stale, "memories whose code references broke, or are due for review")
     stale.add_argument("--expired", action="store_true", help="list memories past their valid_until instead")
+    stale.add_argument(
+        "--propose",
+        action="store_true",
+        help="propose the new path of each cited file git saw renamed (you approve it; nothing is written before)",
+    )
     hist = command("history", _history, "a memory's supersede chain and its file's git log")
     hist.add_argument("id")
     imp = command(

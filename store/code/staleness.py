@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from store.code import renames
 from store.code.globs import glob_match
 from store.code.refs import MAX_SCAN_BYTES, Ref, defined_names, memory_refs
 from store.code.validity import review_due
@@ -37,6 +38,11 @@ _OUTSIDE: Final = object()
 """A path whose links lead out of the workspace."""
 _UNKNOWN: Final = object()
 """A path the read's budget ran out before."""
+STALE: Final = "stale"
+MOVED: Final = "moved"
+"""A ref whose file git saw renamed to one that still defines its symbol: the memory holds."""
+FOLLOWABLE: Final = "the ref can follow it"
+"""How a MOVED reason ends, so a surface can offer the ref update."""
 
 
 class _Read:
@@ -113,6 +119,10 @@ class Checker:
         self._git_dir: str | None | bool = None if git else False
         self._git_key: tuple[object, ...] = ()
         self._churn: dict[str, list[tuple[int, int]]] = {}
+        self._followed: set[str] = set()
+        """Paths whose churn was read through git's renames."""
+        self._renames: tuple[tuple[object, ...], renames.Renames] | None = None
+        """Git's renames, with the stamps of HEAD, its reflog and the index they were read at."""
 
     # --- the checks ----------------------------------------------------------------------
     def marks(self, memory: Memory, today: str = "", read: _Read | None = None) -> tuple[Mark, ...]:
@@ -171,35 +181,86 @@ class Checker:
     def _broken(self, refs: Sequence[Ref], read: _Read) -> list[Mark]:
         out = []
         for ref in refs:
-            reason = self.problem(ref, read)
-            if reason:
-                out.append(Mark("stale", reason))
+            kind, reason = self._verdict(ref, read)
+            if reason:  # a file git saw renamed, its symbol still there, keeps the body: review
+                out.append(Mark("review" if kind == MOVED else "stale", reason))
         return out
 
     def problem(self, ref: Ref, read: _Read | None = None) -> str:
         """Why `ref` no longer resolves in the working tree ("" when it does, or when this
         read's budget is spent before it could be told: never a false stale mark). Every part
         of a reason that came from the memory is escaped (store.safety.untrusted)."""
-        read = _Read() if read is None else read
+        return self._verdict(ref, _Read() if read is None else read)[1]
+
+    def moved(self, ref: Ref) -> str | None:
+        """The path git says `ref`'s file now has, when it is gone and git recorded its rename
+        to a file that exists and still defines the ref's symbol; else None."""
+        if not ref.path or ref.glob:
+            return None
+        read = _Read()
+        if isinstance(self._stat(ref.path, read), _File):
+            return None
+        found = self._move(ref, read)
+        return found[0] if found is not None and found[2] else None
+
+    def _verdict(self, ref: Ref, read: _Read) -> tuple[str, str]:
+        """(STALE or MOVED, why), or ("", "") when the ref resolves or cannot be told."""
         if not ref.path:
-            return f"{untrusted.line(ref.text, 80)} is not a path inside the workspace"
+            return STALE, f"{untrusted.line(ref.text, 80)} is not a path inside the workspace"
         shown = untrusted.line(ref.path, 120)
         if ref.glob:
             found = self._glob_matches(ref.path, read)
             if found is _OUTSIDE:
-                return f"{shown} leads outside the workspace"
-            return "" if found else f"no file matches {shown}"
+                return STALE, f"{shown} leads outside the workspace"
+            return ("", "") if found else (STALE, f"no file matches {shown}")
         entry = read.files[ref.path] if ref.path in read.files else self._stat(ref.path, read)
         read.files[ref.path] = entry
         if entry is _OUTSIDE:
-            return f"{shown} leads outside the workspace"
+            return STALE, f"{shown} leads outside the workspace"
         if entry is _UNKNOWN:
-            return ""
+            return "", ""
         if not isinstance(entry, _File):
-            return f"{shown} renamed or deleted"
+            move = self._move(ref, read)
+            if move is None:
+                return STALE, f"{shown} renamed or deleted"
+            new, _pure, defined = move
+            if not defined:
+                symbol = untrusted.line(ref.symbol, 80)
+                return (
+                    STALE,
+                    f"{shown} renamed to {untrusted.line(new, 120)}, which no longer defines {symbol}",
+                )
+            return MOVED, f"{shown} renamed to {untrusted.line(new, 120)} (git): {FOLLOWABLE}"
         if ref.symbol and ref.symbol not in self._names(entry):
-            return f"{untrusted.line(ref.symbol, 80)} no longer defined in {shown}"
-        return ""
+            return STALE, f"{untrusted.line(ref.symbol, 80)} no longer defined in {shown}"
+        return "", ""
+
+    def _move(self, ref: Ref, read: _Read) -> tuple[str, bool, bool] | None:
+        """(new path, a pure rename, the symbol still defined there) when git recorded a
+        rename of the ref's file to one that exists now (looked at as any ref is)."""
+        found = self._moves().follow(ref.path)
+        if found is None:
+            return None
+        entry = read.files[found.path] if found.path in read.files else self._stat(found.path, read)
+        read.files[found.path] = entry
+        if not isinstance(entry, _File):
+            return None
+        defined = not ref.symbol or ref.symbol in self._names(entry)
+        return found.path, found.pure, defined
+
+    def _moves(self) -> renames.Renames:
+        """Git's renames, read again when HEAD, its reflog or the index changed."""
+        git_dir = self._git()
+        if git_dir is None:
+            return renames.Renames([])
+        stamp = tuple(_stamp(os.path.join(git_dir, name)) for name in ("HEAD", "logs/HEAD", "index"))
+        cached = self._renames
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        found = renames.read(self.root)
+        with self._lock:
+            self._renames = (stamp, found)
+        return found
 
     def _inside(self, rel: str, read: _Read) -> str | object:
         """The real path of `rel` when every link on the way resolves inside the workspace;
@@ -349,6 +410,7 @@ class Checker:
             with self._lock:
                 self._git_key = key
                 self._churn = {}
+                self._followed = set()
 
     def _prefetch_churn(self, memories: Sequence[Memory]) -> None:
         """Ask git once for the history of every cited file not yet known (one subprocess)."""
@@ -367,32 +429,37 @@ class Checker:
         if wanted:
             self._load_churn(sorted(wanted))
 
-    def _load_churn(self, paths: Sequence[str]) -> None:
+    def _load_churn(self, paths: Sequence[str], *, follow: bool = False) -> None:
+        """The lines each commit changed in each of `paths`. With `follow` (asked only of a file
+        that looks changed a lot), through git's renames: its former names are asked too, and a
+        rename counts only the lines it changed (none for a pure one), so a moved file is not
+        "changed a lot"; names are literal pathspecs (a clone's name is never pathspec magic)."""
         found: dict[str, list[tuple[int, int]]] = {p: [] for p in paths}
+        moves = self._moves() if follow else renames.Renames([])
+        alias = {old: path for path in paths for old in moves.former(path)}
         out = run_git(
             self.root,
+            "--literal-pathspecs",
             "log",
-            "--no-renames",
+            "-M",
             "--no-textconv",
             "--no-ext-diff",
             "--relative",
             "--numstat",
+            "-z",
             "--format=@%ct",
             "--",
             *paths,
+            *sorted(alias),
         )
-        when = 0
-        for line in (out or "").splitlines():
-            if line.startswith("@"):
-                when = int(line[1:] or 0)
-                continue
-            parts = line.split("\t")
-            if len(parts) == 3 and parts[2] in found:
-                added = int(parts[0]) if parts[0].isdigit() else 0
-                deleted = int(parts[1]) if parts[1].isdigit() else 0
-                found[parts[2]].append((when, added + deleted))
+        for when, path, lines in _numstat(out or ""):
+            path = alias.get(path, path)
+            if path in found:
+                found[path].append((when, lines))
         with self._lock:
             self._churn.update(found)
+            if follow:
+                self._followed.update(paths)
 
     def _review(self, refs: Sequence[Ref], updated: float, read: _Read) -> list[Mark]:
         if self._git() is None:
@@ -410,7 +477,10 @@ class Checker:
                 continue
             if entry.lines < 0:
                 entry.names, entry.lines = self._read(entry)
-            if changed >= REVIEW_SHARE * entry.lines:
+            if changed >= REVIEW_SHARE * entry.lines and path not in self._followed:
+                self._load_churn([path], follow=True)  # a rename may be most of it: ask through renames
+                changed = sum(lines for when, lines in self._churn.get(path, ()) if when > updated)
+            if changed >= max(REVIEW_MIN_LINES, REVIEW_SHARE * entry.lines):
                 out.append(
                     Mark(
                         "review",
@@ -439,6 +509,33 @@ def checker(workspace: Path) -> Checker:
         if found is None:
             found = _checkers[name] = Checker(workspace, git=os.environ.get("ENGRAM_GIT", "1") != "0")
         return found
+
+
+def _numstat(output: str) -> list[tuple[int, str, int]]:
+    """(commit time, path, lines added and deleted) of `log --numstat -z --format=@%ct`: a
+    commit line `@time`, then `added<TAB>deleted<TAB>path`, or for a rename `added<TAB>deleted<TAB>`
+    and its old and new names as the next two fields (the new name is the one returned)."""
+    tokens = output.split("\0")
+    found = []
+    when, i = 0, 0
+    while i < len(tokens):
+        token = tokens[i].lstrip("\n")
+        i += 1
+        if token.startswith("@"):
+            when = int(token[1:]) if token[1:].isdigit() else 0
+            continue
+        parts = token.split("\t", 2)
+        if len(parts) != 3:
+            continue
+        path = parts[2]
+        if not path:  # a rename: the old and the new name follow
+            if i + 1 >= len(tokens):
+                break
+            path, i = tokens[i + 1], i + 2
+        added = int(parts[0]) if parts[0].isdigit() else 0
+        deleted = int(parts[1]) if parts[1].isdigit() else 0
+        found.append((when, path, added + deleted))
+    return found
 
 
 def _stamp(path: str) -> tuple[int, int] | None:
