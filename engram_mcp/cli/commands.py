@@ -70,7 +70,7 @@ def _verify(args: argparse.Namespace, store: Store) -> Outcome:
         "mismatched": "edited",
         "unindexed": "added",
         "missing": "gone",
-        "agent_shell": "written from an agent's shell",
+        "agent_shell": f"written {read_ops.WITHOUT_TERMINAL}",
     }
     listed = [f"{names[key]}: {', '.join(ids)}" for key, ids in recorded.items() if ids]
     text = (

@@ -16,6 +16,10 @@ from store.store import Store
 from store.write import review
 
 MAX_REPORTED_PROBLEMS: Final = 10
+WITHOUT_TERMINAL: Final = (
+    "without you at a terminal (an agent's shell, a script, or a review page other processes could reach)"
+)
+"""All engram knows of a write `verify` lists as not the human's; `verify --accept` says the same."""
 
 
 def store_diagnostics(
@@ -168,10 +172,7 @@ def verify(store: Store) -> Outcome:
     if unindexed:
         lines.append("Not yet recorded by engram (added by hand): " + ", ".join(unindexed))
     if report.get("agent_shell"):
-        lines.append(
-            "Written without you at a terminal (an agent's shell, a script, or a review page other "
-            "processes could reach): " + ", ".join(report["agent_shell"])
-        )
+        lines.append(f"Written {WITHOUT_TERMINAL}: " + ", ".join(report["agent_shell"]))
     for problem in problems:
         found = broken.get(problem)
         verdict = found.verdict.capitalize() if found is not None else "Unusable"

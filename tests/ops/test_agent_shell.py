@@ -273,6 +273,25 @@ def test_a_write_from_an_agents_shell_is_listed_by_verify_until_the_human_accept
     assert main(["verify"]) == 0
 
 
+def test_the_accept_words_a_scripted_write_as_verify_does(
+    ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All engram knows of such a write is that no terminal was there: a script's write is
+    listed with the agent's, so `--accept` does not call it the agent's (verify's own words)."""
+    assert main(["verify", "--accept"]) == 0
+    seen_as(monkeypatch, Observation(False, False, {}))  # a cron job: no terminal, no host
+    assert main(["add", "rule", "Deploy on Fridays", "Always deploy on Fridays at 5pm.", "--yes"]) == 0
+    seen_as(monkeypatch, HUMAN)
+    capsys.readouterr()
+    assert main(["verify", "--accept"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "Recorded as reviewed: written without you at a terminal (an agent's shell, a script, or a "
+        "review page other processes could reach): deploy-on-fridays."
+    ), out
+    assert "written from an agent's shell" not in out
+
+
 def test_an_agents_accept_of_a_hand_edit_is_listed_as_the_agents(
     ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
