@@ -2,7 +2,8 @@
 
 `add_commands(command)` adds them to the parser of engram_mcp.cli; they edit host configs, not
 the store, so none is a `writing` command. A target that is not one (`engram link claud`) is a
-usage error naming the closest target (exit 2). What `link` must say before it writes (the
+usage error naming the closest target (exit 2); `all` is every host in turn. A file's diff is
+printed with `--dry-run` only; each command's `next:` lines come last. What `link` must say before it writes (the
 files will not be portable, the folder is outside git) goes to stderr first, and into the JSON
 envelope's `data.warnings`.
 """
@@ -13,6 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from engram_mcp.cli import code_commands
@@ -22,6 +24,7 @@ from engram_mcp.hosts.doctor.doctor import doctor
 from engram_mcp.hosts.doctor.doctor import upgrade as upgrade_hosts
 from engram_mcp.hosts.doctor.findings import INFORMATIONAL
 from engram_mcp.hosts.errors import LinkRefused
+from engram_mcp.hosts.link.every_host import ALL, failed_targets, link_all, unlink_all
 from engram_mcp.hosts.link.link import Result
 from engram_mcp.hosts.link.link import link as link_host
 from engram_mcp.hosts.link.link import unlink as unlink_host
@@ -32,15 +35,18 @@ from store.plurals import count
 from store.safety import untrusted
 from store.store import Store
 
+CHOICES = (*TARGETS, ALL)
+"""What `link` and `unlink` take: a host, or `all` (engram_mcp.hosts.link.every_host)."""
+
 
 def target_name(word: str) -> str:
     """argparse's `type` for a target: the name, or an error naming the closest ones (exit 2)."""
-    if word in TARGETS:
+    if word in CHOICES:
         return word
     shown = untrusted.line(word, 60)
-    close = did_you_mean(word, TARGETS)
+    close = did_you_mean(word, CHOICES)
     if close is None:
-        raise argparse.ArgumentTypeError(f"unknown target {shown!r}; the targets are {', '.join(TARGETS)}")
+        raise argparse.ArgumentTypeError(f"unknown target {shown!r}; the targets are {', '.join(CHOICES)}")
     raise argparse.ArgumentTypeError(f"unknown target {shown!r}. {close}")
 
 
@@ -55,22 +61,43 @@ class _Warnings:
         print(f"warning: {code}: {message}", file=sys.stderr, flush=True)
 
 
-def _results(results: list[Result], data_key: str = "results", extra: Mapping[str, Any] = {}) -> Outcome:
-    lines = [
-        r.line() + (("\n" + r.diff.rstrip("\n")) if r.diff else "") + (f"\nnext: {r.step}" if r.step else "")
-        for r in results
-    ]
-    data = {
-        data_key: [
-            {"target": r.target, "file": r.file, "action": r.action, "message": r.message, "step": r.step}
+def _results(
+    results: list[Result],
+    *,
+    dry_run: bool,
+    extra: Mapping[str, Any] = {},
+    every: str = "",
+) -> Outcome:
+    """Each file's line (its diff under it with `dry_run` only), then every `next:` line, last.
+    `every` (linked, unlinked) is for `all`: the command ran even where one host failed, so its
+    verdict is `data.ok`, with the hosts that failed named last before the `next:` lines."""
+    lines = [r.line() + (("\n" + r.diff.rstrip("\n")) if dry_run and r.diff else "") for r in results]
+    steps = [f"next: {r.step}" for r in results if r.step]
+    data: dict[str, Any] = {
+        "results": [
+            {
+                "target": r.target,
+                "file": r.file,
+                "action": r.action,
+                "message": r.message,
+                "step": r.step,
+                "code": r.code,
+            }
             for r in results
         ],
         **extra,
     }
     failed = [r for r in results if r.failed]
+    diagnostics = tuple((r.code or "ENGRAM_HOST", r.line()) for r in failed)
+    if every:
+        names = failed_targets(results)
+        if names:
+            lines.append(f"not {every}: {', '.join(names)} (the lines above say why)")
+        data.update(ok=not names, failed=names)
+        return Outcome(True, "\n".join([*lines, *steps]), data, diagnostics)
     if failed:
-        return Outcome(False, "\n".join(lines), data, tuple(("ENGRAM_HOST", r.line()) for r in failed))
-    return Outcome(True, "\n".join(lines) or "nothing to do", data)
+        return Outcome(False, "\n".join([*lines, *steps]), data, diagnostics)
+    return Outcome(True, "\n".join([*lines, *steps]) or "nothing to do", data)
 
 
 def _refused(exc: LinkRefused) -> Outcome:
@@ -79,9 +106,9 @@ def _refused(exc: LinkRefused) -> Outcome:
 
 def _link(args: argparse.Namespace, store: Store) -> Outcome:
     warnings = _Warnings()
+    every = args.target == ALL
     try:
-        results = link_host(
-            args.target,
+        results = (link_all if every else partial(link_host, args.target))(
             store.workspace,
             global_=args.global_,
             force=args.force,
@@ -92,17 +119,19 @@ def _link(args: argparse.Namespace, store: Store) -> Outcome:
         )
     except LinkRefused as exc:
         return _refused(exc)
-    return _results(results, extra={"warnings": warnings.said})
+    extra = {"warnings": warnings.said}
+    return _results(results, dry_run=args.dry_run, extra=extra, every="linked" if every else "")
 
 
 def _unlink(args: argparse.Namespace, store: Store) -> Outcome:
+    every = args.target == ALL
     try:
-        results = unlink_host(
-            args.target, store.workspace, global_=args.global_, force=args.force, dry_run=args.dry_run
+        results = (unlink_all if every else partial(unlink_host, args.target))(
+            store.workspace, global_=args.global_, force=args.force, dry_run=args.dry_run
         )
     except LinkRefused as exc:
         return _refused(exc)
-    return _results(results)
+    return _results(results, dry_run=args.dry_run, every="unlinked" if every else "")
 
 
 def _upgrade(args: argparse.Namespace, store: Store) -> Outcome:
@@ -110,7 +139,7 @@ def _upgrade(args: argparse.Namespace, store: Store) -> Outcome:
     results, refused = upgrade_hosts(
         store.workspace, dry_run=args.dry_run, machine_local=args.machine_local, warn=warnings
     )
-    outcome = _results(results, extra={"warnings": warnings.said})
+    outcome = _results(results, dry_run=args.dry_run, extra={"warnings": warnings.said})
     if refused is None:
         return outcome
     text = "\n".join(
@@ -158,20 +187,22 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
         "write this machine's absolute path when PATH here does not find engram-mcp (the project's "
         "files then work only on this machine: do not commit them)"
     )
-    link = command("link", _link, "register engram-mcp with a host (workspace scope by default)")
-    link.add_argument("target", type=target_name, choices=TARGETS)
+    every = "a host, or `all`: every host in turn (one failing does not stop the others)"
+    dry_run = "print each file's diff; write nothing (the only way to see the diff)"
+    link = command("link", _link, "register engram-mcp with a host, or `all` (workspace scope by default)")
+    link.add_argument("target", type=target_name, choices=CHOICES, help=every)
     link.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
     link.add_argument("--force", action="store_true", help="replace an `engram` entry that is not ours")
-    link.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    link.add_argument("--dry-run", action="store_true", help=dry_run)
     link.add_argument("--no-hook", action="store_true", help="claude: no SessionStart hook")
     link.add_argument("--machine-local", action="store_true", help=machine_local)
-    unlink = command("unlink", _unlink, "remove engram's entry from a host config")
-    unlink.add_argument("target", type=target_name, choices=TARGETS)
+    unlink = command("unlink", _unlink, "remove engram's entry from a host config, or from `all`")
+    unlink.add_argument("target", type=target_name, choices=CHOICES, help=every)
     unlink.add_argument("--global", dest="global_", action="store_true", help="the host's user-level config")
     unlink.add_argument("--force", action="store_true", help="also remove an `engram` entry that is not ours")
-    unlink.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    unlink.add_argument("--dry-run", action="store_true", help=dry_run)
     upgrade = command("upgrade", _upgrade, "re-pin every engram entry to this installation")
-    upgrade.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    upgrade.add_argument("--dry-run", action="store_true", help=dry_run)
     upgrade.add_argument("--machine-local", action="store_true", help=machine_local)
     command(
         "doctor",

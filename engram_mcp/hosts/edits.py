@@ -62,6 +62,8 @@ class Result:
     diff: str = ""
     step: str = ""
     """The host-side step still needed before the host uses this entry (steps.py), one line."""
+    code: str = ""
+    """For a failed file, the stable code of why (ENGRAM_HOST_PARSE, …), when there is one."""
 
     @property
     def failed(self) -> bool:

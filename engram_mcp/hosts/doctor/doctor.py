@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
+from engram_mcp.hosts.doctor import outside_files
 from engram_mcp.hosts.doctor.findings import Finding, Where
 from engram_mcp.hosts.edits import CLAUDE_STATE_LIMIT, HOST_FILE_LIMIT, Result, read
 from engram_mcp.hosts.errors import HostError, LinkRefused
@@ -224,6 +225,7 @@ def doctor(
     file; without `workspace_files` (no project here) the user-level files only."""
     linked: list[str] = []
     targets: set[str] = set()
+    in_project: dict[str, str] = {}
     findings: list[Finding] = []
     steps: list[Finding] = []
     hosts = [*known_files(workspace, env), *_claude_json_files(workspace, env)]
@@ -241,6 +243,9 @@ def doctor(
             steps.extend([step] if step is not None else [])
         if present and not any(f.code == "host.foreign" for f in found) and host.scope != "local":
             steps.extend(_command_steps(host, workspace, env))
+            if host.scope == "workspace":
+                in_project.setdefault(host.target, host.shown)
+    findings.extend(outside_files.missing(in_project, workspace, env))
     gate, notes = audit(workspace, env)
     where = Where(workspace, env)
     findings.extend([*gate, *editor_shells.vscode_gate(where), *editor_shells.cursor_gate(where)])

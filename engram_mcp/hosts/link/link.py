@@ -38,7 +38,7 @@ from engram_mcp.hosts.link.settings_files import (
     vscode_settings,
 )
 from engram_mcp.hosts.link.slash_commands import CommandFile, command_files, link_command, unlink_command
-from engram_mcp.hosts.link.steps import step_for
+from engram_mcp.hosts.link.steps import RESTART, step_for
 from engram_mcp.hosts.targets import HostFile, Skip, claude_settings, display_path, home_of, resolve
 from store.files.workspace import is_git_root
 from store.safety import untrusted
@@ -49,6 +49,7 @@ NOT_ON_PATH: Final = "ENGRAM_NOT_ON_PATH"
 NOT_PORTABLE: Final = "ENGRAM_NOT_PORTABLE"
 OUTSIDE_GIT: Final = "ENGRAM_OUTSIDE_GIT"
 GLOBAL_ONLY: Final = "ENGRAM_GLOBAL_ONLY"
+PARSE: Final = "ENGRAM_HOST_PARSE"
 PLANTED_BACKUP: Final = (
     "not restored, and left alone: engram keeps its backups in $ENGRAM_HOME/backups, and a .bak "
     "in the project may be anyone's (a clone can plant one); delete it if you do not need it"
@@ -114,7 +115,7 @@ def in_git(folder: Path) -> bool:
     return any(is_git_root(f) for f in (here, *here.parents))
 
 
-def _outside_git(workspace: Path, target: str) -> str:
+def outside_git(workspace: Path, target: str) -> str:
     return (
         f"{untrusted.line(str(workspace))} is not in a git repository, so the files `engram link "
         f"{target}` writes here cannot be shared with your team through git until it is one "
@@ -132,13 +133,11 @@ def current_entry(host: HostFile, text: str | None) -> dict[str, Any] | None:
             return codex_toml.entry(text)
         found = jsonc.get(text, (*host.container, NAME))
     except RecursionError:
-        raise HostError("ENGRAM_HOST_PARSE", "nested too deeply to read; left untouched") from None
+        raise HostError(PARSE, "nested too deeply to read; left untouched") from None
     except (JsoncError, TomlError) as exc:
         line = getattr(exc, "line", None)
         where = f"line {line}: " if line else ""
-        raise HostError(
-            "ENGRAM_HOST_PARSE", f"{where}{getattr(exc, 'message', exc)}; left untouched"
-        ) from None
+        raise HostError(PARSE, f"{where}{getattr(exc, 'message', exc)}; left untouched") from None
     return found if isinstance(found, dict) else ({"value": found} if found is not None else None)
 
 
@@ -220,7 +219,7 @@ def link_file(
         before = read(host.path)
         existing = current_entry(host, before)
     except HostError as exc:
-        return Result(host.target, host.shown, "error", exc.message)
+        return Result(host.target, host.shown, "error", exc.message, code=exc.code)
     ours = existing is not None and entry_is_ours(host, existing, workspace)
     dropped = entry_unsafe_env(existing, host.scope) if existing is not None and ours else []
     keys = entry_unsafe_keys(existing) if existing is not None and ours else []
@@ -247,7 +246,7 @@ def link_file(
             else:
                 after = codex_toml.add(text, command, [*base_args, *args])
         except TomlError as exc:
-            return Result(host.target, host.shown, "error", f"{exc}; left untouched")
+            return Result(host.target, host.shown, "error", f"{exc}; left untouched", code=PARSE)
         action = "added" if existing is None else "updated"
         return finish(host, before, after, action, dry_run, message)
     entry = desired_entry(host, existing if ours else None, args)
@@ -258,7 +257,8 @@ def link_file(
             after = jsonc.set_member(before, host.container, NAME, entry)
         after = gate_rules.add(host.target, after, original_text(host))
     except JsoncError as exc:
-        return Result(host.target, host.shown, "error", f"line {exc.line}: {exc.message}; left untouched")
+        where = f"line {exc.line}: {exc.message}; left untouched"
+        return Result(host.target, host.shown, "error", where, code=PARSE)
     except RuleError as exc:
         return Result(host.target, host.shown, "error", f"{exc}; left untouched")
     return finish(host, before, after, "added" if existing is None else "updated", dry_run, message)
@@ -269,7 +269,7 @@ def unlink_file(host: HostFile, *, force: bool, dry_run: bool, workspace: Path |
         before = read(host.path)
         existing = current_entry(host, before)
     except HostError as exc:
-        return Result(host.target, host.shown, "error", exc.message)
+        return Result(host.target, host.shown, "error", exc.message, code=exc.code)
     if existing is None or before is None:
         return Result(host.target, host.shown, "absent")
     if not entry_is_ours(host, existing, workspace) and not force:
@@ -356,7 +356,7 @@ def link(
     if resolved.scope == "workspace":
         portable(f"link {target}", machine_local=machine_local, warn=warn, env=env)
         if not in_git(workspace):
-            warn(OUTSIDE_GIT, _outside_git(workspace, target))
+            warn(OUTSIDE_GIT, outside_git(workspace, target))
         if refused := escapes(target, _touched(target, resolved, files, rules, workspace), workspace, env):
             return refused
     results = []
@@ -378,6 +378,8 @@ def link(
         results.append(add_rules(settings, gate_rules.add_vscode_ask, dry_run, "agent terminal ask rule"))
     if resolved.scope == "workspace" and (step := step_for(target, workspace, env)) is not None:
         results[0].step = f"{step.message}: {step.fix}"
+    elif (restart := RESTART.get(target)) is not None:
+        results[0].step = restart
     if target == "claude" and not no_hook:
         results.append(link_hook(workspace, dry_run))
     return results

@@ -60,7 +60,7 @@ def link_rules(file: RuleFile, *, dry_run: bool) -> Result:
     try:
         before = read(file.path)
     except HostError as exc:
-        return Result(file.target, file.shown, "error", exc.message)
+        return Result(file.target, file.shown, "error", exc.message, code=exc.code)
     if before == file.text:
         return Result(file.target, file.shown, "unchanged", LABEL)
     if before is not None and not _ours(before):
@@ -82,7 +82,7 @@ def unlink_rules(file: RuleFile, *, dry_run: bool) -> Result:
     try:
         before = read(file.path)
     except HostError as exc:
-        return Result(file.target, file.shown, "error", exc.message)
+        return Result(file.target, file.shown, "error", exc.message, code=exc.code)
     if before is None:
         return Result(file.target, file.shown, "absent", LABEL)
     if not _ours(before):

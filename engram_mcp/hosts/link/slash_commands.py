@@ -246,7 +246,7 @@ def link_command(file: CommandFile, *, force: bool, dry_run: bool) -> Result:
     try:
         before = read(file.path)
     except HostError as exc:
-        return Result(file.target, file.shown, "error", exc.message)
+        return Result(file.target, file.shown, "error", exc.message, code=exc.code)
     if before == file.text:
         return Result(file.target, file.shown, "unchanged", LABEL)
     foreign = before is not None and not is_ours(before)
@@ -275,7 +275,7 @@ def unlink_command(file: CommandFile, *, dry_run: bool) -> Result:
     try:
         before = read(file.path)
     except HostError as exc:
-        return Result(file.target, file.shown, "error", exc.message)
+        return Result(file.target, file.shown, "error", exc.message, code=exc.code)
     kept = original(file.path, in_workspace=in_workspace)
     if before is None:
         return Result(file.target, file.shown, "absent", LABEL)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from engram_mcp.hosts.doctor.findings import Finding, Where, read_jsonc, read_toml
 from engram_mcp.hosts.gate.gate import SERVER
@@ -116,6 +116,13 @@ def _codex(where: Where) -> Finding | None:
 
 
 _STEPS = {"claude": _claude, "gemini": _gemini, "codex": _codex}
+
+RESTART: Final = {
+    "opencode": "restart opencode so it reads the new config: it then asks before each "
+    "engram_commit and before its shell runs engram",
+}
+"""A host's step after a link that no file shows done: `link` says it on its `next:` line,
+doctor never lists it (it would stay pending for ever)."""
 
 
 def step_for(target: str, workspace: Path, env: Mapping[str, str] = os.environ) -> Finding | None:
