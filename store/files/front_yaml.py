@@ -109,8 +109,8 @@ def parse_block(block: str) -> Any:
     try:
         return _load(block)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
+        line = _error_line(exc, block)
+        where = f" (line {line + 2})" if line is not None else ""  # the block starts on line 2
         raise CorruptMemory(f"the front matter is not valid YAML{where}: {_category(exc)}") from None
     except RecursionError:
         raise CorruptMemory("the front matter is nested too deeply") from None
@@ -121,6 +121,25 @@ def parse_block(block: str) -> Any:
         AttributeError,
     ):  # `!!int x`, `!!timestamp x`: the message quotes the value
         raise CorruptMemory("the front matter holds a value engram cannot read") from None
+
+
+_OPENED: Final = ("flow sequence", "flow mapping", "quoted scalar", "simple key")
+"""Contexts of what a line opens and a later line fails to close: YAML's problem mark is where it
+gave up (the next key, the end of the block), its context mark the line to fix."""
+
+
+def _error_line(exc: yaml.YAMLError, block: str) -> int | None:
+    """The 0-based line of the block the error is on."""
+    problem, context = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+    said = str(getattr(exc, "context", None) or "")
+    if context is not None and any(words in said for words in _OPENED):
+        return int(context.line)
+    if problem is None:
+        return None
+    if "document start" in str(getattr(exc, "problem", None) or ""):  # after a `%` directive
+        lines = block.splitlines()[: problem.line]
+        return next((n for n in range(len(lines) - 1, -1, -1) if lines[n].startswith("%")), problem.line)
+    return int(problem.line)
 
 
 _TAG: Final = "a tag engram does not allow (a `!` before a value)"

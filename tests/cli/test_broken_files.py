@@ -84,7 +84,7 @@ def test_list_marks_a_file_that_does_not_parse_and_counts_it(
     marked = [line for line in out.splitlines() if line.startswith("!")]
     assert len(marked) == 1, out
     assert marked[0].startswith("!  use-ruff  does not parse: .engram/memory/use-ruff.md: ")
-    assert "(line 6)" in marked[0]  # the line YAML stopped at
+    assert "(line 5)" in marked[0]  # the line the unclosed list is on, not the `---` YAML stopped at
     assert "1 memory, and 1 file does not parse (marked !: fix by hand" in out
     code, envelope = run_json(capsys, "list")
     data = envelope["data"]
