@@ -32,6 +32,7 @@ from engram_mcp.intake.transcripts.sessions import session_candidates
 from engram_mcp.mcp.tools.read_tools import LOAD_INPUT, ROUTE_INPUT, SEARCH_INPUT
 from engram_mcp.mcp.tools.write_tools import NOTE_INPUT
 from engram_mcp.ops import read_ops, write_ops
+from engram_mcp.ops.hook import HOSTS as HOOK_HOSTS
 from engram_mcp.ops.outcome import Outcome, failure
 from engram_mcp.ops.previews import report_outcome, token_outcome
 from engram_mcp.ops.wording import cli_wording
@@ -390,6 +391,9 @@ def build_parser() -> CommandParser:
     host_commands.add_commands(command)  # link, unlink, upgrade, doctor
     ui_command.add_commands(command)  # ui: the local review page
     code_commands.register(command, sub)  # stale, history, import, export
-    hook = command("hook", _hook, "host hooks: `engram hook session-start` (Claude Code SessionStart)")
+    hook = command("hook", _hook, "host hooks: `engram hook session-start` (a host's session start)")
     hook.add_argument("event", choices=["session-start"])
+    hook.add_argument(
+        "--host", choices=HOOK_HOSTS, default="claude", help="the output the host takes (default: claude)"
+    )
     return parser

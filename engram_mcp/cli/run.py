@@ -74,7 +74,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(parser.format_help(), end="", file=sys.stderr)
         return 2
     if args.command == "hook":
-        return session_start(args.workspace)  # never fails the host's session start
+        return session_start(args.workspace, host=args.host)  # never fails the host's session start
     read_only = args.looking or os.environ.get("ENGRAM_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
     try:
         workspace = find_workspace(Path.cwd(), args.workspace)

@@ -1,4 +1,7 @@
-"""`engram hook session-start`: what the Claude Code SessionStart hook injects (SPEC §10).
+"""`engram hook session-start`: what a host's session-start hook injects (SPEC §10): plain text
+for Claude Code (and opencode's plugin), which put a hook's stdout in front of the model; for
+Codex and Gemini CLI (`--host`) the same text as `hookSpecificOutput.additionalContext`, the JSON
+those hosts take as the model's context (Gemini shows plain stdout to the user only).
 
 The rest, and why: docs/design.md, `engram_mcp/ops/hook.py`.
 """
@@ -8,8 +11,9 @@ from __future__ import annotations
 import os
 import select
 import sys
+from io import StringIO
 from pathlib import Path
-from typing import IO
+from typing import IO, Final
 
 import orjson
 
@@ -19,6 +23,12 @@ from store.safety import untrusted
 from store.store import Store
 
 STDIN_WAIT_SECONDS = 0.2
+
+JSON_HOSTS: Final = frozenset(("codex", "gemini"))
+"""Hosts whose SessionStart hook gives the model `hookSpecificOutput.additionalContext` from JSON
+on stdout (Gemini CLI 0.61 shows plain stdout to the user only; Codex takes either, but fails a
+plain text that looks like JSON)."""
+HOSTS: Final = ("claude", *sorted(JSON_HOSTS))
 
 
 def _hook_input(stream: IO[str]) -> dict[str, object]:
@@ -36,8 +46,28 @@ def _hook_input(stream: IO[str]) -> dict[str, object]:
 
 
 def session_start(
-    workspace_arg: str | None = None, stdin: IO[str] = sys.stdin, out: IO[str] = sys.stdout
+    workspace_arg: str | None = None,
+    stdin: IO[str] = sys.stdin,
+    out: IO[str] = sys.stdout,
+    host: str = "claude",
 ) -> int:
+    if host not in JSON_HOSTS:
+        return _session_start(workspace_arg, stdin, out)
+    text = StringIO()
+    _session_start(workspace_arg, stdin, text)
+    context = {"hookEventName": "SessionStart", "additionalContext": text.getvalue()}
+    try:
+        data = orjson.dumps({"hookSpecificOutput": context})
+    except TypeError:  # a string orjson refuses (a lone surrogate): the host still gets valid JSON
+        context["additionalContext"] = (
+            "engram: session-start skipped (unencodable text); run `engram doctor`\n"
+        )
+        data = orjson.dumps({"hookSpecificOutput": context})
+    out.write(untrusted.json_text(data).decode("utf-8") + "\n")
+    return 0
+
+
+def _session_start(workspace_arg: str | None, stdin: IO[str], out: IO[str]) -> int:
     try:
         hook_input = _hook_input(stdin)
         cwd = hook_input.get("cwd")
