@@ -287,6 +287,8 @@ def _auto_approves_commit(path: Path, text: str) -> str | None:
         rules = list(tomllib.loads(text)["rule"])
         decision = gemini_policy_decision(rules, GEMINI_COMMIT)
         return None if decision == "ask_user" else f"gemini policy {decision}"
+    if path.suffix == ".js":  # opencode's session-start plugin: it hooks no permission ask
+        return "plugin answers permission asks" if "permission" in text else None
     if name == "config.toml":
         entry = tomllib.loads(text).get("mcp_servers", {}).get("engram")
         if entry is None:

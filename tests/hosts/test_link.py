@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from engram_mcp.hosts.edits import backup_path
+from engram_mcp.hosts.link import session_hooks
 from engram_mcp.hosts.link.slash_commands import MARK
 from tests.support.cli import run, run_json
 from tests.support.host_configs import (
@@ -147,7 +148,11 @@ def test_link_twice_then_unlink_restores_the_original_bytes(
         assert backup_path(path).read_bytes() == original
         # everything except engram's entry is byte-identical
         needle = "mcp_servers.engram" if case.fmt == "toml" else '"engram"'
-        assert_only_inserted(original.decode(), linked.decode(), needle, GATE_RULES.get(case.target, ()))
+        shown = linked.decode()
+        if case.id == "gemini-ws":  # its SessionStart hook is in the same file: checked on its own
+            assert session_hooks.commands_in("gemini", shown) == ["engram hook session-start --host gemini"]
+            shown = session_hooks.gemini_unlinked(shown, original.decode())
+        assert_only_inserted(original.decode(), shown, needle, GATE_RULES.get(case.target, ()))
         if b"\r\n" in original:
             assert linked.count(b"\n") == linked.count(b"\r\n"), "CRLF file got LF line endings"
     if case.fmt == "toml":

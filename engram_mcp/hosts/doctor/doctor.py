@@ -18,6 +18,7 @@ from engram_mcp.hosts.errors import HostError, LinkRefused
 from engram_mcp.hosts.gate import editor_shells
 from engram_mcp.hosts.gate.audit import audit
 from engram_mcp.hosts.gate.shell_rules import MARK
+from engram_mcp.hosts.link import hook_plugin, session_hooks
 from engram_mcp.hosts.link.launch import LINK_ARGS, is_current, resolve, unknown_args
 from engram_mcp.hosts.link.link import (
     UNSAFE_ENV,
@@ -199,6 +200,10 @@ def check_file(
                     "run `engram link claude`",
                 )
             )
+    if host.target in ("codex", "gemini") and host.scope == "workspace":
+        findings += session_hooks.findings(host.target, workspace, env)
+    if host.target == "opencode" and host.scope == "workspace":
+        findings += hook_plugin.findings(workspace, env)
     return True, findings
 
 
@@ -288,6 +293,16 @@ def _steps(workspace: Path, env: Mapping[str, str]) -> list[tuple[bool, Step]]:
         )
     if hook_installed(claude_settings(workspace)):
         add(True, "claude", claude_settings(workspace), partial(link_hook, workspace))
+    if session_hooks.codex_installed(workspace):  # Gemini's is re-pinned with its entry
+        add(
+            True,
+            "codex",
+            session_hooks.codex_hooks(workspace).path,
+            partial(session_hooks.link_codex, workspace),
+        )
+    if hook_plugin.is_stale(workspace):
+        plugin = partial(hook_plugin.link_plugin, workspace, force=False, env=env)
+        add(True, "opencode", hook_plugin.plugin_path(workspace), plugin)
     for target in ("codex", "gemini"):  # re-pin engram's shell-rule files (they name the script)
         for global_ in (False, True):
             rules = rule_file(target, global_, workspace, env)

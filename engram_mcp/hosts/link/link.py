@@ -1,7 +1,9 @@
 """`engram link` / `unlink` / `upgrade`: add, re-pin or remove engram's entry in host configs.
 
 Only engram's entry (Codex: its managed block; Claude: its SessionStart handler) changes;
-the `/engram` command (slash_commands.py) is installed beside it and removed with it;
+the `/engram` command (slash_commands.py) and, in a project, the session start (Claude Code,
+Codex and Gemini CLI: a SessionStart hook, session_hooks.py; opencode: a plugin,
+hook_plugin.py) are installed beside it and removed with it;
 every other byte stays. Writes are atomic, keep the file mode, and keep one backup of the
 original on the first change, under `$ENGRAM_HOME/backups/` (edits.py). A file that does not
 parse is left untouched. An `engram` entry that is not ours (another tool uses the same name) is
@@ -20,7 +22,7 @@ from engram_mcp.hosts.edits import finish, link_outside, planted_backup, read
 from engram_mcp.hosts.errors import HostError, JsoncError, LinkRefused, RuleError, TomlError
 from engram_mcp.hosts.formats import codex_toml, jsonc
 from engram_mcp.hosts.gate import gate_rules
-from engram_mcp.hosts.link import rule_files
+from engram_mcp.hosts.link import hook_plugin, rule_files, session_hooks
 from engram_mcp.hosts.link.launch import is_ours, pinned, unsafe_env
 from engram_mcp.hosts.link.path_hint import fix, off_path
 from engram_mcp.hosts.link.rule_files import RuleFile
@@ -213,8 +215,17 @@ def _dropped(names: list[str], keys: list[str]) -> str:
 
 
 def link_file(
-    host: HostFile, *, args: list[str], force: bool, dry_run: bool, workspace: Path | None = None
+    host: HostFile,
+    *,
+    args: list[str],
+    force: bool,
+    dry_run: bool,
+    workspace: Path | None = None,
+    session_hook: bool = False,
 ) -> Result:
+    """Write (or re-pin) engram's entry in `host`, with the host's gate rules in the same write;
+    a Gemini project file also gets engram's SessionStart hook there, re-pinned when present and
+    added with `session_hook` (session_hooks.py)."""
     try:
         before = read(host.path)
         existing = current_entry(host, before)
@@ -256,6 +267,10 @@ def link_file(
         else:
             after = jsonc.set_member(before, host.container, NAME, entry)
         after = gate_rules.add(host.target, after, original_text(host))
+        if host.target == "gemini" and host.scope == "workspace":
+            after = session_hooks.gemini_linked(after, add=session_hook)  # one write: one backup
+            if session_hooks.commands_in("gemini", after):
+                message = ", ".join(m for m in (message, session_hooks.LABEL) if m)
     except JsoncError as exc:
         where = f"line {exc.line}: {exc.message}; left untouched"
         return Result(host.target, host.shown, "error", where, code=PARSE)
@@ -291,6 +306,8 @@ def unlink_file(host: HostFile, *, force: bool, dry_run: bool, workspace: Path |
     else:
         original = original_text(host)
         after = gate_rules.remove(host.target, before, original)
+        if host.target == "gemini":
+            after = session_hooks.gemini_unlinked(after, original)
         after = jsonc.remove_member(after, host.container, NAME, prune=not _had_container(host, original))
     created_by_us = not original_exists(host) and not host.path.is_symlink()
     if after is not None and created_by_us and after.strip() in ("", "{}"):
@@ -365,7 +382,10 @@ def link(
         installing_hook = not no_hook
         if not installing_hook and not hook_installed(claude_settings(workspace)):
             args = ["--always-load"]
-    results.append(link_file(resolved, args=args, force=force, dry_run=dry_run, workspace=workspace))
+    here = resolved.scope == "workspace"
+    results.append(
+        link_file(resolved, args=args, force=force, dry_run=dry_run, workspace=workspace, session_hook=here)
+    )
     if results[0].failed:
         return results
     results.extend(link_command(f, force=force, dry_run=dry_run) for f in files)
@@ -382,6 +402,12 @@ def link(
         results[0].step = restart
     if target == "claude" and not no_hook:
         results.append(link_hook(workspace, dry_run))
+    if target == "codex" and here:
+        results.append(hooked := session_hooks.link_codex(workspace, dry_run))
+        if hooked.action in ("added", "updated"):  # Codex runs a changed hook once trusted again
+            results[0].step = "; then ".join(s for s in (results[0].step, session_hooks.CODEX_REVIEW) if s)
+    if target == "opencode" and here:
+        results.append(hook_plugin.link_plugin(workspace, force=force, dry_run=dry_run, env=env))
     return results
 
 
@@ -420,6 +446,10 @@ def unlink(
         results.append(rule_files.unlink_rules(rules, dry_run=dry_run))
     if target == "claude":
         results.append(unlink_hook(workspace, dry_run))
+    if target == "codex" and resolved.scope == "workspace":
+        results.append(session_hooks.unlink_codex(workspace, dry_run))
+    if target == "opencode" and resolved.scope == "workspace":
+        results.append(hook_plugin.unlink_plugin(workspace, dry_run=dry_run, env=env))
     if target == "vscode":
         settings = vscode_settings(workspace, global_, env)
         results.append(
@@ -437,6 +467,10 @@ def _touched(
     paths = [host.path, *(f.path for f in files), *([rules.path] if rules is not None else [])]
     if target == "vscode" and host.scope == "workspace":
         paths.append(host.path.parent / "settings.json")
+    if target == "codex" and host.scope == "workspace":
+        paths.append(session_hooks.codex_hooks(workspace).path)
+    if target == "opencode" and host.scope == "workspace":
+        paths.append(hook_plugin.plugin_path(workspace))
     return paths + ([claude_settings(workspace)] if target == "claude" and host.scope == "workspace" else [])
 
 
